@@ -1,0 +1,69 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Module map (see docs/ARCHITECTURE.md):
+//   CueCore      pure mixing core: voices, mixer, ramps, lock-free rings, the engine cycle. No C, no Foundation.
+//   CueAudio     audio I/O: libmpg123 + libsyn123 decoding, ALSA output, the audio thread. The only importer of the C libraries.
+//   CueProtocol  the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
+//   CuePosix     thin typed wrappers over the POSIX calls both sides need (sockets, poll, files).
+//   CueDaemon    the daemon's control side: socket server, cue library, voice lifetimes.
+//   CueClient    the client library used by cuectl (links no audio library).
+let package = Package(
+  name: "cued",
+  products: [
+    .executable(name: "cued", targets: ["cued"]),
+    .executable(name: "cuectl", targets: ["cuectl"]),
+    .library(name: "CueClient", targets: ["CueClient"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+  ],
+  targets: [
+    // C libraries, found through pkg-config.
+    .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+    .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+    .systemLibrary(name: "CSyn123", pkgConfig: "libsyn123", providers: [.apt(["libmpg123-dev"])]),
+    // Stand-ins for what Swift cannot call in libasound (variadic error handler).
+    .target(name: "CAudioShims", dependencies: ["CALSA"]),
+    // Stand-ins for glibc symbols that Swift's Glibc module hides (ucred, accept4, eventfd, signalfd).
+    .target(name: "CSystemShims"),
+
+    .target(name: "CueCore"),
+    .target(
+      name: "CueAudio",
+      dependencies: ["CueCore", "CuePosix", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CSystemShims"]),
+    .target(name: "CueProtocol"),
+    .target(name: "CuePosix", dependencies: ["CSystemShims"]),
+    .target(
+      name: "CueDaemon",
+      dependencies: [
+        "CueCore", "CueAudio", "CueProtocol", "CuePosix", "CSystemShims",
+        .product(name: "Logging", package: "swift-log"),
+      ]),
+    .target(name: "CueClient", dependencies: ["CueProtocol", "CuePosix"]),
+    .executableTarget(
+      name: "cued",
+      dependencies: [
+        "CueDaemon", "CueAudio", "CuePosix",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]),
+    .executableTarget(
+      name: "cuectl",
+      dependencies: [
+        "CueClient", "CueProtocol", "CuePosix",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
+
+    // Counts malloc/free per thread by interposing them in the test binary (allocation tests).
+    .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
+    .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
+    .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol"]),
+    .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
+    .testTarget(
+      name: "EndToEndTests",
+      dependencies: ["cued", "cuectl", "CueAudio", "CueProtocol"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+#include <syn123.h>

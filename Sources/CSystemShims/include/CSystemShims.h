@@ -1,0 +1,39 @@
+#ifndef CUED_SYSTEM_SHIMS_H
+#define CUED_SYSTEM_SHIMS_H
+// Stand-ins for glibc symbols that Swift's Glibc module does not expose (they sit behind
+// _GNU_SOURCE or in headers Glibc does not import). Each is one call; none keeps state.
+#include <stdint.h>
+#include <sys/types.h>
+
+/// `eventfd(initval, EFD_CLOEXEC | flags)`; pass nonblocking != 0 for EFD_NONBLOCK.
+int cued_eventfd(unsigned int initval, int nonblocking);
+
+/// `signalfd` for the given signals (blocked in the calling thread first with `pthread_sigmask`), CLOEXEC|NONBLOCK.
+/// Returns the fd or -1 with errno set. `signals` is a list of `count` signal numbers.
+int cued_signalfd(const int *signals, int count);
+
+/// Reads one `signalfd_siginfo` and returns its signal number, 0 when none is pending, or -1 on error.
+int cued_signalfd_read(int fd);
+
+/// Blocks the given signals in the calling thread (so that helper threads inherit the mask).
+int cued_block_signals(const int *signals, int count);
+
+/// `getsockopt(SO_PEERCRED)`: the peer's pid, uid and gid of a connected Unix socket.
+int cued_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// `accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)`.
+int cued_accept(int fd);
+
+/// `socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC [| SOCK_NONBLOCK], 0)`.
+int cued_unix_stream_socket(int nonblocking);
+
+/// `pthread_setname_np(pthread_self(), name)` (names longer than 15 bytes are cut).
+void cued_set_thread_name(const char *name);
+
+/// Tries `SCHED_FIFO` at `priority` for the calling thread; returns 0 or an errno value (EPERM without rights).
+int cued_set_realtime(int priority);
+
+/// `pipe2(fds, O_CLOEXEC | O_NONBLOCK)`.
+int cued_pipe_nonblocking(int fds[2]);
+
+#endif

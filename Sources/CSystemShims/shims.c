@@ -1,0 +1,82 @@
+#define _GNU_SOURCE
+#include "CSystemShims.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int cued_eventfd(unsigned int initval, int nonblocking) {
+  return eventfd(initval, EFD_CLOEXEC | (nonblocking ? EFD_NONBLOCK : 0));
+}
+
+static int fill_set(sigset_t *set, const int *signals, int count) {
+  sigemptyset(set);
+  for (int i = 0; i < count; i++) {
+    if (sigaddset(set, signals[i]) != 0) return -1;
+  }
+  return 0;
+}
+
+int cued_block_signals(const int *signals, int count) {
+  sigset_t set;
+  if (fill_set(&set, signals, count) != 0) return -1;
+  int rc = pthread_sigmask(SIG_BLOCK, &set, NULL);
+  if (rc != 0) { errno = rc; return -1; }
+  return 0;
+}
+
+int cued_signalfd(const int *signals, int count) {
+  sigset_t set;
+  if (fill_set(&set, signals, count) != 0) return -1;
+  int rc = pthread_sigmask(SIG_BLOCK, &set, NULL);
+  if (rc != 0) { errno = rc; return -1; }
+  return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int cued_signalfd_read(int fd) {
+  struct signalfd_siginfo info;
+  ssize_t n = read(fd, &info, sizeof info);
+  if (n == (ssize_t)sizeof info) return (int)info.ssi_signo;
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+  return -1;
+}
+
+int cued_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
+  *pid = cred.pid; *uid = cred.uid; *gid = cred.gid;
+  return 0;
+}
+
+int cued_accept(int fd) {
+  return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+}
+
+int cued_unix_stream_socket(int nonblocking) {
+  return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+}
+
+void cued_set_thread_name(const char *name) {
+  char shortName[16];
+  strncpy(shortName, name, sizeof shortName - 1);
+  shortName[sizeof shortName - 1] = 0;
+  pthread_setname_np(pthread_self(), shortName);
+}
+
+int cued_set_realtime(int priority) {
+  struct sched_param param;
+  memset(&param, 0, sizeof param);
+  param.sched_priority = priority;
+  return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+}
+
+int cued_pipe_nonblocking(int fds[2]) {
+  return pipe2(fds, O_CLOEXEC | O_NONBLOCK);
+}

@@ -1,0 +1,241 @@
+import CMPG123
+import CSyn123
+import CueCore
+import CuePosix
+
+/// Limits and target format for decoding.
+public struct DecodeOptions: Sendable {
+  /// The output rate every cue is converted to (the device rate).
+  public var outputRate: Int
+  /// The longest cue accepted, in seconds.
+  public var maximumSeconds: Double
+  /// The largest file read, in bytes.
+  public var maximumFileBytes: Int
+
+  public init(outputRate: Int = 48000, maximumSeconds: Double = 60, maximumFileBytes: Int = 64 << 20) {
+    self.outputRate = outputRate
+    self.maximumSeconds = maximumSeconds
+    self.maximumFileBytes = maximumFileBytes
+  }
+}
+
+/// A decoded cue: PCM at the output rate plus what is known about its source.
+public struct DecodedCue: Sendable {
+  public var buffer: SampleBuffer
+  /// The file's own sample rate.
+  public var sourceRate: Int
+  /// 1 or 2: how many channels the file has (mono is copied to both outputs).
+  public var sourceChannels: Int
+  /// Frames at the file's own rate, after gapless trimming.
+  public var sourceFrameCount: Int
+  /// True when the file carried encoder delay/padding (LAME/Info tag), so trimming was exact.
+  public var hasGaplessInfo: Bool
+  public var mpegVersion: MPEGSniffer.Version
+  /// Things worth a warning (no gapless info, a truncated file); the cue still loads.
+  public var warnings: [String]
+}
+
+/// Why a file was not loaded: the path and a reason a person can act on.
+public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
+  public var path: String
+  public var reason: String
+  public init(path: String, reason: String) {
+    self.path = path
+    self.reason = reason
+  }
+  public var description: String { "\(path): \(reason)" }
+}
+
+/// Decodes MP3 files with libmpg123 at their own rate, then converts the rate with libsyn123.
+///
+/// libmpg123's own rate conversion (NtoM, used whenever the output rate is restricted and
+/// `MPG123_AUTO_RESAMPLE` is on) drops samples; it is switched off here and every rate is allowed,
+/// so libmpg123 always decodes natively. Gapless trimming (`MPG123_GAPLESS`) removes encoder delay
+/// and padding, so loops join without a gap. Thread-safe: each call uses its own handles.
+public enum MP3Decoder {
+  /// Reads and decodes the file at `path`.
+  public static func decode(path: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> DecodedCue {
+    let bytes: [UInt8]
+    do {
+      bytes = try Files.read(path: path, limit: options.maximumFileBytes)
+    } catch {
+      let reason: String
+      switch error.code {
+      case 21: reason = "it is a directory, not a file"  // EISDIR
+      case 27: reason = "it is larger than \(options.maximumFileBytes >> 20) MiB; cues are short sound effects"  // EFBIG
+      case 13: reason = "permission denied: make it readable by the user cued runs as"  // EACCES
+      case 40: reason = "it is a symlink loop"  // ELOOP
+      case 2: reason = "it no longer exists (removed or a dangling symlink)"  // ENOENT
+      default: reason = "cannot read it: \(error.description)"
+      }
+      throw DecodeError(path: path, reason: reason)
+    }
+    return try decode(bytes: bytes, name: path, options: options)
+  }
+
+  /// Decodes MP3 data held in memory; `name` is used in messages.
+  public static func decode(bytes: [UInt8], name: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> DecodedCue {
+    let header: MPEGSniffer.FrameHeader
+    switch MPEGSniffer.sniff(bytes) {
+    case .rejected(let reason): throw DecodeError(path: name, reason: reason)
+    case .layer3(_, let h): header = h
+    }
+    var native = try decodeNative(bytes: bytes, name: name, options: options)
+    var warnings = native.warnings
+    if !native.hasGaplessInfo {
+      warnings.append("no gapless information (LAME/Info tag): encoder delay and padding stay in, so loops of it will have a gap")
+    }
+    if native.frameCount == 0 {
+      throw DecodeError(path: name, reason: "it decodes to no audio at all (truncated or corrupt)")
+    }
+    let buffer: SampleBuffer
+    if native.rate == options.outputRate {
+      buffer = SampleBuffer(interleaved: native.samples)
+    } else {
+      buffer = try resample(&native.samples, from: native.rate, to: options.outputRate, name: name)
+    }
+    return DecodedCue(
+      buffer: buffer, sourceRate: native.rate, sourceChannels: native.channels,
+      sourceFrameCount: native.frameCount, hasGaplessInfo: native.hasGaplessInfo,
+      mpegVersion: header.version, warnings: warnings)
+  }
+
+  private struct NativePCM {
+    var samples: [Float] = []  // interleaved stereo at `rate`
+    var rate = 0
+    var channels = 0
+    var frameCount: Int { samples.count / 2 }
+    var hasGaplessInfo = false
+    var warnings: [String] = []
+  }
+
+  private static func decodeNative(bytes: [UInt8], name: String, options: DecodeOptions) throws(DecodeError) -> NativePCM {
+    var err: Int32 = 0
+    guard let handle = mpg123_new(nil, &err) else {
+      throw DecodeError(path: name, reason: "libmpg123 could not start: \(String(cString: mpg123_plain_strerror(err)))")
+    }
+    defer { mpg123_delete(handle) }
+    let flags = Int(MPG123_GAPLESS.rawValue | MPG123_QUIET.rawValue | MPG123_FORCE_FLOAT.rawValue)
+    mpg123_param2(handle, Int32(MPG123_FLAGS.rawValue), flags, 0)  // exactly these: MPG123_AUTO_RESAMPLE is off
+    mpg123_format_none(handle)
+    var rates: UnsafePointer<Int>? = nil
+    var rateCount = 0
+    mpg123_rates(&rates, &rateCount)
+    for i in 0..<rateCount {
+      mpg123_format(handle, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
+    }
+    guard mpg123_open_feed(handle) == MPG123_OK.rawValue else {
+      throw DecodeError(path: name, reason: "libmpg123: \(String(cString: mpg123_strerror(handle)))")
+    }
+    let fed = bytes.withUnsafeBufferPointer { mpg123_feed(handle, $0.baseAddress, $0.count) }
+    guard fed == MPG123_OK.rawValue else {
+      throw DecodeError(path: name, reason: "libmpg123: \(String(cString: mpg123_strerror(handle)))")
+    }
+
+    var pcm = NativePCM()
+    var chunk = [Float](repeating: 0, count: 16384)
+    var maximumFrames = Int.max
+    loop: while true {
+      var done = 0
+      let rc = chunk.withUnsafeMutableBytes { mpg123_read(handle, $0.baseAddress, $0.count, &done) }
+      let floats = done / MemoryLayout<Float>.size
+      if floats > 0 {
+        if pcm.channels == 2 {
+          pcm.samples.append(contentsOf: chunk[0..<floats])
+        } else {
+          pcm.samples.reserveCapacity(pcm.samples.count + floats * 2)
+          for i in 0..<floats {
+            pcm.samples.append(chunk[i])
+            pcm.samples.append(chunk[i])
+          }
+        }
+        if pcm.frameCount > maximumFrames {
+          throw DecodeError(
+            path: name,
+            reason: "it is longer than the \(formatSeconds(options.maximumSeconds)) s limit for a cue (raise --max-cue-seconds)")
+        }
+      }
+      switch rc {
+      case MPG123_OK.rawValue:
+        continue
+      case MPG123_NEW_FORMAT.rawValue:
+        var rate = 0
+        var channels: Int32 = 0
+        var encoding: Int32 = 0
+        mpg123_getformat(handle, &rate, &channels, &encoding)
+        if pcm.rate != 0 && rate != pcm.rate {
+          throw DecodeError(
+            path: name,
+            reason: "its sample rate changes mid-file (\(pcm.rate) Hz, then \(rate) Hz); re-encode it at one rate")
+        }
+        pcm.rate = rate
+        pcm.channels = Int(channels)
+        maximumFrames = Int(options.maximumSeconds * Double(rate))
+      case MPG123_NEED_MORE.rawValue, MPG123_DONE.rawValue:
+        break loop
+      default:
+        if pcm.frameCount > 0 {
+          pcm.warnings.append("decoding stopped early: \(String(cString: mpg123_strerror(handle)))")
+          break loop
+        }
+        throw DecodeError(path: name, reason: "libmpg123 cannot decode it: \(String(cString: mpg123_strerror(handle)))")
+      }
+    }
+    var delay = -1
+    var unused = 0.0
+    mpg123_getstate2(handle, Int32(MPG123_ENC_DELAY.rawValue), &delay, &unused)
+    pcm.hasGaplessInfo = delay >= 0
+    if pcm.hasGaplessInfo {
+      // With an Info tag libmpg123 knows the length; fewer frames means the file was cut short.
+      let expected = mpg123_length(handle)
+      if expected > 0 && pcm.frameCount < expected {
+        pcm.warnings.append("the file is truncated: \(pcm.frameCount) of \(expected) frames decoded")
+      }
+    }
+    return pcm
+  }
+
+  /// Converts interleaved stereo from `inputRate` to `outputRate` with libsyn123's resampler.
+  private static func resample(_ samples: inout [Float], from inputRate: Int, to outputRate: Int, name: String) throws(DecodeError) -> SampleBuffer {
+    let inputFrames = samples.count / 2
+    let total = Int(syn123_resample_total(inputRate, outputRate, inputFrames))
+    guard total >= 0 else { throw DecodeError(path: name, reason: "cannot convert \(inputRate) Hz to \(outputRate) Hz") }
+    var err: Int32 = 0
+    guard let syn = syn123_new(outputRate, 2, Int32(MPG123_ENC_FLOAT_32.rawValue), 0, &err) else {
+      throw DecodeError(path: name, reason: "libsyn123 could not start (error \(err))")
+    }
+    defer { syn123_del(syn) }
+    guard syn123_setup_resample(syn, inputRate, outputRate, 2, 0, 0) == 0 else {
+      throw DecodeError(path: name, reason: "libsyn123 cannot convert \(inputRate) Hz to \(outputRate) Hz")
+    }
+    // size_t: may exceed Int.max when upsampling (see AUDIO-NOTES), hence the bit pattern read.
+    let maximumIn = UInt(bitPattern: syn123_resample_maxincount(inputRate, outputRate))
+    let blockFrames = Int(min(maximumIn, 4096))
+    let buffer = SampleBuffer(frameCount: total)
+    var produced = 0
+    var consumed = 0
+    var scratch = [Float](repeating: 0, count: (Int(syn123_resample_count(inputRate, outputRate, blockFrames)) + 2) * 2)
+    try samples.withUnsafeMutableBufferPointer { (source) throws(DecodeError) in
+      while consumed < inputFrames {
+        let n = min(blockFrames, inputFrames - consumed)
+        let out = scratch.withUnsafeMutableBufferPointer { dst in
+          syn123_resample(syn, dst.baseAddress, source.baseAddress! + consumed * 2, n)
+        }
+        let frames = min(out, total - produced)
+        if frames > 0 {
+          scratch.withUnsafeBufferPointer { (buffer.mutableBase + produced * 2).update(from: $0.baseAddress!, count: frames * 2) }
+          produced += frames
+        }
+        consumed += n
+      }
+    }
+    if produced != total {
+      throw DecodeError(path: name, reason: "rate conversion gave \(produced) frames, expected \(total)")
+    }
+    return buffer
+  }
+
+  static func formatSeconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+  }
+}

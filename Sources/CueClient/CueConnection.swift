@@ -1,0 +1,130 @@
+import CuePosix
+import CueProtocol
+
+/// Why a client call failed.
+public enum ClientError: Error, Sendable, CustomStringConvertible {
+  /// No daemon answers at the socket path.
+  case unreachable(socketPath: String, reason: String)
+  /// The daemon answered with an error reply.
+  case refused(ProtocolError)
+  /// The connection closed before the reply came.
+  case disconnected(socketPath: String)
+  /// The daemon sent something this client does not understand.
+  case protocolViolation(String)
+  /// No reply within the time allowed.
+  case timedOut(seconds: Double)
+
+  public var description: String {
+    switch self {
+    case .unreachable(let path, let reason):
+      "cannot reach cued at \(path): \(reason). Start it with `cued` (or `systemctl --user start cued.socket`), or point --socket / CUED_SOCKET at the right path"
+    case .refused(let error): error.message
+    case .disconnected(let path): "cued at \(path) closed the connection"
+    case .protocolViolation(let text): "unexpected message from cued: \(text)"
+    case .timedOut(let seconds): "no answer from cued within \(seconds) s"
+    }
+  }
+}
+
+/// A blocking connection to cued: send a request, wait for its reply, read events.
+///
+/// One thread at a time. Events that arrive while a reply is awaited are kept, in order, for `nextEvent`.
+public final class CueConnection {
+  public let socketPath: String
+  private let fd: FileDescriptor
+  private var framer = LineFramer(maxLineBytes: 16 << 20)
+  private var nextID = 1
+  private var pendingEvents: [(kind: String, body: JSONValue)] = []
+  private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+
+  private init(socketPath: String, fd: FileDescriptor) {
+    self.socketPath = socketPath
+    self.fd = fd
+  }
+
+  deinit {
+    fd.close()
+  }
+
+  /// Connects to the daemon at `socketPath` (default: `DefaultPaths.socket()`).
+  public static func connect(socketPath: String? = nil) throws(ClientError) -> CueConnection {
+    let path = DefaultPaths.socket(explicit: socketPath)
+    do {
+      let fd = try UnixSocket.connect(path: path)
+      return CueConnection(socketPath: path, fd: fd)
+    } catch {
+      throw .unreachable(socketPath: path, reason: error.reason)
+    }
+  }
+
+  /// Sends `request` and returns the reply object; an error reply throws `.refused`.
+  public func send(_ request: Request, timeoutSeconds: Double = 10) throws(ClientError) -> JSONValue {
+    let id = nextID
+    nextID += 1
+    do {
+      try fd.writeAll(Reply.line(request.json(id: .number(id))))
+    } catch {
+      throw .disconnected(socketPath: socketPath)
+    }
+    let deadline = MonotonicClock.seconds() + timeoutSeconds
+    while true {
+      switch try readMessage(deadline: deadline) {
+      case .event(let kind, let body):
+        pendingEvents.append((kind, body))
+      case .reply(let replyID, let result):
+        // A reply without an id answers a line the daemon could not read at all.
+        guard replyID == .number(id) || replyID == nil else { continue }
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw .refused(error)
+        }
+      }
+    }
+  }
+
+  /// The next event, waiting up to `timeoutSeconds` (nil: forever).
+  public func nextEvent(timeoutSeconds: Double? = nil) throws(ClientError) -> (kind: String, body: JSONValue) {
+    if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
+    let deadline = timeoutSeconds.map { MonotonicClock.seconds() + $0 }
+    while true {
+      if case .event(let kind, let body) = try readMessage(deadline: deadline) { return (kind, body) }
+    }
+  }
+
+  private func readMessage(deadline: Double?) throws(ClientError) -> ServerMessage {
+    while true {
+      while let frame = framer.next() {
+        guard case .line(let bytes) = frame, !bytes.isEmpty else { continue }
+        do {
+          return try ServerMessage.parse(bytes)
+        } catch {
+          throw .protocolViolation(error.message)
+        }
+      }
+      var timeout: Int32 = -1
+      if let deadline {
+        let left = deadline - MonotonicClock.seconds()
+        if left <= 0 { throw .timedOut(seconds: (left * -1).rounded()) }
+        timeout = Int32(min(left * 1000 + 1, 2_000_000_000))
+      }
+      let ready: [PollEvents]
+      do {
+        ready = try Poll.wait([PollRequest(fd: fd, events: .readable)], timeoutMilliseconds: timeout)
+      } catch {
+        throw .disconnected(socketPath: socketPath)
+      }
+      if ready[0].isEmpty { continue }
+      let result: FileDescriptor.IOResult
+      do {
+        result = try scratch.withUnsafeMutableBytes { try fd.read(into: $0) }
+      } catch {
+        throw .disconnected(socketPath: socketPath)
+      }
+      switch result {
+      case .bytes(let n): framer.append(scratch[0..<n])
+      case .wouldBlock: continue
+      case .endOfFile: throw .disconnected(socketPath: socketPath)
+      }
+    }
+  }
+}

@@ -1,0 +1,310 @@
+import Synchronization
+
+// Real-time rules for everything the audio thread runs here (`runCycle`, `run`): no allocation,
+// no free, no locks, no logging, no awaiting, no untyped throws. Only plain values arrive
+// (through `commands`) and leave (through `events`); the sink is written, never opened or closed.
+
+/// Where the engine writes mixed audio. The control side opens and closes it; the audio thread only writes.
+public protocol AudioSink: AnyObject {
+  /// Writes one period of interleaved stereo Float32; blocks while the device's buffer is full.
+  func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus
+  /// Frames written but not yet heard (`snd_pcm_delay`), or 0 when unknown.
+  func delayFrames() -> Int
+}
+
+/// The outcome of one write.
+public enum SinkStatus: Sendable, BitwiseCopyable, Equatable {
+  case ok
+  /// An underrun (or suspend) happened and was recovered; the period was written.
+  case recoveredUnderrun
+  /// The device is gone (unplugged card, dead sound server); the code is the negative errno.
+  case lost(code: Int32)
+}
+
+/// Wakes and parks the audio thread, and tells the control side that events are waiting.
+public protocol EngineSignals: AnyObject, Sendable {
+  /// Wakes the audio thread if it is parked in `parkAudioThread`. Control side.
+  func wakeAudioThread()
+  /// Parks the audio thread until woken or until `timeoutMilliseconds` pass (-1: no limit). Audio thread.
+  func parkAudioThread(timeoutMilliseconds: Int32)
+  /// Tells the control side that events are queued. Audio thread; must not block.
+  func notifyControl()
+}
+
+/// A request to the audio thread.
+public enum EngineCommand: Sendable, BitwiseCopyable {
+  /// The sink has been opened: start writing to it.
+  case attach
+  case start(VoiceStart)
+  case stop(VoiceID, fadeFrames: Int, reason: VoiceEndReason)
+  case stopAll(fadeFrames: Int, reason: VoiceEndReason)
+  case setGain(VoiceID, StereoGain, rampFrames: Int)
+  /// Fade everything out over `fadeFrames`, let it play, release the sink and leave `run`.
+  case shutdown(fadeFrames: Int)
+}
+
+/// Why the engine gave the sink back.
+public enum SinkRelease: Sendable, BitwiseCopyable, Equatable {
+  /// Nothing played for the idle window.
+  case idle
+  /// A write failed for good; the code is the negative errno.
+  case lost(code: Int32)
+  /// After `shutdown`.
+  case shutdown
+}
+
+/// News from the audio thread.
+public enum EngineEvent: Sendable, BitwiseCopyable, Equatable {
+  /// A voice's first frame went into the period written at `frame` (mixer clock) with the device's
+  /// delay at that moment, so the control side can estimate when it is heard.
+  case started(VoiceID, frame: UInt64, delayFrames: Int)
+  case ended(VoiceEnd)
+  /// The sink is no longer written; the control side must close it.
+  case released(SinkRelease)
+  /// The engine could not take a voice: every slot was in use.
+  case refused(VoiceID)
+}
+
+/// Live counters, readable from any thread.
+public final class EngineCounters: Sendable {
+  public let underruns = Atomic<UInt64>(0)
+  public let framesWritten = Atomic<UInt64>(0)
+  public let periodsWritten = Atomic<UInt64>(0)
+  /// Events that had to wait for room in the event queue.
+  public let eventsDeferred = Atomic<UInt64>(0)
+  /// Bumped by the audio thread every cycle and every park: a watchdog sees it is alive.
+  public let heartbeat = Atomic<UInt64>(0)
+  public init() {}
+}
+
+/// Settings fixed for the engine's life.
+public struct EngineConfiguration: Sendable {
+  public var periodFrames: Int
+  /// Consecutive silent frames after which the sink is released.
+  public var idleFrames: Int
+  /// Voice table size: sounding voices plus those fading out.
+  public var voiceCapacity: Int
+  public var commandCapacity: Int
+  public var eventCapacity: Int
+
+  public init(periodFrames: Int, idleFrames: Int, voiceCapacity: Int, commandCapacity: Int = 1024, eventCapacity: Int? = nil) {
+    precondition(periodFrames > 0 && voiceCapacity > 0)
+    self.periodFrames = periodFrames
+    self.idleFrames = max(idleFrames, 0)
+    self.voiceCapacity = voiceCapacity
+    self.commandCapacity = commandCapacity
+    self.eventCapacity = eventCapacity ?? max(256, voiceCapacity * 4)
+  }
+}
+
+/// The audio thread's loop: take commands, mix one period, write it, report what happened.
+///
+/// Two threads share an engine, each with its own half:
+/// - control side: `send`, `nextEvent`, `counters`;
+/// - audio thread: `run` (or `runCycle` in tests).
+/// The sink belongs to the audio thread between an `attach` command and the `released` event
+/// that follows it, and to the control side otherwise.
+public final class Engine<Sink: AudioSink>: @unchecked Sendable {
+  public let configuration: EngineConfiguration
+  public let counters = EngineCounters()
+  private let sink: Sink
+  private let signals: EngineSignals
+  private let commands: SPSCRing<EngineCommand>
+  private let events: SPSCRing<EngineEvent>
+  /// Set by the audio thread just before it parks; the control side wakes it only then.
+  private let parked = Atomic<Bool>(false)
+
+  // Audio thread state.
+  private let mixer: Mixer
+  private let bus: UnsafeMutablePointer<Float>
+  private var attached = false
+  private var silentFrames = 0
+  private var shuttingDown = false
+  private var pendingRelease: SinkRelease? = nil
+  private let refusedPending: UnsafeMutablePointer<VoiceID>
+  private var refusedCount = 0
+  /// The last report could not post everything.
+  private var eventsBlocked = false
+
+  public init(configuration: EngineConfiguration, sink: Sink, signals: EngineSignals) {
+    self.configuration = configuration
+    self.sink = sink
+    self.signals = signals
+    commands = SPSCRing(minimumCapacity: configuration.commandCapacity)
+    events = SPSCRing(minimumCapacity: configuration.eventCapacity)
+    mixer = Mixer(voiceCapacity: configuration.voiceCapacity)
+    bus = .allocate(capacity: configuration.periodFrames * 2)
+    bus.initialize(repeating: 0, count: configuration.periodFrames * 2)
+    refusedPending = .allocate(capacity: configuration.commandCapacity)
+  }
+
+  deinit {
+    bus.deallocate()
+    refusedPending.deallocate()
+  }
+
+  // MARK: Control side
+
+  /// Queues a command for the audio thread; false when the queue is full (the caller reports "busy").
+  public func send(_ command: EngineCommand) -> Bool {
+    guard commands.push(command) else { return false }
+    if parked.load(ordering: .sequentiallyConsistent) { signals.wakeAudioThread() }
+    return true
+  }
+
+  /// The next event from the audio thread, or nil.
+  public func nextEvent() -> EngineEvent? { events.pop() }
+
+  // MARK: Audio thread
+
+  /// What one cycle did.
+  public enum CycleOutcome: Equatable, Sendable {
+    /// A period was written.
+    case wrote
+    /// No sink is attached: park until a command arrives.
+    case detached
+    /// Shut down: leave the loop.
+    case finished
+  }
+
+  /// Runs cycles until shut down, parking while detached. The audio thread's entry point.
+  public func run() {
+    while true {
+      switch runCycle() {
+      case .wrote: continue
+      case .finished: return
+      case .detached:
+        // Announce the park, then look once more, so a command pushed in between is not slept on.
+        parked.store(true, ordering: .sequentiallyConsistent)
+        if commands.isEmpty && !hasUnreportedEvents {
+          signals.parkAudioThread(timeoutMilliseconds: -1)
+        } else if !commands.isEmpty {
+          // fall through: commands are waiting
+        } else {
+          // Events wait for room in the queue: retry shortly.
+          signals.parkAudioThread(timeoutMilliseconds: 10)
+        }
+        parked.store(false, ordering: .sequentiallyConsistent)
+        counters.heartbeat.add(1, ordering: .relaxed)
+      }
+    }
+  }
+
+  /// One pass: apply commands, then (when attached) mix and write one period and report.
+  public func runCycle() -> CycleOutcome {
+    counters.heartbeat.add(1, ordering: .relaxed)
+    applyCommands()
+    guard attached else {
+      reportEvents()
+      if shuttingDown && !hasUnreportedEvents { return .finished }
+      return .detached
+    }
+    let frames = configuration.periodFrames
+    mixer.render(into: bus, frameCount: frames)
+    let status = sink.write(bus, frameCount: frames)
+    counters.framesWritten.add(UInt64(frames), ordering: .relaxed)
+    counters.periodsWritten.add(1, ordering: .relaxed)
+    switch status {
+    case .ok:
+      break
+    case .recoveredUnderrun:
+      counters.underruns.add(1, ordering: .relaxed)
+    case .lost(let code):
+      // Voices stay in the table: the control side reopens the device and decides which are too old to play late.
+      release(.lost(code: code))
+      reportEvents()
+      return .detached
+    }
+    if mixer.isSilent {
+      silentFrames += frames
+      if shuttingDown {
+        release(.shutdown)
+      } else if silentFrames >= configuration.idleFrames && commands.isEmpty {
+        release(.idle)
+      }
+    } else {
+      silentFrames = 0
+    }
+    reportEvents()
+    if !attached && shuttingDown && !hasUnreportedEvents { return .finished }
+    return .wrote
+  }
+
+  private var hasUnreportedEvents: Bool { pendingRelease != nil || refusedCount > 0 || eventsBlocked }
+
+  private func release(_ reason: SinkRelease) {
+    attached = false
+    silentFrames = 0
+    pendingRelease = reason
+  }
+
+  private func applyCommands() {
+    while let command = commands.pop() {
+      switch command {
+      case .attach:
+        attached = true
+        silentFrames = 0
+      case .start(let request):
+        if shuttingDown || !mixer.start(request) {
+          if refusedCount < configuration.commandCapacity {
+            refusedPending[refusedCount] = request.id
+            refusedCount += 1
+          }
+        }
+      case .stop(let id, let fadeFrames, let reason):
+        // Without a sink nothing renders, so a fade would never finish: cut.
+        mixer.stop(id, fadeFrames: attached ? fadeFrames : 0, reason: reason)
+      case .stopAll(let fadeFrames, let reason):
+        mixer.stopAll(fadeFrames: attached ? fadeFrames : 0, reason: reason)
+      case .setGain(let id, let gain, let rampFrames):
+        mixer.setGain(id, to: gain, rampFrames: rampFrames)
+      case .shutdown(let fadeFrames):
+        shuttingDown = true
+        mixer.stopAll(fadeFrames: attached ? fadeFrames : 0, reason: .stopped)
+        if !attached { pendingRelease = .shutdown }
+      }
+    }
+  }
+
+  /// Moves news into the event queue; what does not fit stays where it is and is retried next cycle.
+  private func reportEvents() {
+    var posted = false
+    var blocked = false
+    let delay = attached ? sink.delayFrames() : 0
+    mixer.drainStarted { id, frame in
+      if events.push(.started(id, frame: frame, delayFrames: delay)) {
+        posted = true
+        return true
+      }
+      blocked = true
+      return false
+    }
+    mixer.drainEnded { end in
+      if events.push(.ended(end)) {
+        posted = true
+        return true
+      }
+      blocked = true
+      return false
+    }
+    while refusedCount > 0 {
+      guard events.push(.refused(refusedPending[refusedCount - 1])) else {
+        blocked = true
+        break
+      }
+      refusedCount -= 1
+      posted = true
+    }
+    if let reason = pendingRelease {
+      if events.push(.released(reason)) {
+        pendingRelease = nil
+        posted = true
+      } else {
+        blocked = true
+      }
+    }
+    eventsBlocked = blocked
+    if blocked { counters.eventsDeferred.add(1, ordering: .relaxed) }
+    if posted { signals.notifyControl() }
+  }
+}

@@ -1,0 +1,292 @@
+// Real-time rules for everything in this file (it runs on the audio thread):
+// no allocation, no free, no locks, no logging, no awaiting, no untyped throws, no class
+// references stored per voice. Everything it needs is preallocated in `init`.
+
+/// What the control side asks for when it starts a voice.
+public struct VoiceStart: Sendable, BitwiseCopyable {
+  public var id: VoiceID
+  public var samples: CueSamples
+  public var gain: StereoGain
+  public var loops: LoopCount
+  /// Frame of the cue to start from (a resumed or seeked player); 0 for the beginning.
+  public var startPosition: Int
+  /// Mixer frame at which the first sample sounds; 0 (or a frame already past) means at once.
+  public var startAtFrame: UInt64
+  /// A fade-in from silence, in frames (0: none).
+  public var fadeInFrames: Int
+
+  public init(
+    id: VoiceID, samples: CueSamples, gain: StereoGain, loops: LoopCount,
+    startPosition: Int = 0, startAtFrame: UInt64 = 0, fadeInFrames: Int = 0
+  ) {
+    self.id = id
+    self.samples = samples
+    self.gain = gain
+    self.loops = loops
+    self.startPosition = startPosition
+    self.startAtFrame = startAtFrame
+    self.fadeInFrames = fadeInFrames
+  }
+}
+
+/// A voice that has stopped sounding, as the mixer reports it.
+public struct VoiceEnd: Sendable, BitwiseCopyable, Equatable {
+  public var id: VoiceID
+  public var reason: VoiceEndReason
+  /// The cue frame the voice had reached (its `currentTime` × rate), within its last loop.
+  public var position: Int
+
+  public init(id: VoiceID, reason: VoiceEndReason, position: Int) {
+    self.id = id
+    self.reason = reason
+    self.position = position
+  }
+}
+
+/// Mixes voices into an interleaved stereo Float32 bus.
+///
+/// Single-threaded: every method is called on the audio thread (or a test's thread). Voices are
+/// kept in a fixed table; a voice that ends stays in its slot until the engine has reported the end
+/// (`drainEnded`), so an end is never lost even when the event queue is momentarily full.
+public final class Mixer {
+  @usableFromInline
+  struct Slot {
+    enum State: UInt8 { case free, active, ended }
+    var state: State = .free
+    var id = VoiceID(0)
+    var samples = CueSamples(base: UnsafePointer(bitPattern: 0x10)!, frameCount: 0)
+    var position = 0
+    /// Loops still to play after the current pass; -1 forever.
+    var loopsLeft = 0
+    var gain = StereoGain.silent
+    var target = StereoGain.silent
+    var step = StereoGain.silent
+    var rampFramesLeft = 0
+    /// End the voice (with `stopReason`) when the ramp reaches silence.
+    var stopping = false
+    var stopReason = VoiceEndReason.stopped
+    var endReason = VoiceEndReason.end
+    var startAtFrame: UInt64 = 0
+    /// The start is yet to be reported.
+    var startedPending = false
+    /// The voice has rendered at least one frame; `firstFrame` is then valid.
+    var sounded = false
+    var firstFrame: UInt64 = 0
+    var order: UInt64 = 0
+  }
+
+  /// How many voices the table holds (sounding, fading and not yet reported).
+  public let voiceCapacity: Int
+  @usableFromInline let slots: UnsafeMutablePointer<Slot>
+  private var nextOrder: UInt64 = 0
+  /// Frames rendered since the mixer was created: the mixer's clock.
+  public private(set) var frameClock: UInt64 = 0
+  /// Voices that are sounding or waiting for their start time (not ended).
+  public private(set) var activeVoiceCount = 0
+  /// Limiter threshold: samples with magnitude at or below it pass untouched.
+  public let limiterKnee: Float = 0.9
+
+  public init(voiceCapacity: Int) {
+    precondition(voiceCapacity > 0)
+    self.voiceCapacity = voiceCapacity
+    slots = .allocate(capacity: voiceCapacity)
+    slots.initialize(repeating: Slot(), count: voiceCapacity)
+  }
+
+  deinit {
+    slots.deinitialize(count: voiceCapacity)
+    slots.deallocate()
+  }
+
+  /// Adds a voice. Returns false when every slot is taken (the caller reports the voice as refused).
+  public func start(_ request: VoiceStart) -> Bool {
+    guard let index = freeSlot() else { return false }
+    var slot = Slot()
+    slot.state = .active
+    slot.id = request.id
+    slot.samples = request.samples
+    slot.position = min(max(request.startPosition, 0), request.samples.frameCount)
+    switch request.loops {
+    case .forever: slot.loopsLeft = -1
+    case .count(let n): slot.loopsLeft = max(n, 0)
+    }
+    slot.startAtFrame = request.startAtFrame
+    slot.startedPending = true
+    slot.order = nextOrder
+    nextOrder &+= 1
+    if request.fadeInFrames > 0 {
+      slot.gain = .silent
+      Self.beginRamp(&slot, to: request.gain, frames: request.fadeInFrames)
+    } else {
+      slot.gain = request.gain
+      slot.target = request.gain
+    }
+    slots[index] = slot
+    activeVoiceCount += 1
+    return true
+  }
+
+  /// Fades a voice out over `fadeFrames` and ends it with `reason`; 0 frames cuts at once. Unknown ids are ignored.
+  public func stop(_ id: VoiceID, fadeFrames: Int, reason: VoiceEndReason) {
+    guard let index = activeSlot(id) else { return }
+    stopSlot(index, fadeFrames: fadeFrames, reason: reason)
+  }
+
+  /// Stops every sounding voice as `stop` does.
+  public func stopAll(fadeFrames: Int, reason: VoiceEndReason) {
+    for index in 0..<voiceCapacity where slots[index].state == .active {
+      stopSlot(index, fadeFrames: fadeFrames, reason: reason)
+    }
+  }
+
+  /// Moves a voice's gain to `gain` over `rampFrames` (0: at once). Ignored for unknown or stopping voices.
+  public func setGain(_ id: VoiceID, to gain: StereoGain, rampFrames: Int) {
+    guard let index = activeSlot(id), !slots[index].stopping else { return }
+    if rampFrames <= 0 {
+      slots[index].gain = gain
+      slots[index].target = gain
+      slots[index].rampFramesLeft = 0
+    } else {
+      Self.beginRamp(&slots[index], to: gain, frames: rampFrames)
+    }
+  }
+
+  /// The oldest voice still sounding and not already on its way out, for voice stealing.
+  public func oldestSoundingVoice() -> VoiceID? {
+    var best: Int? = nil
+    for index in 0..<voiceCapacity where slots[index].state == .active && !slots[index].stopping {
+      if best == nil || slots[index].order < slots[best!].order { best = index }
+    }
+    return best.map { slots[$0].id }
+  }
+
+  /// Renders `frameCount` frames into `bus` (interleaved stereo, overwritten), advancing the clock.
+  public func render(into bus: UnsafeMutablePointer<Float>, frameCount: Int) {
+    bus.update(repeating: 0, count: frameCount * 2)
+    if activeVoiceCount > 0 {
+      for index in 0..<voiceCapacity where slots[index].state == .active {
+        renderSlot(index, into: bus, frameCount: frameCount)
+      }
+      SoftLimiter.apply(bus, sampleCount: frameCount * 2, knee: limiterKnee)
+    }
+    frameClock &+= UInt64(frameCount)
+  }
+
+  /// Reports voices that started sounding since the last call, with the mixer frame of their first sample.
+  /// `report` returns false when it could not pass the news on; the voice is then offered again next time.
+  public func drainStarted(_ report: (VoiceID, UInt64) -> Bool) {
+    for index in 0..<voiceCapacity
+    where slots[index].startedPending && slots[index].sounded && slots[index].state != .free {
+      if report(slots[index].id, slots[index].firstFrame) { slots[index].startedPending = false } else { return }
+    }
+  }
+
+  /// Reports ended voices and frees their slots; `report` returns false to keep the rest for later.
+  public func drainEnded(_ report: (VoiceEnd) -> Bool) {
+    for index in 0..<voiceCapacity where slots[index].state == .ended {
+      if slots[index].startedPending && slots[index].sounded { continue }  // its start goes first
+      let end = VoiceEnd(id: slots[index].id, reason: slots[index].endReason, position: slots[index].position)
+      guard report(end) else { return }
+      slots[index].state = .free
+    }
+  }
+
+  /// True when no voice is sounding or waiting and no end is left to report.
+  public var isSilent: Bool {
+    activeVoiceCount == 0
+  }
+
+  // MARK: - Internals
+
+  private func freeSlot() -> Int? {
+    for index in 0..<voiceCapacity where slots[index].state == .free { return index }
+    return nil
+  }
+
+  private func activeSlot(_ id: VoiceID) -> Int? {
+    for index in 0..<voiceCapacity where slots[index].state == .active && slots[index].id == id { return index }
+    return nil
+  }
+
+  private func stopSlot(_ index: Int, fadeFrames: Int, reason: VoiceEndReason) {
+    if fadeFrames <= 0 || slots[index].startAtFrame > frameClock {
+      finish(index, reason: reason)
+      return
+    }
+    if slots[index].stopping {
+      // Already fading out: keep the shorter fade, but report the first reason.
+      if fadeFrames < slots[index].rampFramesLeft { Self.beginRamp(&slots[index], to: .silent, frames: fadeFrames) }
+      return
+    }
+    slots[index].stopping = true
+    slots[index].stopReason = reason
+    Self.beginRamp(&slots[index], to: .silent, frames: fadeFrames)
+  }
+
+  private func finish(_ index: Int, reason: VoiceEndReason) {
+    slots[index].state = .ended
+    slots[index].endReason = reason
+    activeVoiceCount -= 1
+  }
+
+  private static func beginRamp(_ slot: inout Slot, to target: StereoGain, frames: Int) {
+    let n = Float(frames)
+    slot.target = target
+    slot.step = StereoGain(
+      ll: (target.ll - slot.gain.ll) / n, lr: (target.lr - slot.gain.lr) / n,
+      rl: (target.rl - slot.gain.rl) / n, rr: (target.rr - slot.gain.rr) / n)
+    slot.rampFramesLeft = frames
+  }
+
+  private func renderSlot(_ index: Int, into bus: UnsafeMutablePointer<Float>, frameCount: Int) {
+    let slot = slots + index
+    var done = 0
+    // A voice scheduled for later sounds from its start frame on.
+    if slot.pointee.startAtFrame > frameClock {
+      let wait = slot.pointee.startAtFrame - frameClock
+      if wait >= UInt64(frameCount) { return }
+      done = Int(wait)
+    }
+    if !slot.pointee.sounded {
+      slot.pointee.sounded = true
+      slot.pointee.firstFrame = frameClock &+ UInt64(done)
+    }
+    let cueFrames = slot.pointee.samples.frameCount
+    while done < frameCount {
+      if slot.pointee.position >= cueFrames {
+        if slot.pointee.loopsLeft != 0 && cueFrames > 0 {
+          slot.pointee.position = 0
+          if slot.pointee.loopsLeft > 0 { slot.pointee.loopsLeft -= 1 }
+          continue
+        }
+        finish(index, reason: .end)
+        return
+      }
+      var n = min(frameCount - done, cueFrames - slot.pointee.position)
+      let source = slot.pointee.samples.base + slot.pointee.position * 2
+      let out = bus + done * 2
+      if slot.pointee.rampFramesLeft > 0 {
+        n = min(n, slot.pointee.rampFramesLeft)
+        MixKernels.mixRamped(source, into: out, frameCount: n, gain: &slot.pointee.gain, step: slot.pointee.step)
+        slot.pointee.rampFramesLeft -= n
+        slot.pointee.position += n
+        done += n
+        if slot.pointee.rampFramesLeft == 0 {
+          slot.pointee.gain = slot.pointee.target
+          if slot.pointee.stopping {
+            finish(index, reason: slot.pointee.stopReason)
+            return
+          }
+        }
+      } else {
+        MixKernels.mix(source, into: out, frameCount: n, gain: slot.pointee.gain)
+        slot.pointee.position += n
+        done += n
+      }
+    }
+    // A one-shot whose last frame landed exactly on the period's end ends now, not a period later.
+    if slot.pointee.position >= cueFrames && slot.pointee.loopsLeft == 0 {
+      finish(index, reason: .end)
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import CueProtocol
+import CuePosix
+
+/// One connected client, as the control loop sees it: bytes in, lines out, never blocking.
+final class ClientConnection {
+  /// Serial number, never reused: voices refer to their owner by it.
+  let serial: UInt64
+  let fd: FileDescriptor
+  let credentials: UnixSocket.PeerCredentials?
+  var framer: LineFramer
+  private var output: [UInt8] = []
+  private var outputOffset = 0
+  /// Set when the peer hung up or broke; the loop removes the client.
+  var isClosed = false
+  /// Events not sent because the client was not reading (its queue was full).
+  var droppedEvents = 0
+
+  /// While more than this much output waits, the client's requests are not read (backpressure).
+  static let readPauseBytes = 256 * 1024
+  /// Past this, events for the client are dropped instead of queued.
+  static let eventDropBytes = 1024 * 1024
+
+  init(serial: UInt64, fd: FileDescriptor, maximumLineBytes: Int) {
+    self.serial = serial
+    self.fd = fd
+    self.credentials = try? UnixSocket.peerCredentials(fd)
+    framer = LineFramer(maxLineBytes: maximumLineBytes)
+  }
+
+  var pendingOutputBytes: Int { output.count - outputOffset }
+  var wantsToRead: Bool { !isClosed && pendingOutputBytes < Self.readPauseBytes }
+  var wantsToWrite: Bool { !isClosed && pendingOutputBytes > 0 }
+
+  /// Queues a reply and tries to send it now.
+  func send(_ value: JSONValue) {
+    guard !isClosed else { return }
+    output.append(contentsOf: Reply.line(value))
+    flush()
+  }
+
+  /// Queues an event unless the client has stopped reading; returns false when it was dropped.
+  @discardableResult
+  func sendEvent(_ value: JSONValue) -> Bool {
+    guard !isClosed else { return false }
+    if pendingOutputBytes > Self.eventDropBytes {
+      droppedEvents += 1
+      return false
+    }
+    send(value)
+    return true
+  }
+
+  /// Writes as much queued output as the socket takes.
+  func flush() {
+    while outputOffset < output.count && !isClosed {
+      let result: FileDescriptor.IOResult
+      do {
+        result = try output.withUnsafeBytes { raw in
+          try fd.write(UnsafeRawBufferPointer(rebasing: raw[outputOffset...]))
+        }
+      } catch {
+        isClosed = true
+        return
+      }
+      switch result {
+      case .bytes(let n): outputOffset += n
+      case .wouldBlock: compact(); return
+      case .endOfFile: isClosed = true
+      }
+    }
+    if outputOffset == output.count {
+      output.removeAll(keepingCapacity: output.count <= 64 * 1024)
+      outputOffset = 0
+    }
+  }
+
+  private func compact() {
+    if outputOffset > 64 * 1024 && outputOffset * 2 > output.count {
+      output.removeSubrange(0..<outputOffset)
+      outputOffset = 0
+    }
+  }
+
+  /// Reads what is available into the framer. Returns false when the client is gone.
+  func receive(into scratch: inout [UInt8]) -> Bool {
+    let result: FileDescriptor.IOResult
+    do {
+      result = try scratch.withUnsafeMutableBytes { try fd.read(into: $0) }
+    } catch {
+      isClosed = true
+      return false
+    }
+    switch result {
+    case .bytes(let n):
+      framer.append(scratch[0..<n])
+      return true
+    case .wouldBlock:
+      return true
+    case .endOfFile:
+      isClosed = true
+      return false
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import CueAudio
+import CueCore
+import CuePosix
+import Dispatch
+import Synchronization
+
+/// One loaded cue: decoded, immutable, shared by every voice that plays it.
+public final class Cue: Sendable {
+  public let name: String
+  public let path: String
+  public let decoded: DecodedCue
+  /// File identity when it was read, so a reload can keep what did not change.
+  let fileStamp: FileStamp
+
+  init(name: String, path: String, decoded: DecodedCue, fileStamp: FileStamp) {
+    self.name = name
+    self.path = path
+    self.decoded = decoded
+    self.fileStamp = fileStamp
+  }
+
+  public var frameCount: Int { decoded.buffer.frameCount }
+  public var byteCount: Int { decoded.buffer.byteCount }
+  public var isMono: Bool { decoded.sourceChannels == 1 }
+}
+
+/// Size, modification time and inode of a file: changes when the file is replaced or rewritten.
+struct FileStamp: Sendable, Equatable {
+  var size: Int
+  var modified: Int
+  var modifiedNanoseconds: Int
+  var inode: UInt
+
+  static func of(_ path: String) -> FileStamp? {
+    guard let info = Files.status(path) else { return nil }
+    return FileStamp(size: info.size, modified: info.modifiedSeconds, modifiedNanoseconds: info.modifiedNanoseconds, inode: info.inode)
+  }
+}
+
+/// A file that did not load, and why.
+public struct LoadFailure: Sendable, Equatable {
+  public var path: String
+  public var reason: String
+}
+
+/// The result of scanning the sound directories.
+public struct LibraryScan: Sendable {
+  public var cues: [String: Cue]
+  public var failures: [LoadFailure]
+  public var warnings: [String]
+  /// Names present now that were not before, and the other way round, and those whose file changed.
+  public var added: [String] = []
+  public var removed: [String] = []
+  public var changed: [String] = []
+  public var totalBytes: Int { cues.values.reduce(0) { $0 + $1.byteCount } }
+}
+
+/// Finds and decodes the cues in the sound directories.
+public struct CueLoader: Sendable {
+  public var directories: [String]
+  public var options: DecodeOptions
+  /// The most decoded memory all cues together may take.
+  public var maximumTotalBytes: Int
+  /// The most cues loaded.
+  public var maximumCues: Int
+
+  public init(directories: [String], options: DecodeOptions, maximumTotalBytes: Int, maximumCues: Int = 4096) {
+    self.directories = directories
+    self.options = options
+    self.maximumTotalBytes = maximumTotalBytes
+    self.maximumCues = maximumCues
+  }
+
+  /// The cue name for a file name: the name without its `.mp3` extension, or nil for other files.
+  public static func cueName(forFile file: String) -> String? {
+    guard file.count > 4, file.lowercased().hasSuffix(".mp3"), !file.hasPrefix(".") else { return nil }
+    return String(file.dropLast(4))
+  }
+
+  /// Scans every directory and decodes in parallel, reusing cues from `previous` whose file did not change.
+  public func scan(previous: [String: Cue] = [:]) -> LibraryScan {
+    var warnings: [String] = []
+    var failures: [LoadFailure] = []
+    var candidates: [(name: String, path: String)] = []
+    var seen: [String: String] = [:]
+    for directory in directories {
+      let names: [String]
+      do {
+        names = try Files.list(directory: directory)
+      } catch {
+        if error.code != 2 { warnings.append("cannot read sound directory \(directory): \(error.reason)") }
+        continue
+      }
+      for file in names {
+        guard let name = Self.cueName(forFile: file) else { continue }
+        let path = directory + "/" + file
+        if let earlier = seen[name] {
+          warnings.append("\(path) is not loaded: cue '\(name)' comes from \(earlier), which is earlier in the search order")
+          continue
+        }
+        seen[name] = path
+        candidates.append((name, path))
+      }
+    }
+    if candidates.count > maximumCues {
+      for dropped in candidates[maximumCues...] {
+        failures.append(LoadFailure(path: dropped.path, reason: "the cue limit (\(maximumCues)) is reached; raise --max-cues"))
+      }
+      candidates.removeSubrange(maximumCues...)
+    }
+
+    // Decode what is new or changed, in parallel.
+    let slots = ResultSlots(count: candidates.count)
+    let options = options
+    let work = candidates
+    DispatchQueue.concurrentPerform(iterations: work.count) { index in
+      let candidate = work[index]
+      let stamp = FileStamp.of(candidate.path)
+      if let old = previous[candidate.name], old.path == candidate.path, let stamp, old.fileStamp == stamp {
+        slots.set(index, .success(old))
+        return
+      }
+      do throws(DecodeError) {
+        let decoded = try MP3Decoder.decode(path: candidate.path, options: options)
+        // Read the stamp again: a file replaced while it loaded is caught at the next reload.
+        let cue = Cue(
+          name: candidate.name, path: candidate.path, decoded: decoded,
+          fileStamp: stamp ?? FileStamp(size: -1, modified: 0, modifiedNanoseconds: 0, inode: 0))
+        slots.set(index, .success(cue))
+      } catch {
+        slots.set(index, .failure(error))
+      }
+    }
+
+    var cues: [String: Cue] = [:]
+    var total = 0
+    for (index, candidate) in candidates.enumerated() {
+      switch slots.get(index) {
+      case .success(let cue):
+        if total + cue.byteCount > maximumTotalBytes {
+          failures.append(
+            LoadFailure(
+              path: candidate.path,
+              reason: "the decoded-memory limit (\(maximumTotalBytes >> 20) MiB) is reached; raise --max-memory or remove cues"))
+          continue
+        }
+        total += cue.byteCount
+        cues[candidate.name] = cue
+        if previous[candidate.name] !== cue {
+          for warning in cue.decoded.warnings { warnings.append("\(candidate.path): \(warning)") }
+        }
+      case .failure(let error):
+        failures.append(LoadFailure(path: error.path, reason: error.reason))
+      case nil:
+        failures.append(LoadFailure(path: candidate.path, reason: "it was not decoded"))
+      }
+    }
+    var scan = LibraryScan(cues: cues, failures: failures, warnings: warnings)
+    scan.added = cues.keys.filter { previous[$0] == nil }.sorted()
+    scan.removed = previous.keys.filter { cues[$0] == nil }.sorted()
+    scan.changed = cues.keys.filter { previous[$0] != nil && previous[$0] !== cues[$0] }.sorted()
+    return scan
+  }
+}
+
+/// Fixed slots written once each by parallel workers.
+private final class ResultSlots: Sendable {
+  private let results: Mutex<[Result<Cue, DecodeError>?]>
+
+  init(count: Int) { results = Mutex(Array(repeating: nil, count: count)) }
+
+  func set(_ index: Int, _ result: Result<Cue, DecodeError>) {
+    results.withLock { $0[index] = result }
+  }
+
+  func get(_ index: Int) -> Result<Cue, DecodeError>? {
+    results.withLock { $0[index] }
+  }
+}

@@ -1,0 +1,62 @@
+import CuePosix
+
+/// Everything the daemon is told at start: flags (and later the config file) end up here.
+public struct DaemonConfiguration: Sendable {
+  /// Sound directories in search order: a cue name found in an earlier one wins.
+  public var soundDirectories: [String]
+  public var socketPath: String
+  /// ALSA PCM name, or `null` for the clock-paced silent sink.
+  public var device: String
+  public var sampleRate: Int = 48000
+  public var periodFrames: Int = 240
+  public var bufferFrames: Int = 960
+  /// Seconds of silence after which the device is closed.
+  public var idleSeconds: Double = 2
+  /// Voices sounding at once; past it the oldest is stolen with a fade.
+  public var voiceLimit: Int = 32
+  public var maximumCueSeconds: Double = 60
+  public var maximumDecodedBytes: Int = 256 << 20
+  public var maximumCues: Int = 4096
+  public var maximumClients: Int = 1024
+  /// The fade used by stop and by stealing, in seconds.
+  public var stopFadeSeconds: Double = 0.008
+  /// Fade applied to everything on SIGTERM, in seconds (at most 50 ms).
+  public var shutdownFadeSeconds: Double = 0.05
+  /// After a device loss, one-shot voices older than this are dropped rather than played late.
+  public var lateVoiceSeconds: Double = 0.5
+  /// SCHED_FIFO priority to ask for on the audio thread; 0 disables.
+  public var realtimePriority: Int32 = 20
+
+  public init(soundDirectories: [String], socketPath: String, device: String) {
+    self.soundDirectories = soundDirectories
+    self.socketPath = socketPath
+    self.device = device
+  }
+
+  /// The sound directories used when none are given: the XDG data directory, the system ones,
+  /// and the repository's `sounds/` when the binary runs from a checkout's `.build`.
+  public static func defaultSoundDirectories(executablePath: String? = ProcessInfo.executablePath) -> [String] {
+    var directories: [String] = []
+    if let dataHome = ProcessInfo.environment("XDG_DATA_HOME"), dataHome.hasPrefix("/") {
+      directories.append(dataHome + "/cued/sounds")
+    } else if let home = ProcessInfo.environment("HOME"), home.hasPrefix("/") {
+      directories.append(home + "/.local/share/cued/sounds")
+    }
+    directories.append("/usr/local/share/cued/sounds")
+    directories.append("/usr/share/cued/sounds")
+    if let checkout = checkoutRoot(executablePath: executablePath) {
+      directories.append(checkout + "/sounds")
+    }
+    return directories
+  }
+
+  /// The repository root when `executablePath` lies under `<root>/.build…/`, with `Package.swift` and `sounds/` there.
+  static func checkoutRoot(executablePath: String?) -> String? {
+    guard let executablePath, let range = executablePath.firstRange(of: "/.build") else { return nil }
+    let root = String(executablePath[..<range.lowerBound])
+    guard Files.kind(of: root + "/Package.swift") == .regular, Files.kind(of: root + "/sounds") == .directory else {
+      return nil
+    }
+    return root
+  }
+}

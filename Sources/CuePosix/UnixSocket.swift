@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CSystemShims
+
+/// Unix stream sockets: listen, accept, connect, and the peer's credentials.
+public enum UnixSocket {
+  /// The longest path a `sockaddr_un` holds, without its NUL.
+  public static let maximumPathBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+
+  /// Why a socket path is unusable, before any system call.
+  public static func validate(path: String) -> String? {
+    if path.isEmpty { return "the socket path is empty" }
+    if path.utf8.count > maximumPathBytes {
+      return "the socket path is \(path.utf8.count) bytes long; Unix sockets allow at most \(maximumPathBytes)"
+    }
+    if path.utf8.contains(0) { return "the socket path contains a NUL byte" }
+    return nil
+  }
+
+  private static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8.prefix(maximumPathBytes))
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: bytes)
+      raw[bytes.count] = 0
+    }
+    let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
+    return withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
+    }
+  }
+
+  /// Creates a listening, nonblocking socket bound to `path` with `mode` permissions.
+  /// The file is created under a restrictive umask, so there is no window where it is more open than `mode`.
+  public static func listen(path: String, mode: mode_t, backlog: Int32 = 512) throws(SystemError) -> FileDescriptor {
+    if let problem = validate(path: path) { throw SystemError("bind(\(path)): \(problem)", code: ENAMETOOLONG) }
+    let fd = cued_unix_stream_socket(1)
+    if fd < 0 { throw SystemError("socket(AF_UNIX)") }
+    let previousMask = umask(~mode & 0o777)
+    let bound = withAddress(path) { Glibc.bind(fd, $0, $1) }
+    let bindErrno = errno
+    umask(previousMask)
+    if bound != 0 {
+      Glibc.close(fd)
+      throw SystemError("bind(\(path))", code: bindErrno)
+    }
+    _ = chmod(path, mode)
+    if Glibc.listen(fd, backlog) != 0 {
+      let code = errno
+      Glibc.close(fd)
+      throw SystemError("listen(\(path))", code: code)
+    }
+    return FileDescriptor(rawValue: fd)
+  }
+
+  /// Accepts one pending connection as a nonblocking descriptor, or nil when none is waiting.
+  public static func accept(_ listener: FileDescriptor) throws(SystemError) -> FileDescriptor? {
+    while true {
+      let fd = cued_accept(listener.rawValue)
+      if fd >= 0 { return FileDescriptor(rawValue: fd) }
+      let code = errno
+      switch code {
+      case EINTR: continue
+      case EAGAIN, EWOULDBLOCK, ECONNABORTED: return nil
+      default: throw SystemError("accept", code: code)
+      }
+    }
+  }
+
+  /// Connects to `path` (blocking). The descriptor is left blocking unless `nonblocking`.
+  public static func connect(path: String, nonblocking: Bool = false) throws(SystemError) -> FileDescriptor {
+    if let problem = validate(path: path) { throw SystemError("connect(\(path)): \(problem)", code: ENAMETOOLONG) }
+    let fd = cued_unix_stream_socket(0)
+    if fd < 0 { throw SystemError("socket(AF_UNIX)") }
+    while true {
+      let rc = withAddress(path) { Glibc.connect(fd, $0, $1) }
+      if rc == 0 { break }
+      let code = errno
+      if code == EINTR { continue }
+      Glibc.close(fd)
+      throw SystemError("connect(\(path))", code: code)
+    }
+    let descriptor = FileDescriptor(rawValue: fd)
+    if nonblocking { try descriptor.setNonBlocking(true) }
+    return descriptor
+  }
+
+  /// The process, user and group on the other end of a connected socket (SO_PEERCRED).
+  public struct PeerCredentials: Sendable, Equatable {
+    public var pid: Int32
+    public var uid: UInt32
+    public var gid: UInt32
+  }
+
+  public static func peerCredentials(_ fd: FileDescriptor) throws(SystemError) -> PeerCredentials {
+    var pid: pid_t = 0
+    var uid: uid_t = 0
+    var gid: gid_t = 0
+    if cued_peer_credentials(fd.rawValue, &pid, &uid, &gid) != 0 { throw SystemError("getsockopt(SO_PEERCRED)") }
+    return PeerCredentials(pid: pid, uid: uid, gid: gid)
+  }
+
+  /// True when `path` names a Unix socket.
+  public static func isSocket(path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
+  }
+}

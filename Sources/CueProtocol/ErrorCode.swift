@@ -1,0 +1,36 @@
+/// The stable error codes of the protocol. Clients branch on these; the message is for people.
+public enum ErrorCode: String, Sendable, CaseIterable {
+  /// The line is not valid UTF-8 JSON.
+  case parseError = "parse-error"
+  /// Valid JSON of the wrong shape: not an object, a missing, extra or wrongly typed field.
+  case invalidRequest = "invalid-request"
+  /// The `op` is not one this daemon knows.
+  case unknownOp = "unknown-op"
+  /// A number outside its range (volume, pan, loops, fade).
+  case outOfRange = "out-of-range"
+  /// No cue has that name.
+  case unknownCue = "unknown-cue"
+  /// No playing voice has that id.
+  case unknownVoice = "unknown-voice"
+  /// The line was longer than the limit (64 KiB) and was discarded.
+  case lineTooLong = "line-too-long"
+  /// A queue inside the daemon is full; try again shortly.
+  case busy = "busy"
+  /// The audio device cannot be opened right now.
+  case deviceUnavailable = "device-unavailable"
+  /// A configured limit (voices, clients, memory) was reached.
+  case limitReached = "limit-reached"
+  /// The daemon failed in a way it did not expect; the message says how.
+  case internalError = "internal"
+}
+
+/// An error reply: a stable code and a human message that names the thing and what to do.
+public struct ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
+  public var code: ErrorCode
+  public var message: String
+  public init(_ code: ErrorCode, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+  public var description: String { "\(code.rawValue): \(message)" }
+}

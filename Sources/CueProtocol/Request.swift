@@ -1,0 +1,273 @@
+/// The protocol version this module speaks. Bumped only for incompatible changes; additions
+/// (new ops, new optional fields, new event kinds) keep it.
+public let protocolVersion = 1
+
+/// A request's id as the client sent it: echoed verbatim in the reply.
+public enum RequestID: Sendable, Equatable, Hashable {
+  case number(Int)
+  case string(String)
+
+  public var json: JSONValue {
+    switch self {
+    case .number(let n): .number(Double(n))
+    case .string(let s): .string(s)
+    }
+  }
+}
+
+/// What `play` asks for.
+public struct PlayParameters: Sendable, Equatable {
+  public var cue: String
+  /// Linear, 0...1.
+  public var volume: Double
+  /// -1 (left) ... 1 (right).
+  public var pan: Double
+  /// AVAudioPlayer's numberOfLoops: 0 once, n → n+1 times, negative → until stopped.
+  public var loops: Int
+  /// Send a `finished` event for this voice on this connection.
+  public var notify: Bool
+
+  public init(cue: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
+    self.cue = cue
+    self.volume = volume
+    self.pan = pan
+    self.loops = loops
+    self.notify = notify
+  }
+
+  /// The largest finite loop count accepted.
+  public static let maximumLoops = 1_000_000
+}
+
+/// What `stop` stops.
+public enum StopTarget: Sendable, Equatable {
+  case voice(UInt64)
+  case cue(String)
+  case all
+}
+
+/// One request of the protocol (see docs/PROTOCOL.md).
+public enum Request: Sendable, Equatable {
+  case hello(client: String?)
+  case ping
+  case play(PlayParameters)
+  /// Fade in seconds; nil takes the daemon's default (a few milliseconds).
+  case stop(StopTarget, fadeSeconds: Double?)
+  case list
+  case status
+  case reload
+
+  /// The `op` string.
+  public var op: String {
+    switch self {
+    case .hello: "hello"
+    case .ping: "ping"
+    case .play: "play"
+    case .stop: "stop"
+    case .list: "list"
+    case .status: "status"
+    case .reload: "reload"
+    }
+  }
+
+  /// The longest fade a request may ask for, in seconds.
+  public static let maximumFadeSeconds = 60.0
+
+  /// The request as a JSON object, `id` first (what a client sends).
+  public func json(id: RequestID?) -> JSONValue {
+    var members: [(String, JSONValue)] = []
+    if let id { members.append(("id", id.json)) }
+    members.append(("op", .string(op)))
+    switch self {
+    case .hello(let client):
+      if let client { members.append(("client", .string(client))) }
+    case .ping, .list, .status, .reload:
+      break
+    case .play(let p):
+      members.append(("cue", .string(p.cue)))
+      if p.volume != 1 { members.append(("volume", .number(p.volume))) }
+      if p.pan != 0 { members.append(("pan", .number(p.pan))) }
+      if p.loops != 0 { members.append(("loops", .number(Double(p.loops)))) }
+      if p.notify { members.append(("notify", .bool(true))) }
+    case .stop(let target, let fade):
+      switch target {
+      case .voice(let v): members.append(("voice", .number(Double(v))))
+      case .cue(let c): members.append(("cue", .string(c)))
+      case .all: members.append(("all", .bool(true)))
+      }
+      if let fade { members.append(("fade", .number(fade))) }
+    }
+    return .object(members)
+  }
+}
+
+/// A decoded request line: its id (if any) and the request.
+public struct RequestEnvelope: Sendable, Equatable {
+  public var id: RequestID?
+  public var request: Request
+}
+
+/// A line that could not be turned into a request: the error, and the id when one could be read.
+public struct RequestFailure: Error, Sendable, Equatable {
+  public var id: RequestID?
+  public var error: ProtocolError
+}
+
+/// Turns request lines into `Request`s, with an error that names the field and what is wrong.
+public enum RequestDecoder {
+  public static func decode(line: some Collection<UInt8>) -> Result<RequestEnvelope, RequestFailure> {
+    let value: JSONValue
+    do {
+      value = try JSONParser.parse(line)
+    } catch {
+      return .failure(RequestFailure(id: nil, error: ProtocolError(.parseError, error.message)))
+    }
+    guard case .object = value else {
+      return .failure(
+        RequestFailure(id: nil, error: ProtocolError(.invalidRequest, "a request must be a JSON object like {\"id\":1,\"op\":\"ping\"}")))
+    }
+    var id: RequestID? = nil
+    if let raw = value["id"] {
+      switch raw {
+      case .string(let s) where s.utf8.count <= 256: id = .string(s)
+      case .number where raw.intValue != nil: id = .number(raw.intValue!)
+      case .null: id = nil
+      default:
+        return .failure(
+          RequestFailure(
+            id: nil, error: ProtocolError(.invalidRequest, "\"id\" must be an integer or a string of at most 256 bytes")))
+      }
+    }
+    do {
+      return .success(RequestEnvelope(id: id, request: try decodeRequest(value)))
+    } catch {
+      return .failure(RequestFailure(id: id, error: error))
+    }
+  }
+
+  private static func decodeRequest(_ value: JSONValue) throws(ProtocolError) -> Request {
+    var fields = FieldReader(value)
+    guard let op = try fields.string("op") else {
+      throw ProtocolError(.invalidRequest, "the request has no \"op\" field; for example {\"id\":1,\"op\":\"ping\"}")
+    }
+    let request: Request
+    switch op {
+    case "hello":
+      request = .hello(client: try fields.string("client"))
+    case "ping":
+      request = .ping
+    case "list":
+      request = .list
+    case "status":
+      request = .status
+    case "reload":
+      request = .reload
+    case "play":
+      guard let cue = try fields.string("cue") else {
+        throw ProtocolError(.invalidRequest, "play needs a \"cue\" field naming the cue to play")
+      }
+      let volume = try fields.number("volume", in: 0...1, default: 1)
+      let pan = try fields.number("pan", in: -1...1, default: 0)
+      let loops = try fields.integer("loops", default: 0)
+      if loops > PlayParameters.maximumLoops {
+        throw ProtocolError(
+          .outOfRange,
+          "\"loops\" is \(loops); the most is \(PlayParameters.maximumLoops) (use -1 to loop until stopped)")
+      }
+      let notify = try fields.bool("notify") ?? false
+      request = .play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops, notify: notify))
+    case "stop":
+      let voice = try fields.integer("voice")
+      let cue = try fields.string("cue")
+      let all = try fields.bool("all")
+      let fade = try fields.optionalNumber("fade", in: 0...Request.maximumFadeSeconds)
+      let chosen = [voice != nil, cue != nil, all == true].filter { $0 }.count
+      guard chosen == 1 else {
+        throw ProtocolError(.invalidRequest, "stop needs exactly one of \"voice\", \"cue\" or \"all\":true")
+      }
+      if let voice {
+        guard voice >= 0 else { throw ProtocolError(.outOfRange, "\"voice\" must be a voice id (0 or more)") }
+        request = .stop(.voice(UInt64(voice)), fadeSeconds: fade)
+      } else if let cue {
+        request = .stop(.cue(cue), fadeSeconds: fade)
+      } else {
+        request = .stop(.all, fadeSeconds: fade)
+      }
+    default:
+      throw ProtocolError(
+        .unknownOp, "unknown op \"\(op.prefix(64))\"; this daemon knows: hello, ping, play, stop, list, status, reload")
+    }
+    try fields.rejectUnread(op: op)
+    return request
+  }
+}
+
+/// Reads fields of a request object, remembering which were read so extra ones can be named.
+struct FieldReader {
+  private let members: [(String, JSONValue)]
+  private var read: Set<String> = ["id"]
+
+  init(_ value: JSONValue) {
+    members = value.objectValue ?? []
+  }
+
+  private mutating func take(_ key: String) -> JSONValue? {
+    read.insert(key)
+    guard let value = members.first(where: { $0.0 == key })?.1 else { return nil }
+    if case .null = value { return nil }
+    return value
+  }
+
+  mutating func string(_ key: String) throws(ProtocolError) -> String? {
+    guard let value = take(key) else { return nil }
+    guard let s = value.stringValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be a string") }
+    return s
+  }
+
+  mutating func bool(_ key: String) throws(ProtocolError) -> Bool? {
+    guard let value = take(key) else { return nil }
+    guard let b = value.boolValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be true or false") }
+    return b
+  }
+
+  mutating func optionalNumber(_ key: String, in range: ClosedRange<Double>) throws(ProtocolError) -> Double? {
+    guard let value = take(key) else { return nil }
+    guard let x = value.doubleValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be a number") }
+    guard x.isFinite, range.contains(x) else {
+      throw ProtocolError(
+        .outOfRange, "\"\(key)\" is \(x); it must be between \(format(range.lowerBound)) and \(format(range.upperBound))")
+    }
+    return x
+  }
+
+  mutating func number(_ key: String, in range: ClosedRange<Double>, default fallback: Double) throws(ProtocolError) -> Double {
+    try optionalNumber(key, in: range) ?? fallback
+  }
+
+  mutating func integer(_ key: String) throws(ProtocolError) -> Int? {
+    guard let value = take(key) else { return nil }
+    guard let x = value.doubleValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an integer") }
+    guard let n = value.intValue else {
+      // Not an integer within ±2^53: either a fraction or too large to be exact.
+      let tooLarge = abs(x) >= 9_007_199_254_740_992
+      throw ProtocolError(
+        tooLarge ? .outOfRange : .invalidRequest,
+        tooLarge ? "\"\(key)\" is too large" : "\"\(key)\" must be an integer, not \(x)")
+    }
+    return n
+  }
+
+  mutating func integer(_ key: String, default fallback: Int) throws(ProtocolError) -> Int {
+    try integer(key) ?? fallback
+  }
+
+  func rejectUnread(op: String) throws(ProtocolError) {
+    if let extra = members.first(where: { !read.contains($0.0) }) {
+      throw ProtocolError(.invalidRequest, "\(op) has no field \"\(extra.0.prefix(64))\"; see docs/PROTOCOL.md")
+    }
+  }
+
+  private func format(_ x: Double) -> String {
+    abs(x) < 1e15 && Double(Int(x)) == x ? String(Int(x)) : String(x)
+  }
+}

@@ -1,0 +1,311 @@
+import ArgumentParser
+import CueClient
+import CuePosix
+import CueProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Exit statuses, as documented in the README: scripts branch on them.
+enum ExitStatus: Int32 {
+  case ok = 0
+  /// The daemon refused the request (unknown cue, value out of range).
+  case refused = 1
+  /// Bad command line.
+  case usage = 2
+  /// The daemon is not reachable.
+  case unreachable = 3
+}
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+  @Option(help: ArgumentHelp("The daemon's socket (default: $CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock).", valueName: "path"))
+  var socket: String?
+
+  @Flag(help: "Print the daemon's raw JSON replies, one per line.")
+  var json = false
+}
+
+/// Connects, sends, prints; maps every failure to its exit status.
+struct Session {
+  let options: GlobalOptions
+  let connection: CueConnection
+
+  init(_ options: GlobalOptions) throws {
+    self.options = options
+    do {
+      connection = try CueConnection.connect(socketPath: options.socket)
+    } catch {
+      throw Self.fail(error, options: options)
+    }
+  }
+
+  func send(_ request: Request) throws -> JSONValue {
+    do {
+      let reply = try connection.send(request)
+      if options.json { writeToStandardOutput(JSONWriter.write(reply) + "\n") }
+      return reply
+    } catch {
+      throw fail(error)
+    }
+  }
+
+  func fail(_ error: ClientError) -> ExitCode { Self.fail(error, options: options) }
+
+  static func fail(_ error: ClientError, options: GlobalOptions) -> ExitCode {
+    if options.json, case .refused(let protocolError) = error {
+      writeToStandardOutput(JSONWriter.write(Reply.failure(id: nil, protocolError)) + "\n")
+    }
+    writeToStandardError("cuectl: \(error)\n")
+    switch error {
+    case .unreachable: return ExitCode(ExitStatus.unreachable.rawValue)
+    case .refused: return ExitCode(ExitStatus.refused.rawValue)
+    case .disconnected, .protocolViolation, .timedOut: return ExitCode(ExitStatus.unreachable.rawValue)
+    }
+  }
+}
+
+struct Cuectl: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "cuectl",
+    abstract: "Controls cued, the audio cue daemon.",
+    discussion: """
+      Exit status: 0 ok; 1 the daemon refused the request; 2 usage error; 3 the daemon is not reachable.
+      """,
+    version: cuedVersion,
+    subcommands: [Play.self, Stop.self, List.self, Status.self, Ping.self, Reload.self])
+}
+
+struct Play: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Plays a cue and prints its voice id.",
+    discussion: """
+      Examples:
+        cuectl play pico
+        cuectl play page-next --volume 0.5 --pan 0.8
+        cuectl play tick --loops 2 --wait      # three ticks, back to back; returns when done
+        cuectl play hum --loops -1             # until `cuectl stop hum`
+      """)
+
+  @OptionGroup var global: GlobalOptions
+
+  @Argument(help: "The cue's name (its file name without .mp3; `cuectl list` shows them).")
+  var cue: String
+
+  @Option(help: ArgumentHelp("Linear volume, 0 to 1.", valueName: "v"))
+  var volume: Double = 1
+
+  @Option(help: ArgumentHelp("Stereo position, -1 (left) to 1 (right).", valueName: "p"))
+  var pan: Double = 0
+
+  @Option(
+    help: ArgumentHelp("Repeats after the first play: 0 once, n for n+1 plays, negative until stopped.", valueName: "n"))
+  var loops: Int = 0
+
+  @Flag(help: "Wait until the voice ends; exit 0 only if it played to the end.")
+  var wait = false
+
+  func validate() throws {
+    guard volume.isFinite, (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1") }
+    guard pan.isFinite, (-1...1).contains(pan) else { throw ValidationError("--pan must be between -1 and 1") }
+    guard !(wait && loops < 0) else { throw ValidationError("--wait with negative --loops would never return") }
+  }
+
+  func run() throws {
+    let session = try Session(global)
+    let reply = try session.send(.play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops, notify: wait)))
+    guard let voice = reply["voice"]?.intValue else { throw session.fail(.protocolViolation("play reply without a voice")) }
+    if !global.json { writeToStandardOutput("\(voice)\n") }
+    guard wait else { return }
+    while true {
+      let event: (kind: String, body: JSONValue)
+      do {
+        event = try session.connection.nextEvent()
+      } catch {
+        throw session.fail(error)
+      }
+      guard event.kind == "finished", event.body["voice"]?.intValue == voice else { continue }
+      if global.json { writeToStandardOutput(JSONWriter.write(event.body) + "\n") }
+      if event.body["successfully"]?.boolValue == true { return }
+      let reason = event.body["reason"]?.stringValue ?? "unknown"
+      writeToStandardError("cuectl: voice \(voice) (\(cue)) did not play to the end: \(reason)\n")
+      throw ExitCode(ExitStatus.refused.rawValue)
+    }
+  }
+}
+
+struct Stop: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Stops a voice, every voice of a cue, or everything, with a short fade.",
+    discussion: """
+      Examples:
+        cuectl stop 17          # voice 17
+        cuectl stop hum         # every voice playing the cue 'hum'
+        cuectl stop --all
+      """)
+
+  @OptionGroup var global: GlobalOptions
+
+  @Argument(help: "A voice id (a number) or a cue name.")
+  var target: String?
+
+  @Flag(help: "Stop every voice.")
+  var all = false
+
+  @Option(help: ArgumentHelp("Fade-out length in seconds (default: a few milliseconds).", valueName: "seconds"))
+  var fade: Double?
+
+  func validate() throws {
+    guard (target != nil) != all else { throw ValidationError("give a voice id or cue name, or --all (one of them)") }
+    if let fade { guard fade.isFinite, fade >= 0, fade <= Request.maximumFadeSeconds else { throw ValidationError("--fade must be between 0 and 60 seconds") } }
+  }
+
+  func run() throws {
+    let session = try Session(global)
+    let stopTarget: StopTarget
+    if all {
+      stopTarget = .all
+    } else if let target, let voice = UInt64(target) {
+      stopTarget = .voice(voice)
+    } else {
+      stopTarget = .cue(target ?? "")
+    }
+    let reply = try session.send(.stop(stopTarget, fadeSeconds: fade))
+    if !global.json { writeToStandardOutput("stopped \(reply["stopped"]?.intValue ?? 0)\n") }
+  }
+}
+
+struct List: ParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "Lists the loaded cues: duration, source rate, channels, memory.")
+
+  @OptionGroup var global: GlobalOptions
+
+  func run() throws {
+    let session = try Session(global)
+    let reply = try session.send(.list)
+    guard !global.json else { return }
+    let cues = reply["cues"]?.arrayValue ?? []
+    var rows = [["NAME", "DURATION", "RATE", "CH", "MEMORY"]]
+    for cue in cues {
+      rows.append([
+        cue["name"]?.stringValue ?? "?",
+        formatSeconds(cue["duration"]?.doubleValue ?? 0),
+        "\(cue["sourceRate"]?.intValue ?? 0) Hz",
+        "\(cue["channels"]?.intValue ?? 0)",
+        formatBytes(cue["bytes"]?.intValue ?? 0),
+      ])
+    }
+    writeToStandardOutput(table(rows))
+    if cues.isEmpty { writeToStandardError("cuectl: no cues are loaded\n") }
+  }
+}
+
+struct Status: ParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "Shows the device and its state, voices, underruns, uptime and cues.")
+
+  @OptionGroup var global: GlobalOptions
+
+  func run() throws {
+    let session = try Session(global)
+    let reply = try session.send(.status)
+    guard !global.json else { return }
+    let device = reply["device"]
+    var lines: [String] = []
+    var deviceLine = "device:    \(device?["name"]?.stringValue ?? "?") (\(device?["state"]?.stringValue ?? "?"))"
+    if let format = device?["format"]?.stringValue {
+      deviceLine += ", \(format) \(device?["rate"]?.intValue ?? 0) Hz, period \(device?["periodFrames"]?.intValue ?? 0), buffer \(device?["bufferFrames"]?.intValue ?? 0) frames"
+    }
+    lines.append(deviceLine)
+    if let error = device?["error"]?.stringValue { lines.append("error:     \(error)") }
+    lines.append("voices:    \(reply["voices"]?.intValue ?? 0) playing (limit \(reply["voiceLimit"]?.intValue ?? 0))")
+    lines.append("underruns: \(reply["underruns"]?.intValue ?? 0)")
+    lines.append("uptime:    \(formatSeconds(reply["uptime"]?.doubleValue ?? 0))")
+    lines.append("cues:      \(reply["cues"]?.intValue ?? 0) (\(formatBytes(reply["cueBytes"]?.intValue ?? 0)))")
+    lines.append("clients:   \(reply["clients"]?.intValue ?? 0)")
+    lines.append("daemon:    cued \(reply["version"]?.stringValue ?? "?"), pid \(reply["pid"]?.intValue ?? 0), \(session.connection.socketPath)")
+    writeToStandardOutput(lines.joined(separator: "\n") + "\n")
+  }
+}
+
+struct Ping: ParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "Checks that the daemon answers.")
+
+  @OptionGroup var global: GlobalOptions
+
+  func run() throws {
+    let session = try Session(global)
+    let began = MonotonicClock.nanoseconds()
+    _ = try session.send(.ping)
+    let micros = (MonotonicClock.nanoseconds() - began) / 1000
+    if !global.json { writeToStandardOutput("pong from \(session.connection.socketPath) in \(micros) µs\n") }
+  }
+}
+
+struct Reload: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Rescans the sound directories; what is playing is not cut.")
+
+  @OptionGroup var global: GlobalOptions
+
+  func run() throws {
+    let session = try Session(global)
+    let reply = try session.send(.reload)
+    guard !global.json else { return }
+    func names(_ key: String) -> String {
+      let list = (reply[key]?.arrayValue ?? []).compactMap(\.stringValue)
+      return list.isEmpty ? "none" : list.joined(separator: ", ")
+    }
+    var text = "reloaded: \(reply["cues"]?.intValue ?? 0) cues; added: \(names("added")); changed: \(names("changed")); removed: \(names("removed"))\n"
+    for failure in reply["failed"]?.arrayValue ?? [] {
+      text += "skipped \(failure["path"]?.stringValue ?? "?"): \(failure["reason"]?.stringValue ?? "?")\n"
+    }
+    writeToStandardOutput(text)
+  }
+}
+
+func formatSeconds(_ seconds: Double) -> String {
+  if seconds < 10 {
+    let milliseconds = Int(seconds * 1000 + 0.5)
+    return "\(milliseconds / 1000).\(String(milliseconds % 1000 + 1000).dropFirst()) s"
+  }
+  let whole = Int(seconds)
+  if whole < 3600 { return "\(whole / 60)m\(whole % 60)s" }
+  return "\(whole / 3600)h\((whole % 3600) / 60)m"
+}
+
+func formatBytes(_ bytes: Int) -> String {
+  if bytes < 1024 { return "\(bytes) B" }
+  if bytes < 1 << 20 { return "\((bytes + 512) / 1024) KiB" }
+  return "\((bytes + (1 << 19)) >> 20) MiB"
+}
+
+func table(_ rows: [[String]]) -> String {
+  guard let first = rows.first else { return "" }
+  var widths = first.map(\.count)
+  for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+  return rows.map { row in
+    row.enumerated().map { i, cell in
+      i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
+    }.joined(separator: "  ")
+  }.joined(separator: "\n") + "\n"
+}
+
+// Usage errors exit 2 (swift-argument-parser's default is 64); help and --version exit 0.
+do {
+  var command = try Cuectl.parseAsRoot()
+  try command.run()
+} catch {
+  let code = Cuectl.exitCode(for: error)
+  if code == .validationFailure {
+    writeToStandardError(Cuectl.fullMessage(for: error) + "\n")
+    exit(ExitStatus.usage.rawValue)
+  }
+  if code == .success {
+    writeToStandardOutput(Cuectl.fullMessage(for: error) + "\n")
+    exit(0)
+  }
+  let message = Cuectl.fullMessage(for: error)
+  if !message.isEmpty { writeToStandardError(message + "\n") }
+  exit(code.rawValue)
+}

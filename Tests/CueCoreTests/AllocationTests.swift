@@ -1,0 +1,69 @@
+import CAllocCounter
+import CueCore
+import Testing
+
+/// A sink that keeps nothing: the engine's write path without a device.
+final class DiscardingSink: AudioSink, @unchecked Sendable {
+  var writes = 0
+  func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
+    writes += 1
+    return .ok
+  }
+  func delayFrames() -> Int { 0 }
+}
+
+final class QuietSignals: EngineSignals, @unchecked Sendable {
+  func wakeAudioThread() {}
+  func parkAudioThread(timeoutMilliseconds: Int32) {}
+  func notifyControl() {}
+}
+
+@Suite("The render path allocates nothing")
+struct AllocationTests {
+  @Test func theCounterSeesAllocations() {
+    #expect(cued_alloc_counter_is_active() == 1)
+  }
+
+  @Test func renderingAPeriodAllocatesNothing() {
+    let cue = makeCue(frames: 4800, left: { Float($0 % 100) / 100 }, right: { -Float($0 % 50) / 50 })
+    let mixer = Mixer(voiceCapacity: 64)
+    for i in 0..<48 {
+      let gain = StereoGain.voice(volume: 0.5, pan: Double(i % 5) / 2 - 1, sourceIsMono: i % 2 == 0)
+      _ = mixer.start(VoiceStart(id: VoiceID(UInt64(i)), samples: cue.samples, gain: gain, loops: .count(3), fadeInFrames: i))
+    }
+    let bus = UnsafeMutablePointer<Float>.allocate(capacity: 480)
+    defer { bus.deallocate() }
+    mixer.render(into: bus, frameCount: 240)  // warm up
+    cued_alloc_counter_start()
+    for period in 0..<200 {
+      if period == 50 { mixer.stop(VoiceID(3), fadeFrames: 100, reason: .stopped) }
+      if period == 60 { mixer.setGain(VoiceID(4), to: .silent, rampFrames: 300) }
+      mixer.render(into: bus, frameCount: 240)
+      mixer.drainStarted { _, _ in true }
+      mixer.drainEnded { _ in true }
+    }
+    let allocations = cued_alloc_counter_stop()
+    #expect(allocations == 0)
+  }
+
+  @Test func anEngineCycleAllocatesNothing() {
+    let cue = makeCue(frames: 2400, left: { _ in 0.25 }, right: { _ in 0.25 })
+    let sink = DiscardingSink()
+    let engine = Engine(
+      configuration: EngineConfiguration(periodFrames: 240, idleFrames: 48000, voiceCapacity: 64),
+      sink: sink, signals: QuietSignals())
+    #expect(engine.send(.attach))
+    _ = engine.runCycle()
+    for i in 0..<40 {
+      #expect(engine.send(.start(VoiceStart(id: VoiceID(UInt64(i)), samples: cue.samples, gain: .unity, loops: .count(1)))))
+    }
+    cued_alloc_counter_start()
+    for _ in 0..<100 { _ = engine.runCycle() }
+    let allocations = cued_alloc_counter_stop()
+    #expect(allocations == 0)
+    #expect(sink.writes == 101)
+    var ended = 0
+    while let event = engine.nextEvent() { if case .ended = event { ended += 1 } }
+    #expect(ended == 40)
+  }
+}
