@@ -63,7 +63,7 @@ let package = Package(
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["cued", "cuectl", "CueAudio", "CueProtocol"]),
+      dependencies: ["cued", "cuectl", "CueAudio", "CueProtocol", "CuePosix"]),
   ],
   swiftLanguageModes: [.v6]
 )

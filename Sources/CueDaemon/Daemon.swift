@@ -364,7 +364,10 @@ public final class Daemon<Device: OutputDevice> {
     guard let cue = library[p.cue] else {
       throw ProtocolError(.unknownCue, "no cue named '\(p.cue.prefix(200))'; \(cueHint())")
     }
-    try ensureDeviceOpen()
+    // The device opens first but is handed to the audio thread after the start, so the voice's
+    // first frame is the first frame the device plays.
+    let attachPending = try ensureDeviceOpen()
+    defer { if attachPending { attachDevice() } }
     var fields: [(String, JSONValue)] = []
     // Past the voice limit, the oldest voice makes room, fading out.
     let sounding = voices.filter { !$0.value.stopping }
@@ -478,24 +481,38 @@ public final class Daemon<Device: OutputDevice> {
 
   // MARK: - Device
 
-  private func ensureDeviceOpen() throws(ProtocolError) {
+  /// Makes sure the device is open; returns true when it was opened now and still has to be attached.
+  private func ensureDeviceOpen() throws(ProtocolError) -> Bool {
     switch deviceState {
     case .open:
-      return
+      return false
     case .lost(let error, let next, _) where MonotonicClock.nanoseconds() < next:
       throw ProtocolError(
         .deviceUnavailable, "audio device '\(device.name)' is unavailable (\(error)); cued retries shortly")
     case .closed, .lost:
-      if !openDevice() {
-        guard case .lost(let error, _, _) = deviceState else { return }
-        throw ProtocolError(.deviceUnavailable, "audio device '\(device.name)' is unavailable: \(error)")
+      if !openDevice(attach: false) {
+        if case .lost(let error, _, _) = deviceState {
+          throw ProtocolError(.deviceUnavailable, "audio device '\(device.name)' is unavailable: \(error)")
+        }
+        throw ProtocolError(.deviceUnavailable, "audio device '\(device.name)' is unavailable")
       }
+      return true
     }
   }
 
-  /// Opens the device and hands it to the audio thread; on failure enters (or stays in) `lost` with backoff.
+  /// Hands the open device to the audio thread.
+  private func attachDevice() {
+    if !engine.send(.attach) {
+      device.close()
+      deviceState = .lost(
+        error: "the audio thread's queue is full", nextAttempt: MonotonicClock.nanoseconds() + 100_000_000,
+        backoffNanoseconds: 100_000_000)
+    }
+  }
+
+  /// Opens the device (and, with `attach`, hands it to the audio thread); on failure enters (or stays in) `lost` with backoff.
   @discardableResult
-  private func openDevice() -> Bool {
+  private func openDevice(attach: Bool = true) -> Bool {
     let wasLost: Bool
     var backoff: UInt64 = 100_000_000
     if case .lost(_, _, let b) = deviceState {
@@ -514,12 +531,8 @@ public final class Daemon<Device: OutputDevice> {
       } else if deviceOpens == 1 {
         logger.info("opened audio device '\(device.name)': \(format)")
       }
-      guard engine.send(.attach) else {
-        device.close()
-        deviceState = .lost(error: "the audio thread's queue is full", nextAttempt: MonotonicClock.nanoseconds() + backoff, backoffNanoseconds: backoff)
-        return false
-      }
       deviceState = .open(format)
+      if attach { attachDevice() }
       return true
     } catch {
       let next = wasLost ? min(backoff * 2, 2_000_000_000) : backoff

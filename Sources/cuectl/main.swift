@@ -93,13 +93,15 @@ struct Play: ParsableCommand {
   @Argument(help: "The cue's name (its file name without .mp3; `cuectl list` shows them).")
   var cue: String
 
-  @Option(help: ArgumentHelp("Linear volume, 0 to 1.", valueName: "v"))
+  // `.unconditional`: the value may start with '-' (`--pan -1`, `--loops -1`).
+  @Option(parsing: .unconditional, help: ArgumentHelp("Linear volume, 0 to 1.", valueName: "v"))
   var volume: Double = 1
 
-  @Option(help: ArgumentHelp("Stereo position, -1 (left) to 1 (right).", valueName: "p"))
+  @Option(parsing: .unconditional, help: ArgumentHelp("Stereo position, -1 (left) to 1 (right).", valueName: "p"))
   var pan: Double = 0
 
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp("Repeats after the first play: 0 once, n for n+1 plays, negative until stopped.", valueName: "n"))
   var loops: Int = 0
 

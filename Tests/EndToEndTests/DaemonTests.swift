@@ -1,0 +1,272 @@
+import CuePosix
+import CueProtocol
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A raw protocol connection, for what cuectl never sends.
+final class RawClient {
+  let fd: CuePosix.FileDescriptor
+  var framer = LineFramer(maxLineBytes: 1 << 20)
+
+  init(socket: String) throws {
+    fd = try UnixSocket.connect(path: socket)
+  }
+
+  deinit { fd.close() }
+
+  func send(_ text: String) throws { try fd.writeAll(Array(text.utf8)) }
+  func send(bytes: [UInt8]) throws { try fd.writeAll(bytes) }
+
+  /// The next line from the daemon, parsed (5 s timeout).
+  func receive() throws -> JSONValue {
+    let deadline = Date().addingTimeInterval(5)
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while Date() < deadline {
+      if let frame = framer.next(), case .line(let bytes) = frame { return try JSONParser.parse(bytes) }
+      let ready = try Poll.wait([PollRequest(fd: fd, events: .readable)], timeoutMilliseconds: 100)
+      if ready[0].isEmpty { continue }
+      switch try buffer.withUnsafeMutableBytes({ try fd.read(into: $0) }) {
+      case .bytes(let n): framer.append(buffer[0..<n])
+      case .endOfFile: throw HarnessError("the daemon closed the connection")
+      case .wouldBlock: continue
+      }
+    }
+    throw HarnessError("no line from the daemon within 5 s")
+  }
+}
+
+@Suite("The daemon and cuectl", .serialized)
+struct DaemonTests {
+  static func start(_ extra: [String] = [], sounds: [String: String] = ["pico": "tone-48000-mono.mp3", "loop": "loop-48000-stereo.mp3"]) throws -> (DaemonProcess, String) {
+    let dir = Harness.temporaryDirectory()
+    let soundDir = try Harness.soundDirectory(in: dir, sounds)
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", soundDir, "--device", "null", "--idle-timeout", "0.3"] + extra,
+      logPath: dir + "/cued.log")
+    return (daemon, dir)
+  }
+
+  @Test func playingAnUnknownCueExits1AndNamesIt() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let result = try daemon.cuectl(["play", "nosuch"])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("nosuch"))
+    #expect(result.stderr.contains("pico"))  // and says what there is
+  }
+
+  @Test func statusWithoutADaemonExits3AndNamesTheSocket() throws {
+    let path = Harness.temporaryDirectory() + "/absent.sock"
+    let result = try run(Harness.cuectl, ["status", "--socket", path])
+    #expect(result.status == 3)
+    #expect(result.stderr.contains(path))
+    #expect(result.stderr.contains("cued"))
+  }
+
+  @Test("usage errors exit 2", arguments: [["play"], ["play", "pico", "--volume", "2"], ["stop"], ["bogus"]])
+  func usageErrorsExit2(_ arguments: [String]) throws {
+    let result = try run(Harness.cuectl, arguments + ["--socket", "/tmp/unused.sock"])
+    #expect(result.status == 2, "\(result.stderr)")
+  }
+
+  @Test func aValueOutOfRangeIsRefusedByTheDaemonWithExit1() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let client = try RawClient(socket: daemon.socket)
+    try client.send(#"{"id":1,"op":"play","cue":"pico","volume":1.5}"# + "\n")
+    let reply = try client.receive()
+    #expect(reply["ok"] == false)
+    #expect(reply["error"]?["code"] == "out-of-range")
+    #expect(reply["error"]?["message"]?.stringValue?.contains("volume") == true)
+  }
+
+  @Test func playPrintsTheVoiceIdAndWaitReportsTheEnd() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let first = try daemon.cuectl(["play", "pico"])
+    #expect(first.status == 0)
+    #expect(Int(first.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == 1)
+    let waited = try daemon.cuectl(["play", "loop", "--loops", "2", "--wait", "--json"])
+    #expect(waited.status == 0)
+    #expect(waited.stdout.contains(#""event":"finished""#))
+    #expect(waited.stdout.contains(#""successfully":true"#))
+  }
+
+  @Test func stopEndsALoopingVoiceAndWaitExits1() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let client = try RawClient(socket: daemon.socket)
+    try client.send(#"{"id":"a","op":"play","cue":"loop","loops":-1,"notify":true}"# + "\n")
+    let reply = try client.receive()
+    #expect(reply["id"] == "a")
+    let voice = try #require(reply["voice"]?.intValue)
+    let stopped = try daemon.cuectl(["stop", "loop"])
+    #expect(stopped.status == 0)
+    #expect(stopped.stdout.contains("stopped 1"))
+    let event = try client.receive()
+    #expect(event["event"] == "finished")
+    #expect(event["voice"]?.intValue == voice)
+    #expect(event["reason"] == "stopped")
+    #expect(event["successfully"] == false)
+    let again = try daemon.cuectl(["stop", "\(voice)"])
+    #expect(again.status == 1)
+  }
+
+  @Test func theVoiceLimitStealsTheOldestAndSaysSo() throws {
+    let (daemon, _) = try Self.start(["--max-voices", "2"])
+    defer { daemon.stop() }
+    let client = try RawClient(socket: daemon.socket)
+    for i in 1...3 {
+      try client.send(#"{"id":\#(i),"op":"play","cue":"loop","loops":-1,"notify":true}"# + "\n")
+    }
+    var replies: [JSONValue] = []
+    var events: [JSONValue] = []
+    while replies.count < 3 || events.isEmpty {
+      let message = try client.receive()
+      if message["event"] != nil { events.append(message) } else { replies.append(message) }
+    }
+    #expect(replies[2]["stole"]?.intValue == replies[0]["voice"]?.intValue)
+    #expect(events[0]["reason"] == "stolen")
+    #expect(events[0]["voice"] == replies[0]["voice"])
+    let status = try daemon.status()
+    #expect(status["voices"] as? Int == 2)
+  }
+
+  @Test func malformedLinesGetErrorsAndTheConnectionKeepsWorking() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let client = try RawClient(socket: daemon.socket)
+    let bystander = try RawClient(socket: daemon.socket)
+    let cases: [(String, String)] = [
+      ("{not json\n", "parse-error"),
+      ("[1,2]\n", "invalid-request"),
+      (#"{"id":2,"op":"dance"}"# + "\n", "unknown-op"),
+      (#"{"id":3,"op":"play"}"# + "\n", "invalid-request"),
+      (#"{"id":4,"op":"play","cue":"pico","volume":"loud"}"# + "\n", "invalid-request"),
+      (#"{"id":5,"op":"play","cue":"pico","colour":"red"}"# + "\n", "invalid-request"),
+      (#"{"id":6,"op":"play","cue":"pico","loops":1e300}"# + "\n", "out-of-range"),
+      (#"{"id":7,"op":"stop","voice":1,"all":true}"# + "\n", "invalid-request"),
+    ]
+    for (line, code) in cases {
+      try client.send(line)
+      let reply = try client.receive()
+      #expect(reply["ok"] == false, "\(line)")
+      #expect(reply["error"]?["code"]?.stringValue == code, "\(line)")
+    }
+    // Invalid UTF-8 and a line over 64 KiB, sent byte-wise.
+    try client.send(bytes: [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D, 0x0A])
+    #expect(try client.receive()["error"]?["code"] == "parse-error")
+    try client.send(bytes: Array(repeating: 0x20, count: 70_000) + [0x0A])
+    #expect(try client.receive()["error"]?["code"] == "line-too-long")
+    // A request split byte by byte still works.
+    for byte in Array(#"{"id":9,"op":"ping"}"#.utf8) + [0x0A] { try client.send(bytes: [byte]) }
+    let pong = try client.receive()
+    #expect(pong["id"] == 9 && pong["ok"] == true)
+    try bystander.send(#"{"id":1,"op":"ping"}"# + "\n")
+    #expect(try bystander.receive()["ok"] == true)
+  }
+
+  @Test func aStaleSocketIsReclaimedAndALiveDaemonIsNotDisplaced() throws {
+    let (first, dir) = try Self.start()
+    // A second daemon on the same path refuses to start, with a clear message.
+    let second = try run(Harness.cued, ["--socket", first.socket, "--device", "null", "--sounds", dir + "/sounds"], timeout: 10)
+    #expect(second.status != 0)
+    #expect(second.stderr.contains("already serving"))
+    #expect(try first.cuectl(["ping"]).status == 0)
+    // Killed outright, the first leaves its socket file; the next start reclaims it.
+    first.signal(SIGKILL)
+    first.child.wait(timeout: 5)
+    #expect(FileManager.default.fileExists(atPath: first.socket))
+    let third = try DaemonProcess(
+      socket: first.socket, arguments: ["--sounds", dir + "/sounds", "--device", "null"], logPath: dir + "/third.log")
+    defer { third.stop() }
+    #expect(try third.cuectl(["ping"]).status == 0)
+    #expect(third.log.contains("stale"))
+  }
+
+  @Test func theSocketIsPrivate() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let attributes = try FileManager.default.attributesOfItem(atPath: daemon.socket)
+    #expect((attributes[.posixPermissions] as? Int) == 0o600)
+  }
+
+  @Test func sigtermExits0AndRemovesTheSocket() throws {
+    let (daemon, _) = try Self.start()
+    _ = try daemon.cuectl(["play", "loop", "--loops", "-1"])
+    #expect(daemon.stop() == 0)
+    #expect(!FileManager.default.fileExists(atPath: daemon.socket))
+  }
+
+  @Test func reloadPicksUpANewFileWithoutCuttingWhatPlays() throws {
+    let (daemon, dir) = try Self.start()
+    defer { daemon.stop() }
+    let client = try RawClient(socket: daemon.socket)
+    try client.send(#"{"id":1,"op":"play","cue":"loop","loops":-1,"notify":true}"# + "\n")
+    _ = try client.receive()
+    try FileManager.default.copyItem(atPath: Harness.fixture("tone-44100-stereo.mp3"), toPath: dir + "/sounds/fresh.mp3")
+    try "not audio".write(toFile: dir + "/sounds/broken.mp3", atomically: true, encoding: .utf8)
+    let reload = try daemon.cuectl(["reload", "--json"])
+    #expect(reload.status == 0)
+    #expect(reload.stdout.contains(#""added":["fresh"]"#))
+    #expect(reload.stdout.contains("broken.mp3"))
+    #expect(try daemon.cuectl(["play", "fresh"]).status == 0)
+    #expect((try daemon.status())["voices"] as? Int ?? 0 >= 1)
+    // SIGHUP reloads too.
+    try FileManager.default.removeItem(atPath: dir + "/sounds/fresh.mp3")
+    daemon.signal(SIGHUP)
+    let deadline = Date().addingTimeInterval(5)
+    while Date() < deadline, (try daemon.status())["cues"] as? Int != 2 { usleep(20_000) }
+    #expect((try daemon.status())["cues"] as? Int == 2)
+    // The looping voice was never cut.
+    #expect((try daemon.status())["voices"] as? Int ?? 0 >= 1)
+    try client.send(#"{"id":2,"op":"stop","all":true}"# + "\n")
+    #expect(try client.receive()["ok"] == true)
+  }
+
+  @Test func aBrokenFileIsSkippedAndTheOthersLoad() throws {
+    let (daemon, dir) = try Self.start(sounds: ["pico": "tone-48000-mono.mp3", "junk": "random.mp3", "empty": "empty.mp3"])
+    defer { daemon.stop() }
+    let list = try daemon.cuectl(["list"])
+    #expect(list.stdout.contains("pico"))
+    #expect(!list.stdout.contains("junk"))
+    #expect(daemon.log.contains("\(dir)/sounds/junk.mp3"))
+    #expect(daemon.log.contains("\(dir)/sounds/empty.mp3: the file is empty") || daemon.log.contains("empty.mp3"))
+  }
+
+  @Test func listShowsDurationRateChannelsAndMemory() throws {
+    let (daemon, _) = try Self.start(sounds: ["tone": "tone-44100-stereo.mp3"])
+    defer { daemon.stop() }
+    let result = try daemon.cuectl(["list", "--json"])
+    let object = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    let cue = try #require(object["cues"]?.arrayValue?.first)
+    #expect(cue["name"] == "tone")
+    #expect(cue["sourceRate"]?.intValue == 44100)
+    #expect(cue["channels"]?.intValue == 2)
+    #expect(cue["frames"]?.intValue == 5760)
+    #expect(cue["bytes"]?.intValue == 5760 * 8)
+  }
+
+  /// Reads utime + stime (clock ticks) of a whole process.
+  static func cpuTicks(_ pid: Int32) throws -> Int {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+    return Int(fields[11])! + Int(fields[12])!
+  }
+
+  @Test func onceIdleTheDaemonUsesNoCPU() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    try daemon.waitForDevice("closed")
+    usleep(200_000)
+    let before = try Self.cpuTicks(daemon.pid)
+    usleep(5_000_000)
+    let after = try Self.cpuTicks(daemon.pid)
+    #expect(after - before == 0)
+  }
+}

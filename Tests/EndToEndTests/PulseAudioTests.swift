@@ -1,0 +1,86 @@
+import CueAudio
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private PulseAudio server with a null sink named `t` (paced, like a real card), in its own directory.
+final class PulseServer {
+  let directory: String
+  let process: Subprocess
+  var serverAddress: String { "unix:\(directory)/pulse/native" }
+  var environment: [String: String] { ["PULSE_SERVER": serverAddress, "XDG_RUNTIME_DIR": directory, "HOME": directory] }
+
+  init(directory: String) throws {
+    self.directory = directory
+    process = try Subprocess(
+      "/usr/bin/pulseaudio",
+      [
+        "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disable-shm=yes",
+        "-L", "module-null-sink sink_name=t rate=48000 channels=2 format=float32le norewinds=1",
+        "-L", "module-native-protocol-unix auth-anonymous=1",
+      ], environment: ["PULSE_SERVER": "unix:\(directory)/pulse/native", "XDG_RUNTIME_DIR": directory, "HOME": directory],
+      stderr: directory + "/pulseaudio.log")
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline {
+      if (try? run("/usr/bin/pactl", ["info"], environment: environment, timeout: 5).status) == 0 { return }
+      usleep(50_000)
+    }
+    throw HarnessError("pulseaudio did not start within 10 s (is the pulseaudio package installed?)")
+  }
+
+  func sinkInputs() throws -> [String] {
+    try run("/usr/bin/pactl", ["list", "short", "sink-inputs"], environment: environment).stdout
+      .split(separator: "\n").map(String.init)
+  }
+
+  deinit {
+    process.terminate(grace: 2)
+  }
+}
+
+@Suite("PulseAudio null sink, paced end to end", .serialized)
+struct PulseAudioTests {
+  @Test func aCueIsCapturedFromTheMonitorAndTheDeviceClosesWhenIdle() throws {
+    let dir = Harness.temporaryDirectory()
+    let pulse = try PulseServer(directory: dir)
+    // The recorder first, with low latency: an idle null sink renders 2 s ahead until a reader pulls it close.
+    let recorder = try Subprocess(
+      "/usr/bin/parec",
+      ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
+      environment: pulse.environment, stdout: dir + "/capture.f32", stderr: dir + "/parec.log")
+    defer { recorder.terminate(grace: 1) }
+    usleep(2_500_000)
+
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulse:t", "--idle-timeout", "0.5"],
+      environment: pulse.environment, logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+
+    let played = try daemon.cuectl(["play", "pico", "--wait"])
+    #expect(played.status == 0, "\(played.stderr)")
+    #expect(try daemon.deviceState() == "open")
+    #expect(try pulse.sinkInputs().count == 1)
+    usleep(300_000)
+    recorder.terminate(grace: 2)
+
+    // The capture holds the cue, sample for sample (float32 end to end, unity volume).
+    let captured = try readFloats(dir + "/capture.f32")
+    let decoded = try MP3Decoder.decode(path: Harness.fixture("tone-44100-stereo.mp3")).buffer.toArray()
+    let firstDecoded = try #require(decoded.firstIndex { $0 != 0 })
+    let firstCaptured = try #require(captured.firstIndex { $0 != 0 }, "the capture is silent")
+    let offset = firstCaptured - firstDecoded
+    try #require(offset >= 0 && offset % 2 == 0 && offset + decoded.count <= captured.count)
+    var worst: Float = 0
+    for i in 0..<decoded.count { worst = max(worst, abs(captured[offset + i] - decoded[i])) }
+    #expect(worst <= 1e-6)
+
+    // Once idle, cued closes the device: no stream left on the server.
+    try daemon.waitForDevice("closed", timeout: 5)
+    #expect(try pulse.sinkInputs().isEmpty)
+    #expect(daemon.stop() == 0)
+  }
+}
