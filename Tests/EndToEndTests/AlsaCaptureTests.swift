@@ -75,6 +75,39 @@ struct AlsaCaptureTests {
   }
 }
 
+extension AlsaCaptureTests {
+  /// A device that refuses float (ALSA's `linear` plugin takes integer formats only) gets S16.
+  @Test func aDeviceWithoutFloatGetsS16() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, ["tone": "tone-44100-stereo.mp3"])
+    let config = """
+      </usr/share/alsa/alsa.conf>
+      pcm.s16file { type file slave.pcm "null" file "\(dir)/out.raw" format "raw" perm 0644 }
+      pcm.s16only { type linear slave { pcm "s16file" format S16_LE } }
+      """
+    try config.write(toFile: dir + "/asound.conf", atomically: true, encoding: .utf8)
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "s16only", "--idle-timeout", "0.2"],
+      environment: ["ALSA_CONFIG_PATH": dir + "/asound.conf"], logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "tone", "--wait"]).status == 0)
+    try daemon.waitForDevice("closed")
+    let device = try #require(daemon.status()["device"] as? [String: Any])
+    #expect(device["format"] as? String == "S16_LE")
+    let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/out.raw"))
+    let captured: [Int16] = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    let decoded = try MP3Decoder.decode(path: Harness.fixture("tone-44100-stereo.mp3")).buffer.toArray()
+    try #require(captured.count >= decoded.count)
+    var worst = 0
+    for i in 0..<decoded.count {
+      let expected = Int((max(-1, min(1, decoded[i])) * 32767).rounded())
+      worst = max(worst, abs(Int(captured[i]) - expected))
+    }
+    #expect(worst <= 1)
+    #expect(captured[decoded.count...].allSatisfy { $0 == 0 })
+  }
+}
+
 /// The mixer's limiter, restated for the test (knee 0.9): the pan test's peaks stay under it.
 enum SoftLimiterReference {
   static func limit(_ x: Float) -> Float {

@@ -269,4 +269,47 @@ struct DaemonTests {
     let after = try Self.cpuTicks(daemon.pid)
     #expect(after - before == 0)
   }
+
+  @Test func aStoppedDaemonRecoversTheUnderrunAndCountsIt() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "loop", "--loops", "-1"]).status == 0)
+    usleep(200_000)
+    daemon.signal(SIGSTOP)
+    usleep(300_000)
+    daemon.signal(SIGCONT)
+    usleep(200_000)
+    let status = try daemon.status()
+    #expect(status["underruns"] as? Int ?? 0 >= 1)
+    #expect(status["voices"] as? Int == 1)
+    #expect((status["device"] as? [String: Any])?["state"] as? String == "open")
+  }
+
+  @Test func aClientThatNeverReadsDoesNotDelayOthers() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let greedy = try RawClient(socket: daemon.socket)
+    try greedy.fd.setNonBlocking(true)
+    let request = Array((#"{"id":1,"op":"status"}"# + "\n").utf8)
+    var batch: [UInt8] = []
+    for _ in 0..<2000 { batch += request }
+    // Push requests until the socket is full; never read a reply.
+    var sent = 0
+    pushing: for _ in 0..<100 {
+      var offset = 0
+      while offset < batch.count {
+        let result = try batch.withUnsafeBytes { try greedy.fd.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+        guard case .bytes(let n) = result else { break pushing }
+        offset += n
+        sent += n
+      }
+    }
+    #expect(sent > 0)
+    let bystander = try RawClient(socket: daemon.socket)
+    let began = Date()
+    try bystander.send(#"{"id":1,"op":"ping"}"# + "\n")
+    #expect(try bystander.receive()["ok"] == true)
+    #expect(Date().timeIntervalSince(began) < 2)
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+  }
 }

@@ -83,4 +83,37 @@ struct PulseAudioTests {
     #expect(try pulse.sinkInputs().isEmpty)
     #expect(daemon.stop() == 0)
   }
+
+  @Test func aDeadSoundServerIsReportedAndTheDeviceComesBackWhenItReturns() throws {
+    let dir = Harness.temporaryDirectory()
+    var pulse: PulseServer? = try PulseServer(directory: dir)
+    let environment = pulse!.environment
+    let sounds = try Harness.soundDirectory(in: dir, ["loop": "loop-48000-stereo.mp3", "pico": "tone-48000-mono.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulse:t", "--idle-timeout", "0.5"],
+      environment: environment, logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "loop", "--loops", "-1"]).status == 0)
+    try daemon.waitForDevice("open")
+
+    // The server dies mid-cue: cued says so and keeps answering.
+    pulse!.process.signal(SIGKILL)
+    pulse!.process.wait(timeout: 5)
+    pulse = nil
+    try daemon.waitForDevice("lost", timeout: 5)
+    #expect(try daemon.cuectl(["ping"]).status == 0)
+    let refused = try daemon.cuectl(["play", "pico"])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("unavailable"))
+    let device = try #require(daemon.status()["device"] as? [String: Any])
+    #expect((device["error"] as? String)?.isEmpty == false)
+
+    // It comes back: the waiting looping voice reopens the device, with backoff.
+    try? FileManager.default.removeItem(atPath: dir + "/pulse")
+    pulse = try PulseServer(directory: dir)
+    try daemon.waitForDevice("open", timeout: 5)
+    #expect((try daemon.status())["voices"] as? Int == 1)
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    #expect(daemon.log.contains("is back"))
+  }
 }

@@ -1,0 +1,113 @@
+import CueProtocol
+import Testing
+
+func decode(_ text: String) -> Result<RequestEnvelope, RequestFailure> {
+  RequestDecoder.decode(line: Array(text.utf8))
+}
+
+@Suite("Request decoding")
+struct RequestTests {
+  @Test func aPlayRequestWithEveryField() throws {
+    let envelope = try decode(#"{"id":7,"op":"play","cue":"pico","volume":0.5,"pan":-0.25,"loops":-1,"notify":true}"#).get()
+    #expect(envelope.id == .number(7))
+    #expect(envelope.request == .play(PlayParameters(cue: "pico", volume: 0.5, pan: -0.25, loops: -1, notify: true)))
+  }
+
+  @Test func defaultsFollowAVAudioPlayer() throws {
+    let envelope = try decode(#"{"op":"play","cue":"pico"}"#).get()
+    #expect(envelope.id == nil)
+    #expect(envelope.request == .play(PlayParameters(cue: "pico", volume: 1, pan: 0, loops: 0, notify: false)))
+  }
+
+  @Test("every op decodes", arguments: [
+    (#"{"op":"ping"}"#, Request.ping), (#"{"op":"list"}"#, .list), (#"{"op":"status"}"#, .status),
+    (#"{"op":"reload"}"#, .reload), (#"{"op":"hello","client":"tui"}"#, .hello(client: "tui")),
+    (#"{"op":"stop","voice":3}"#, .stop(.voice(3), fadeSeconds: nil)),
+    (#"{"op":"stop","cue":"hum","fade":0.5}"#, .stop(.cue("hum"), fadeSeconds: 0.5)),
+    (#"{"op":"stop","all":true}"#, .stop(.all, fadeSeconds: nil)),
+  ])
+  func everyOpDecodes(_ text: String, _ expected: Request) throws {
+    #expect(try decode(text).get().request == expected)
+  }
+
+  @Test func stringIdsAreEchoed() throws {
+    #expect(try decode(#"{"id":"abc","op":"ping"}"#).get().id == .string("abc"))
+  }
+
+  struct Bad: Sendable, CustomTestStringConvertible {
+    var line: String
+    var code: ErrorCode
+    var mentions: String
+    var testDescription: String { line }
+  }
+
+  @Test(
+    "bad requests get a code and a message naming the problem",
+    arguments: [
+      Bad(line: "{", code: .parseError, mentions: "byte"),
+      Bad(line: "", code: .parseError, mentions: ""),
+      Bad(line: "42", code: .invalidRequest, mentions: "object"),
+      Bad(line: #"{"id":1}"#, code: .invalidRequest, mentions: "op"),
+      Bad(line: #"{"id":1,"op":"dance"}"#, code: .unknownOp, mentions: "dance"),
+      Bad(line: #"{"id":1,"op":7}"#, code: .invalidRequest, mentions: "op"),
+      Bad(line: #"{"id":1,"op":"play"}"#, code: .invalidRequest, mentions: "cue"),
+      Bad(line: #"{"id":1,"op":"play","cue":3}"#, code: .invalidRequest, mentions: "cue"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","volume":-0.1}"#, code: .outOfRange, mentions: "volume"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","volume":1.0001}"#, code: .outOfRange, mentions: "volume"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","pan":2}"#, code: .outOfRange, mentions: "pan"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","pan":"left"}"#, code: .invalidRequest, mentions: "pan"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","loops":1.5}"#, code: .invalidRequest, mentions: "loops"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","loops":1e300}"#, code: .outOfRange, mentions: "loops"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","loops":2000000}"#, code: .outOfRange, mentions: "loops"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","extra":1}"#, code: .invalidRequest, mentions: "extra"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","notify":"yes"}"#, code: .invalidRequest, mentions: "notify"),
+      Bad(line: #"{"id":1,"op":"stop"}"#, code: .invalidRequest, mentions: "exactly one"),
+      Bad(line: #"{"id":1,"op":"stop","voice":1,"cue":"a"}"#, code: .invalidRequest, mentions: "exactly one"),
+      Bad(line: #"{"id":1,"op":"stop","voice":-4}"#, code: .outOfRange, mentions: "voice"),
+      Bad(line: #"{"id":1,"op":"stop","all":true,"fade":1e9}"#, code: .outOfRange, mentions: "fade"),
+      Bad(line: #"{"id":[1],"op":"ping"}"#, code: .invalidRequest, mentions: "id"),
+      Bad(line: #"{"id":1,"op":"ping","op":"ping"}"#, code: .parseError, mentions: "op"),
+    ])
+  func badRequests(_ bad: Bad) {
+    switch decode(bad.line) {
+    case .success(let envelope):
+      Issue.record("decoded \(envelope) from \(bad.line)")
+    case .failure(let failure):
+      #expect(failure.error.code == bad.code)
+      #expect(failure.error.message.contains(bad.mentions), "\(failure.error.message)")
+    }
+  }
+
+  @Test func theIdSurvivesAFieldError() {
+    guard case .failure(let failure) = decode(#"{"id":"x1","op":"play","cue":"a","pan":9}"#) else {
+      Issue.record("accepted")
+      return
+    }
+    #expect(failure.id == .string("x1"))
+  }
+
+  @Test("a request round-trips through its JSON form", arguments: [
+    Request.play(PlayParameters(cue: "pico", volume: 0.25, pan: 1, loops: 3, notify: true)),
+    .stop(.cue("a b"), fadeSeconds: 0.2), .stop(.voice(12), fadeSeconds: nil), .stop(.all, fadeSeconds: 0),
+    .hello(client: "x"), .ping, .list, .status, .reload,
+  ])
+  func requestsRoundTrip(_ request: Request) throws {
+    let line = Reply.line(request.json(id: .number(5)))
+    #expect(line.last == 0x0A)
+    let decoded = try RequestDecoder.decode(line: line.dropLast()).get()
+    #expect(decoded.request == request)
+    #expect(decoded.id == .number(5))
+  }
+
+  @Test func repliesAndEventsAreToldApart() throws {
+    let reply = try ServerMessage.parse(Reply.line(Reply.success(id: .number(3), [("voice", 9)])).dropLast())
+    guard case .reply(let id, .success(let body)) = reply else { Issue.record("not a reply"); return }
+    #expect(id == .number(3))
+    #expect(body["voice"] == 9)
+    let failure = try ServerMessage.parse(Reply.line(Reply.failure(id: nil, ProtocolError(.unknownCue, "no"))).dropLast())
+    #expect(failure == .reply(id: nil, result: .failure(ProtocolError(.unknownCue, "no"))))
+    let event = try ServerMessage.parse(Reply.line(Reply.event("finished", [("voice", 1)])).dropLast())
+    guard case .event(let kind, _) = event else { Issue.record("not an event"); return }
+    #expect(kind == "finished")
+  }
+}
