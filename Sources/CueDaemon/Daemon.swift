@@ -250,11 +250,13 @@ public final class Daemon<Device: OutputDevice> {
       if !ready[3].isEmpty { finishReload() }
       for (index, client) in order.enumerated() {
         let events = ready[fixedCount + index]
-        if events.isEmpty { continue }
         if events.contains(.writable) { client.flush() }
         if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
-          serve(client)
+          // One read per wakeup keeps one busy client from starving the others.
+          _ = client.receive(into: &readScratch)
         }
+        // Also after a flush: lines held back while the client's replies piled up are served now.
+        serve(client)
         if client.isClosed { disconnect(client) }
       }
       if !ready[0].isEmpty { acceptClients() }
@@ -295,9 +297,9 @@ public final class Daemon<Device: OutputDevice> {
     }
   }
 
+  /// Answers the complete lines a client has sent, until its unread replies reach the pause mark.
+  /// Lines from a client that already hung up are still carried out (fire-and-forget senders).
   private func serve(_ client: ClientConnection) {
-    // One read per wakeup keeps one busy client from starving the others.
-    _ = client.receive(into: &readScratch)
     while client.wantsToRead || client.isClosed, let frame = client.framer.next() {
       switch frame {
       case .line(let bytes):
@@ -309,7 +311,6 @@ public final class Daemon<Device: OutputDevice> {
             id: nil,
             ProtocolError(.lineTooLong, "a request line of \(count)+ bytes was discarded; the limit is 65536 bytes per line")))
       }
-      if client.isClosed { break }
     }
   }
 

@@ -312,4 +312,32 @@ struct DaemonTests {
     #expect(Date().timeIntervalSince(began) < 2)
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
   }
+
+  @Test func aClientThatPipelinesManyRequestsGetsEveryReplyInOrder() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let client = try RawClient(socket: daemon.socket)
+    // Enough status replies to pass the point where cued stops reading until the client reads.
+    let count = 3000
+    var batch: [UInt8] = []
+    for i in 0..<count { batch += Array((#"{"id":\#(i),"op":"status"}"# + "\n").utf8) }
+    try client.send(bytes: batch)
+    for i in 0..<count {
+      let reply = try client.receive()
+      #expect(reply["id"]?.intValue == i)
+      if reply["id"]?.intValue != i { break }
+    }
+  }
+
+  @Test func requestsFromAClientThatHangsUpAtOnceAreStillCarriedOut() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    do {
+      let sender = try RawClient(socket: daemon.socket)
+      try sender.send(#"{"op":"play","cue":"pico"}"# + "\n" + #"{"op":"play","cue":"pico"}"# + "\n")
+    }
+    let deadline = Date().addingTimeInterval(5)
+    while Date() < deadline, (try daemon.status())["plays"] as? Int != 2 { usleep(10_000) }
+    #expect((try daemon.status())["plays"] as? Int == 2)
+  }
 }
