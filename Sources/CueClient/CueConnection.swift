@@ -34,6 +34,8 @@ public final class CueConnection {
   private let fd: FileDescriptor
   private var framer = LineFramer(maxLineBytes: 16 << 20)
   private var nextID = 1
+  /// The id of the last request sent (replies echo it).
+  public private(set) var lastRequestID: RequestID? = nil
   private var pendingEvents: [(kind: String, body: JSONValue)] = []
   private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
@@ -61,6 +63,7 @@ public final class CueConnection {
   public func send(_ request: Request, timeoutSeconds: Double = 10) throws(ClientError) -> JSONValue {
     let id = nextID
     nextID += 1
+    lastRequestID = .number(id)
     do {
       try fd.writeAll(Reply.line(request.json(id: .number(id))))
     } catch {

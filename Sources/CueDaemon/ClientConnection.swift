@@ -10,8 +10,11 @@ final class ClientConnection {
   var framer: LineFramer
   private var output: [UInt8] = []
   private var outputOffset = 0
-  /// Set when the peer hung up or broke; the loop removes the client.
+  /// Set when the connection broke (a write failed); the loop removes the client.
   var isClosed = false
+  /// Set when the peer shut down its sending side (read returned 0). It may still be reading:
+  /// replies and promised events are still sent, then the loop closes the connection.
+  var peerFinishedSending = false
   /// Events not sent because the client was not reading (its queue was full).
   var droppedEvents = 0
 
@@ -28,7 +31,7 @@ final class ClientConnection {
   }
 
   var pendingOutputBytes: Int { output.count - outputOffset }
-  var wantsToRead: Bool { !isClosed && pendingOutputBytes < Self.readPauseBytes }
+  var wantsToRead: Bool { !isClosed && !peerFinishedSending && pendingOutputBytes < Self.readPauseBytes }
   var wantsToWrite: Bool { !isClosed && pendingOutputBytes > 0 }
 
   /// Queues a reply and tries to send it now.
@@ -81,7 +84,7 @@ final class ClientConnection {
     }
   }
 
-  /// Reads what is available into the framer. Returns false when the client is gone.
+  /// Reads what is available into the framer. Returns true when bytes arrived.
   func receive(into scratch: inout [UInt8]) -> Bool {
     let result: FileDescriptor.IOResult
     do {
@@ -95,9 +98,9 @@ final class ClientConnection {
       framer.append(scratch[0..<n])
       return true
     case .wouldBlock:
-      return true
+      return false
     case .endOfFile:
-      isClosed = true
+      peerFinishedSending = true
       return false
     }
   }

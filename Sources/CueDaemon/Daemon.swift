@@ -70,9 +70,14 @@ public final class Daemon<Device: OutputDevice> {
   private let reloadMailbox = Mailbox<LibraryScan>()
   private var reloadInProgress = false
   private var reloadAgain = false
+  /// Clients waiting for the scan under way.
   private var reloadWaiters: [(client: UInt64, id: RequestID?)] = []
+  /// Clients that asked while a scan was under way: they get the next one, which sees their change.
+  private var nextReloadWaiters: [(client: UInt64, id: RequestID?)] = []
 
   private var running = true
+  /// Events dropped for clients since gone (those still connected keep their own count).
+  private var eventsDropped = 0
   private var playsStarted: UInt64 = 0
 
   public init(configuration: DaemonConfiguration, device: Device, logger: Logger) throws(StartupError) {
@@ -251,7 +256,12 @@ public final class Daemon<Device: OutputDevice> {
       for (index, client) in order.enumerated() {
         let events = ready[fixedCount + index]
         if events.contains(.writable) { client.flush() }
-        if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
+        if events.contains(.hangup) || events.contains(.error) {
+          // Gone both ways: carry out what it sent (replies cannot arrive), then close.
+          while client.receive(into: &readScratch) && client.framer.pendingByteCount < 1 << 20 { serve(client) }
+          serve(client)
+          client.isClosed = true
+        } else if events.contains(.readable) {
           // One read per wakeup keeps one busy client from starving the others.
           _ = client.receive(into: &readScratch)
         }
@@ -259,6 +269,7 @@ public final class Daemon<Device: OutputDevice> {
         serve(client)
         if client.isClosed { disconnect(client) }
       }
+      retireHalfClosedClients()
       if !ready[0].isEmpty { acceptClients() }
       retryDeviceIfDue()
     }
@@ -298,9 +309,9 @@ public final class Daemon<Device: OutputDevice> {
   }
 
   /// Answers the complete lines a client has sent, until its unread replies reach the pause mark.
-  /// Lines from a client that already hung up are still carried out (fire-and-forget senders).
+  /// Lines from a client that has stopped sending (or hung up) are all carried out.
   private func serve(_ client: ClientConnection) {
-    while client.wantsToRead || client.isClosed, let frame = client.framer.next() {
+    while client.wantsToRead || client.peerFinishedSending || client.isClosed, let frame = client.framer.next() {
       switch frame {
       case .line(let bytes):
         if bytes.isEmpty || bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
@@ -314,10 +325,24 @@ public final class Daemon<Device: OutputDevice> {
     }
   }
 
+  /// Closes connections whose peer stopped sending once everything owed to them is sent:
+  /// queued replies, a pending reload reply, `finished` events for voices they asked about.
+  private func retireHalfClosedClients() {
+    for client in clients.values where client.peerFinishedSending && !client.isClosed {
+      if client.pendingOutputBytes > 0 { continue }
+      if reloadWaiters.contains(where: { $0.client == client.serial }) { continue }
+      if nextReloadWaiters.contains(where: { $0.client == client.serial }) { continue }
+      if voices.values.contains(where: { $0.notify && $0.owner == client.serial }) { continue }
+      disconnect(client)
+    }
+  }
+
   private func disconnect(_ client: ClientConnection) {
+    eventsDropped += client.droppedEvents
     clients[client.serial] = nil
     client.fd.close()
     reloadWaiters.removeAll { $0.client == client.serial }
+    nextReloadWaiters.removeAll { $0.client == client.serial }
   }
 
   // MARK: - Requests
@@ -340,7 +365,8 @@ public final class Daemon<Device: OutputDevice> {
   /// Carries out one request; returns the reply's fields, or nil when the reply comes later (reload).
   private func perform(_ request: Request, id: RequestID?, client: ClientConnection) throws(ProtocolError) -> [(String, JSONValue)]? {
     switch request {
-    case .hello:
+    case .hello(let name):
+      if let name { logger.debug("client \(client.serial) is \(name.prefix(64))") }
       return [
         ("server", "cued"), ("version", .string(cuedVersion)), ("protocol", .number(Double(protocolVersion))),
       ]
@@ -355,7 +381,11 @@ public final class Daemon<Device: OutputDevice> {
     case .status:
       return statusFields()
     case .reload:
-      reloadWaiters.append((client.serial, id))
+      if reloadInProgress {
+        nextReloadWaiters.append((client.serial, id))
+      } else {
+        reloadWaiters.append((client.serial, id))
+      }
       startReload()
       return nil
     }
@@ -476,6 +506,7 @@ public final class Daemon<Device: OutputDevice> {
       ("cues", .number(Double(library.count))),
       ("cueBytes", .number(Double(library.values.reduce(0) { $0 + $1.byteCount }))),
       ("clients", .number(Double(clients.count))),
+      ("eventsDropped", .number(Double(eventsDropped + clients.values.reduce(0) { $0 + $1.droppedEvents }))),
       ("socket", .string(configuration.socketPath)),
     ]
   }
@@ -488,8 +519,9 @@ public final class Daemon<Device: OutputDevice> {
     case .open:
       return false
     case .lost(let error, let next, _) where MonotonicClock.nanoseconds() < next:
+      let wait = (next - MonotonicClock.nanoseconds()) / 1_000_000 + 1
       throw ProtocolError(
-        .deviceUnavailable, "audio device '\(device.name)' is unavailable (\(error)); cued retries shortly")
+        .deviceUnavailable, "audio device '\(device.name)' is unavailable (\(error)); the next play after \(wait) ms tries again")
     case .closed, .lost:
       if !openDevice(attach: false) {
         if case .lost(let error, _, _) = deviceState {
@@ -649,7 +681,8 @@ public final class Daemon<Device: OutputDevice> {
     for waiter in reloadWaiters {
       clients[waiter.client]?.send(Reply.success(id: waiter.id, fields))
     }
-    reloadWaiters.removeAll()
+    reloadWaiters = nextReloadWaiters
+    nextReloadWaiters.removeAll()
     if reloadAgain {
       reloadAgain = false
       startReload()

@@ -491,7 +491,7 @@ private struct Parser {
       length = 4
       high = 0x8F  // nothing above U+10FFFF
     default:
-      throw fail(.invalidUTF8, at: start, "invalid UTF-8 lead byte \(Parser.describe(lead)) in a string")
+      throw fail(.invalidUTF8, at: start, "invalid UTF-8 in a string: \(Parser.describe(lead)) cannot start a character")
     }
     guard end - start >= length else {
       throw fail(.invalidUTF8, at: start, "truncated UTF-8 sequence in a string")

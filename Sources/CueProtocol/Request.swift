@@ -130,12 +130,13 @@ public enum RequestDecoder {
     if let raw = value["id"] {
       switch raw {
       case .string(let s) where s.utf8.count <= 256: id = .string(s)
-      case .number where raw.intValue != nil: id = .number(raw.intValue!)
+      case .number where raw.intValue != nil && abs(raw.intValue!) < 9_007_199_254_740_992: id = .number(raw.intValue!)
       case .null: id = nil
       default:
         return .failure(
           RequestFailure(
-            id: nil, error: ProtocolError(.invalidRequest, "\"id\" must be an integer or a string of at most 256 bytes")))
+            id: nil,
+            error: ProtocolError(.invalidRequest, "\"id\" must be an integer (below 2^53 in size) or a string of at most 256 bytes")))
       }
     }
     do {
@@ -168,7 +169,7 @@ public enum RequestDecoder {
       }
       let volume = try fields.number("volume", in: 0...1, default: 1)
       let pan = try fields.number("pan", in: -1...1, default: 0)
-      let loops = try fields.integer("loops", default: 0)
+      let loops = try fields.loopCount("loops")
       if loops > PlayParameters.maximumLoops {
         throw ProtocolError(
           .outOfRange,
@@ -235,7 +236,8 @@ struct FieldReader {
     guard let x = value.doubleValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be a number") }
     guard x.isFinite, range.contains(x) else {
       throw ProtocolError(
-        .outOfRange, "\"\(key)\" is \(x); it must be between \(format(range.lowerBound)) and \(format(range.upperBound))")
+        .outOfRange,
+        "\"\(key)\" is \(format(x)); it must be between \(format(range.lowerBound)) and \(format(range.upperBound))")
     }
     return x
   }
@@ -259,6 +261,13 @@ struct FieldReader {
 
   mutating func integer(_ key: String, default fallback: Int) throws(ProtocolError) -> Int {
     try integer(key) ?? fallback
+  }
+
+  /// AVAudioPlayer's numberOfLoops: any negative number (however large) means "until stopped".
+  mutating func loopCount(_ key: String) throws(ProtocolError) -> Int {
+    guard let value = take(key) else { return 0 }
+    if let x = value.doubleValue, x < -9_007_199_254_740_992 { return -1 }
+    return try integer(key, default: 0)
   }
 
   func rejectUnread(op: String) throws(ProtocolError) {

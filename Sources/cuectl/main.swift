@@ -51,11 +51,11 @@ struct Session {
     }
   }
 
-  func fail(_ error: ClientError) -> ExitCode { Self.fail(error, options: options) }
+  func fail(_ error: ClientError) -> ExitCode { Self.fail(error, options: options, id: connection.lastRequestID) }
 
-  static func fail(_ error: ClientError, options: GlobalOptions) -> ExitCode {
+  static func fail(_ error: ClientError, options: GlobalOptions, id: RequestID? = nil) -> ExitCode {
     if options.json, case .refused(let protocolError) = error {
-      writeToStandardOutput(JSONWriter.write(Reply.failure(id: nil, protocolError)) + "\n")
+      writeToStandardOutput(JSONWriter.write(Reply.failure(id: id, protocolError)) + "\n")
     }
     writeToStandardError("cuectl: \(error)\n")
     switch error {

@@ -30,6 +30,17 @@ struct RequestTests {
     #expect(try decode(text).get().request == expected)
   }
 
+  @Test func anyNegativeLoopCountMeansUntilStopped() throws {
+    let envelope = try decode(#"{"op":"play","cue":"a","loops":-1e300}"#).get()
+    guard case .play(let p) = envelope.request else { Issue.record("not play"); return }
+    #expect(p.loops < 0)
+  }
+
+  @Test func idsBeyondExactIntegersAreRefused() {
+    guard case .failure(let failure) = decode(#"{"id":9007199254740992,"op":"ping"}"#) else { Issue.record("accepted"); return }
+    #expect(failure.error.code == .invalidRequest)
+  }
+
   @Test func stringIdsAreEchoed() throws {
     #expect(try decode(#"{"id":"abc","op":"ping"}"#).get().id == .string("abc"))
   }

@@ -340,4 +340,18 @@ struct DaemonTests {
     while Date() < deadline, (try daemon.status())["plays"] as? Int != 2 { usleep(10_000) }
     #expect((try daemon.status())["plays"] as? Int == 2)
   }
+
+  @Test func aClientThatShutsDownItsSendingSideStillGetsItsRepliesAndEvents() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let client = try RawClient(socket: daemon.socket)
+    try client.send(#"{"id":1,"op":"play","cue":"pico","notify":true}"# + "\n" + #"{"id":2,"op":"reload"}"# + "\n")
+    shutdown(client.fd.rawValue, Int32(SHUT_WR))
+    var seen: [String] = []
+    while seen.count < 3 {
+      let message = try client.receive()
+      if let event = message["event"]?.stringValue { seen.append(event) } else { seen.append("reply \(message["id"]?.intValue ?? -1)") }
+    }
+    #expect(Set(seen) == ["reply 1", "reply 2", "finished"])
+  }
 }
