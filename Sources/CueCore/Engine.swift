@@ -39,6 +39,10 @@ public enum EngineCommand: Sendable, BitwiseCopyable {
   case stop(VoiceID, fadeFrames: Int, reason: VoiceEndReason)
   case stopAll(fadeFrames: Int, reason: VoiceEndReason)
   case setGain(VoiceID, StereoGain, rampFrames: Int)
+  /// Moves a voice to a cue frame (sample-accurate).
+  case seek(VoiceID, position: Int)
+  /// Changes a voice's speed (0.5...2).
+  case setRate(VoiceID, rate: Double)
   /// Fade everything out over `fadeFrames`, let it play, release the sink and leave `run`.
   case shutdown(fadeFrames: Int)
 }
@@ -55,9 +59,10 @@ public enum SinkRelease: Sendable, BitwiseCopyable, Equatable {
 
 /// News from the audio thread.
 public enum EngineEvent: Sendable, BitwiseCopyable, Equatable {
-  /// A voice's first frame went into the period written at `frame` (mixer clock) with the device's
-  /// delay at that moment, so the control side can estimate when it is heard.
-  case started(VoiceID, frame: UInt64, delayFrames: Int)
+  /// A voice's first frame is mixer frame `frame`. When this was posted the mixer clock stood at
+  /// `clock` (every frame before it written) and the device held `delayFrames` unplayed frames, so
+  /// the first frame is heard `delayFrames - (clock - frame)` frames after the post.
+  case started(VoiceID, frame: UInt64, clock: UInt64, delayFrames: Int)
   case ended(VoiceEnd)
   /// The sink is no longer written; the control side must close it.
   case released(SinkRelease)
@@ -74,6 +79,10 @@ public final class EngineCounters: Sendable {
   public let eventsDeferred = Atomic<UInt64>(0)
   /// Bumped by the audio thread every cycle and every park: a watchdog sees it is alive.
   public let heartbeat = Atomic<UInt64>(0)
+  /// The mixer clock: frames mixed so far (the device's clock, in frames written).
+  public let mixerClock = Atomic<UInt64>(0)
+  /// The device's delay (frames written but not yet heard) after the last write.
+  public let delayFrames = Atomic<Int>(0)
   public init() {}
 }
 
@@ -203,6 +212,7 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     mixer.render(into: bus, frameCount: frames)
     let status = sink.write(bus, frameCount: frames)
     counters.framesWritten.add(UInt64(frames), ordering: .relaxed)
+    counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
     counters.periodsWritten.add(1, ordering: .relaxed)
     switch status {
     case .ok:
@@ -258,6 +268,10 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
         mixer.stopAll(fadeFrames: attached ? fadeFrames : 0, reason: reason)
       case .setGain(let id, let gain, let rampFrames):
         mixer.setGain(id, to: gain, rampFrames: rampFrames)
+      case .seek(let id, let position):
+        mixer.seek(id, to: position)
+      case .setRate(let id, let rate):
+        mixer.setRate(id, to: rate)
       case .shutdown(let fadeFrames):
         shuttingDown = true
         mixer.stopAll(fadeFrames: attached ? fadeFrames : 0, reason: .stopped)
@@ -271,8 +285,9 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     var posted = false
     var blocked = false
     let delay = attached ? sink.delayFrames() : 0
+    counters.delayFrames.store(delay, ordering: .relaxed)
     mixer.drainStarted { id, frame in
-      if events.push(.started(id, frame: frame, delayFrames: delay)) {
+      if events.push(.started(id, frame: frame, clock: mixer.frameClock, delayFrames: delay)) {
         posted = true
         return true
       }

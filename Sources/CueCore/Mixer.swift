@@ -14,10 +14,12 @@ public struct VoiceStart: Sendable, BitwiseCopyable {
   public var startAtFrame: UInt64
   /// A fade-in from silence, in frames (0: none).
   public var fadeInFrames: Int
+  /// Playback speed, 0.5...2 (1: the samples as they are). Pitch follows speed.
+  public var rate: Double
 
   public init(
     id: VoiceID, samples: CueSamples, gain: StereoGain, loops: LoopCount,
-    startPosition: Int = 0, startAtFrame: UInt64 = 0, fadeInFrames: Int = 0
+    startPosition: Int = 0, startAtFrame: UInt64 = 0, fadeInFrames: Int = 0, rate: Double = 1
   ) {
     self.id = id
     self.samples = samples
@@ -26,6 +28,7 @@ public struct VoiceStart: Sendable, BitwiseCopyable {
     self.startPosition = startPosition
     self.startAtFrame = startAtFrame
     self.fadeInFrames = fadeInFrames
+    self.rate = rate
   }
 }
 
@@ -34,12 +37,16 @@ public struct VoiceEnd: Sendable, BitwiseCopyable, Equatable {
   public var id: VoiceID
   public var reason: VoiceEndReason
   /// The cue frame the voice had reached (its `currentTime` × rate), within its last loop.
+  /// For a stop with a fade, the frame where the stop began, so a resumed player loses nothing.
   public var position: Int
+  /// Loops still to play after the current pass at that point (-1: forever).
+  public var loopsLeft: Int
 
-  public init(id: VoiceID, reason: VoiceEndReason, position: Int) {
+  public init(id: VoiceID, reason: VoiceEndReason, position: Int, loopsLeft: Int = 0) {
     self.id = id
     self.reason = reason
     self.position = position
+    self.loopsLeft = loopsLeft
   }
 }
 
@@ -65,6 +72,13 @@ public final class Mixer {
     /// End the voice (with `stopReason`) when the ramp reaches silence.
     var stopping = false
     var stopReason = VoiceEndReason.stopped
+    /// Where the voice was when a stop began (reported as its position).
+    var stopPosition = 0
+    var stopLoopsLeft = 0
+    /// Playback speed; 1 takes the exact integer path.
+    var rate = 1.0
+    /// The fractional part of the position when `rate` is not 1.
+    var fraction = 0.0
     var endReason = VoiceEndReason.end
     var startAtFrame: UInt64 = 0
     /// The start is yet to be reported.
@@ -111,6 +125,7 @@ public final class Mixer {
     case .count(let n): slot.loopsLeft = max(n, 0)
     }
     slot.startAtFrame = request.startAtFrame
+    slot.rate = Self.clampRate(request.rate)
     slot.startedPending = true
     slot.order = nextOrder
     nextOrder &+= 1
@@ -151,6 +166,25 @@ public final class Mixer {
     }
   }
 
+  /// Moves a voice to cue frame `position` (clamped to the cue), keeping its loops. Sample-accurate:
+  /// the next frame rendered is that frame.
+  public func seek(_ id: VoiceID, to position: Int) {
+    guard let index = activeSlot(id) else { return }
+    slots[index].position = min(max(position, 0), slots[index].samples.frameCount)
+    slots[index].fraction = 0
+  }
+
+  /// Changes a voice's speed (0.5...2).
+  public func setRate(_ id: VoiceID, to rate: Double) {
+    guard let index = activeSlot(id) else { return }
+    slots[index].rate = Self.clampRate(rate)
+  }
+
+  static func clampRate(_ rate: Double) -> Double {
+    guard rate == rate else { return 1 }
+    return min(max(rate, 0.5), 2)
+  }
+
   /// The oldest voice still sounding and not already on its way out, for voice stealing.
   public func oldestSoundingVoice() -> VoiceID? {
     var best: Int? = nil
@@ -185,7 +219,11 @@ public final class Mixer {
   public func drainEnded(_ report: (VoiceEnd) -> Bool) {
     for index in 0..<voiceCapacity where slots[index].state == .ended {
       if slots[index].startedPending && slots[index].sounded { continue }  // its start goes first
-      let end = VoiceEnd(id: slots[index].id, reason: slots[index].endReason, position: slots[index].position)
+      let slot = slots[index]
+      let stopped = slot.stopping && slot.endReason == slot.stopReason
+      let end = VoiceEnd(
+        id: slot.id, reason: slot.endReason, position: stopped ? slot.stopPosition : slot.position,
+        loopsLeft: stopped ? slot.stopLoopsLeft : slot.loopsLeft)
       guard report(end) else { return }
       slots[index].state = .free
     }
@@ -220,6 +258,8 @@ public final class Mixer {
     }
     slots[index].stopping = true
     slots[index].stopReason = reason
+    slots[index].stopPosition = slots[index].position
+    slots[index].stopLoopsLeft = slots[index].loopsLeft
     Self.beginRamp(&slots[index], to: .silent, frames: fadeFrames)
   }
 
@@ -252,6 +292,10 @@ public final class Mixer {
       slot.pointee.firstFrame = frameClock &+ UInt64(done)
     }
     let cueFrames = slot.pointee.samples.frameCount
+    if slot.pointee.rate != 1 {
+      renderResampled(index, into: bus, from: done, to: frameCount)
+      return
+    }
     while done < frameCount {
       if slot.pointee.position >= cueFrames {
         if slot.pointee.loopsLeft != 0 && cueFrames > 0 {
@@ -288,5 +332,86 @@ public final class Mixer {
     if slot.pointee.position >= cueFrames && slot.pointee.loopsLeft == 0 {
       finish(index, reason: .end)
     }
+  }
+
+  /// The varispeed path: reads the cue at a fractional position with 4-point Hermite
+  /// interpolation (wrapping across the loop join, silence past either end of a one-shot).
+  private func renderResampled(_ index: Int, into bus: UnsafeMutablePointer<Float>, from start: Int, to frameCount: Int) {
+    let slot = slots + index
+    let source = slot.pointee.samples.base
+    let n = slot.pointee.samples.frameCount
+    guard n > 0 else {
+      finish(index, reason: .end)
+      return
+    }
+    let step = slot.pointee.rate
+    var position = slot.pointee.position
+    var fraction = slot.pointee.fraction
+    var gain = slot.pointee.gain
+    for f in start..<frameCount {
+      if position >= n {
+        if slot.pointee.loopsLeft != 0 {
+          position -= n
+          if slot.pointee.loopsLeft > 0 { slot.pointee.loopsLeft -= 1 }
+        } else {
+          slot.pointee.position = n
+          slot.pointee.fraction = 0
+          slot.pointee.gain = gain
+          finish(index, reason: .end)
+          return
+        }
+      }
+      let looping = slot.pointee.loopsLeft != 0
+      let t = Float(fraction)
+      var l: Float = 0
+      var r: Float = 0
+      for channel in 0..<2 {
+        @inline(__always) func at(_ k: Int) -> Float {
+          var k = k
+          if k < 0 { return 0 }
+          if k >= n {
+            guard looping else { return 0 }
+            k -= n
+            if k >= n { return 0 }
+          }
+          return source[2 * k + channel]
+        }
+        let xm1 = position > 0 ? at(position - 1) : 0
+        let x0 = at(position)
+        let x1 = at(position + 1)
+        let x2 = at(position + 2)
+        let c1 = 0.5 * (x1 - xm1)
+        let c2 = xm1 - 2.5 * x0 + 2 * x1 - 0.5 * x2
+        let c3 = 0.5 * (x2 - xm1) + 1.5 * (x0 - x1)
+        let y = ((c3 * t + c2) * t + c1) * t + x0
+        if channel == 0 { l = y } else { r = y }
+      }
+      bus[2 * f] += gain.ll * l + gain.lr * r
+      bus[2 * f + 1] += gain.rl * l + gain.rr * r
+      if slot.pointee.rampFramesLeft > 0 {
+        gain.ll += slot.pointee.step.ll
+        gain.lr += slot.pointee.step.lr
+        gain.rl += slot.pointee.step.rl
+        gain.rr += slot.pointee.step.rr
+        slot.pointee.rampFramesLeft -= 1
+        if slot.pointee.rampFramesLeft == 0 {
+          gain = slot.pointee.target
+          if slot.pointee.stopping {
+            slot.pointee.gain = gain
+            slot.pointee.position = position
+            slot.pointee.fraction = fraction
+            finish(index, reason: slot.pointee.stopReason)
+            return
+          }
+        }
+      }
+      fraction += step
+      let whole = Int(fraction)
+      position += whole
+      fraction -= Double(whole)
+    }
+    slot.pointee.position = position
+    slot.pointee.fraction = fraction
+    slot.pointee.gain = gain
   }
 }

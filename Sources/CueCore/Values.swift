@@ -56,6 +56,8 @@ public enum VoiceEndReason: UInt8, Sendable, BitwiseCopyable, CaseIterable {
   case deviceLost
   /// It could not be played (for example its cue failed to decode).
   case error
+  /// A player paused or stopped it; the player keeps the position. Internal: never a `finished` event.
+  case paused
 
   /// The wire spelling, as in `docs/PROTOCOL.md`.
   public var name: String {
@@ -66,6 +68,7 @@ public enum VoiceEndReason: UInt8, Sendable, BitwiseCopyable, CaseIterable {
     case .disposed: "disposed"
     case .deviceLost: "device-lost"
     case .error: "error"
+    case .paused: "paused"
     }
   }
 }

@@ -29,7 +29,10 @@ struct AllocationTests {
     let mixer = Mixer(voiceCapacity: 64)
     for i in 0..<48 {
       let gain = StereoGain.voice(volume: 0.5, pan: Double(i % 5) / 2 - 1, sourceIsMono: i % 2 == 0)
-      _ = mixer.start(VoiceStart(id: VoiceID(UInt64(i)), samples: cue.samples, gain: gain, loops: .count(3), fadeInFrames: i))
+      _ = mixer.start(
+        VoiceStart(
+          id: VoiceID(UInt64(i)), samples: cue.samples, gain: gain, loops: .count(3), fadeInFrames: i,
+          rate: i % 3 == 0 ? 1.5 : 1))
     }
     let bus = UnsafeMutablePointer<Float>.allocate(capacity: 480)
     defer { bus.deallocate() }
@@ -38,6 +41,8 @@ struct AllocationTests {
     for period in 0..<200 {
       if period == 50 { mixer.stop(VoiceID(3), fadeFrames: 100, reason: .stopped) }
       if period == 60 { mixer.setGain(VoiceID(4), to: .silent, rampFrames: 300) }
+      if period == 70 { mixer.seek(VoiceID(5), to: 1000) }
+      if period == 80 { mixer.setRate(VoiceID(6), to: 0.75) }
       mixer.render(into: bus, frameCount: 240)
       mixer.drainStarted { _, _ in true }
       mixer.drainEnded { _ in true }

@@ -55,7 +55,7 @@ struct EngineTests {
     #expect(engine.runCycle() == .wrote)
     #expect(Array(sink.frames[0..<200]) == cue.toArray())
     let reported = events(engine)
-    #expect(reported.first == .started(VoiceID(1), frame: 0, delayFrames: 480))
+    #expect(reported.first == .started(VoiceID(1), frame: 0, clock: 64, delayFrames: 480))
     #expect(reported.last == .ended(VoiceEnd(id: VoiceID(1), reason: .end, position: 100)))
     #expect(signals.notifications >= 1)
   }
@@ -97,7 +97,7 @@ struct EngineTests {
     _ = engine.send(.start(VoiceStart(id: VoiceID(4), samples: cue.samples, gain: .unity, loops: .forever)))
     _ = engine.send(.stop(VoiceID(4), fadeFrames: 480, reason: .deviceLost))
     #expect(engine.runCycle() == .detached)
-    #expect(events(engine) == [.ended(VoiceEnd(id: VoiceID(4), reason: .deviceLost, position: 0))])
+    #expect(events(engine) == [.ended(VoiceEnd(id: VoiceID(4), reason: .deviceLost, position: 0, loopsLeft: -1))])
   }
 
   @Test func shutdownFadesOutReleasesAndFinishes() {
@@ -115,7 +115,7 @@ struct EngineTests {
     }
     #expect(outcome == .finished)
     let reported = events(engine)
-    #expect(reported.contains(.ended(VoiceEnd(id: VoiceID(1), reason: .stopped, position: 164))))
+    #expect(reported.contains(.ended(VoiceEnd(id: VoiceID(1), reason: .stopped, position: 64, loopsLeft: -1))))
     #expect(reported.last == .released(.shutdown))
     // The fade: the first period after shutdown starts at full level and reaches silence in 100 frames.
     let afterShutdown = Array(sink.frames[128...])

@@ -152,7 +152,7 @@ struct MixerTests {
       #expect(step > 0 && abs(step - 0.005) < 1e-5)
     }
     #expect(out[200...].allSatisfy { $0 == 0 })
-    #expect(ends(mixer) == [VoiceEnd(id: VoiceID(1), reason: .stopped, position: 110)])
+    #expect(ends(mixer) == [VoiceEnd(id: VoiceID(1), reason: .stopped, position: 10)])  // where the stop began
   }
 
   @Test func aFadeInReachesItsTargetInItsDuration() {
@@ -231,5 +231,46 @@ struct MixerTests {
     _ = mixer.start(VoiceStart(id: VoiceID(1), samples: empty.samples, gain: .unity, loops: .forever))
     _ = render(mixer, periods: 1, periodFrames: 16)
     #expect(ends(mixer).map(\.reason) == [.end])
+  }
+
+  @Test func seekIsSampleAccurate() {
+    let mixer = Mixer(voiceCapacity: 2)
+    _ = mixer.start(VoiceStart(id: VoiceID(1), samples: ramp.samples, gain: .unity, loops: .count(0)))
+    _ = render(mixer, periods: 1, periodFrames: 10)
+    mixer.seek(VoiceID(1), to: 70)
+    let out = render(mixer, periods: 1, periodFrames: 40)
+    let source = ramp.toArray()
+    #expect(Array(out[0..<60]) == Array(source[140..<200]))
+    #expect(ends(mixer).map(\.reason) == [.end])
+  }
+
+  @Test func aStopWithAFadeReportsWhereItBegan() {
+    let mixer = Mixer(voiceCapacity: 2)
+    _ = mixer.start(VoiceStart(id: VoiceID(1), samples: ramp.samples, gain: .unity, loops: .count(2)))
+    _ = render(mixer, periods: 1, periodFrames: 30)
+    mixer.stop(VoiceID(1), fadeFrames: 20, reason: .paused)
+    _ = render(mixer, periods: 1, periodFrames: 30)
+    #expect(ends(mixer) == [VoiceEnd(id: VoiceID(1), reason: .paused, position: 30, loopsLeft: 2)])
+  }
+
+  @Test("rate changes the duration", arguments: [(2.0, 50), (0.5, 200), (1.25, 80)])
+  func rateChangesTheDuration(_ rate: Double, _ frames: Int) {
+    let mixer = Mixer(voiceCapacity: 2)
+    let constant = makeCue(frames: 100, left: { _ in 0.5 }, right: { _ in 0.25 })
+    _ = mixer.start(VoiceStart(id: VoiceID(1), samples: constant.samples, gain: .unity, loops: .count(0), rate: rate))
+    let out = render(mixer, periods: 4, periodFrames: 64)
+    let sounding = (0..<256).filter { out[2 * $0] != 0 }.count
+    #expect(abs(sounding - frames) <= 1)
+    // Away from the ends, a constant source stays constant through the interpolation.
+    #expect(abs(out[2 * 10] - 0.5) < 1e-6 && abs(out[2 * 10 + 1] - 0.25) < 1e-6)
+    #expect(ends(mixer).map(\.reason) == [.end])
+  }
+
+  @Test func doubleRateReadsEveryOtherSample() {
+    let mixer = Mixer(voiceCapacity: 2)
+    _ = mixer.start(VoiceStart(id: VoiceID(1), samples: ramp.samples, gain: .unity, loops: .count(0), rate: 2))
+    let out = render(mixer, periods: 1, periodFrames: 64)
+    let source = ramp.toArray()
+    for f in 0..<48 { #expect(abs(out[2 * f] - source[4 * f]) < 1e-6) }
   }
 }
