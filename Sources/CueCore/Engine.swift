@@ -286,8 +286,9 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     var blocked = false
     let delay = attached ? sink.delayFrames() : 0
     counters.delayFrames.store(delay, ordering: .relaxed)
+    let clock = mixer.frameClock
     mixer.drainStarted { id, frame in
-      if events.push(.started(id, frame: frame, clock: mixer.frameClock, delayFrames: delay)) {
+      if events.push(.started(id, frame: frame, clock: clock, delayFrames: delay)) {
         posted = true
         return true
       }

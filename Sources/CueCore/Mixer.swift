@@ -105,6 +105,22 @@ public final class Mixer {
     self.voiceCapacity = voiceCapacity
     slots = .allocate(capacity: voiceCapacity)
     slots.initialize(repeating: Slot(), count: voiceCapacity)
+    Self.warmUp()
+  }
+
+  /// Runs every kernel once on scratch memory, here on the creating thread: the Swift runtime
+  /// instantiates type metadata (SIMD4<Float> among it) lazily, with a malloc, on first use, and
+  /// that first use must not happen on the audio thread.
+  private static func warmUp() {
+    var scratch = [Float](repeating: 0.25, count: 16)
+    scratch.withUnsafeMutableBufferPointer { buffer in
+      let base = buffer.baseAddress!
+      var gain = StereoGain.unity
+      MixKernels.mix(base, into: base + 8, frameCount: 3, gain: .unity)
+      MixKernels.mix(base, into: base + 8, frameCount: 3, gain: StereoGain(ll: 1, lr: 0.5, rl: 0.5, rr: 1))
+      MixKernels.mixRamped(base, into: base + 8, frameCount: 3, gain: &gain, step: .silent)
+      SoftLimiter.apply(base, sampleCount: 16, knee: 0.1)
+    }
   }
 
   deinit {
