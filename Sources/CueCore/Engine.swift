@@ -43,6 +43,8 @@ public enum EngineCommand: Sendable, BitwiseCopyable {
   case seek(VoiceID, position: Int)
   /// Changes a voice's speed (0.5...2).
   case setRate(VoiceID, rate: Double)
+  /// Sets the passes a voice still plays after the current one (negative: until stopped).
+  case setLoops(VoiceID, loopsLeft: Int)
   /// Fade everything out over `fadeFrames`, let it play, release the sink and leave `run`.
   case shutdown(fadeFrames: Int)
 }
@@ -272,6 +274,8 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
         mixer.seek(id, to: position)
       case .setRate(let id, let rate):
         mixer.setRate(id, to: rate)
+      case .setLoops(let id, let loopsLeft):
+        mixer.setLoops(id, loopsLeft: loopsLeft)
       case .shutdown(let fadeFrames):
         shuttingDown = true
         mixer.stopAll(fadeFrames: attached ? fadeFrames : 0, reason: .stopped)

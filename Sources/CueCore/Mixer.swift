@@ -190,6 +190,12 @@ public final class Mixer {
     slots[index].fraction = 0
   }
 
+  /// Sets how many passes a voice still plays after the current one (negative: until stopped).
+  public func setLoops(_ id: VoiceID, loopsLeft: Int) {
+    guard let index = activeSlot(id) else { return }
+    slots[index].loopsLeft = loopsLeft < 0 ? -1 : loopsLeft
+  }
+
   /// Changes a voice's speed (0.5...2).
   public func setRate(_ id: VoiceID, to rate: Double) {
     guard let index = activeSlot(id) else { return }

@@ -15,8 +15,12 @@ final class ClientConnection {
   /// Set when the peer shut down its sending side (read returned 0). It may still be reading:
   /// replies and promised events are still sent, then the loop closes the connection.
   var peerFinishedSending = false
-  /// Events not sent because the client was not reading (its queue was full).
+  /// Events not sent because the client was not reading (its queue was full), in all.
   var droppedEvents = 0
+  /// Events dropped since the last `events-dropped` notice went out.
+  private var unreportedDrops = 0
+  /// The events this connection asked for with `subscribe` (nil: none).
+  var subscription: EventFilter? = nil
 
   /// While more than this much output waits, the client's requests are not read (backpressure).
   static let readPauseBytes = 256 * 1024
@@ -42,15 +46,29 @@ final class ClientConnection {
   }
 
   /// Queues an event unless the client has stopped reading; returns false when it was dropped.
+  ///
+  /// A subscriber that stops reading costs a bounded queue: past `eventDropBytes` of unread output
+  /// events are counted instead of queued, and once it has read half of that, one
+  /// `events-dropped` event with the count goes out before the next event.
   @discardableResult
   func sendEvent(_ value: JSONValue) -> Bool {
     guard !isClosed else { return false }
     if pendingOutputBytes > Self.eventDropBytes {
       droppedEvents += 1
+      unreportedDrops += 1
       return false
     }
+    reportDrops()
     send(value)
     return true
+  }
+
+  /// Sends the `events-dropped` notice once there is room again.
+  func reportDrops() {
+    guard unreportedDrops > 0, !isClosed, pendingOutputBytes <= Self.eventDropBytes / 2 else { return }
+    let count = unreportedDrops
+    unreportedDrops = 0
+    send(Reply.event("events-dropped", [("count", .number(Double(count)))]))
   }
 
   /// Writes as much queued output as the socket takes.
@@ -75,6 +93,7 @@ final class ClientConnection {
       output.removeAll(keepingCapacity: output.count <= 64 * 1024)
       outputOffset = 0
     }
+    if unreportedDrops > 0 && pendingOutputBytes <= Self.eventDropBytes / 2 { reportDrops() }
   }
 
   private func compact() {

@@ -1,7 +1,6 @@
 import CueAudio
 import CueCore
 import CuePosix
-import Dispatch
 import Synchronization
 
 /// One loaded cue: decoded, immutable, shared by every voice that plays it.
@@ -11,6 +10,11 @@ public final class Cue: Sendable {
   public let decoded: DecodedCue
   /// File identity when it was read, so a reload can keep what did not change.
   let fileStamp: FileStamp
+
+  /// A cue decoded on request (a player or system sound made from a path), outside the library.
+  convenience init(name: String, path: String, decoded: DecodedCue) {
+    self.init(name: name, path: path, decoded: decoded, fileStamp: FileStamp(size: -1, modified: 0, modifiedNanoseconds: 0, inode: 0))
+  }
 
   init(name: String, path: String, decoded: DecodedCue, fileStamp: FileStamp) {
     self.name = name
@@ -113,7 +117,7 @@ public struct CueLoader: Sendable {
     let slots = ResultSlots(count: candidates.count)
     let options = options
     let work = candidates
-    DispatchQueue.concurrentPerform(iterations: work.count) { index in
+    Threads.parallelFor(work.count) { index in
       let candidate = work[index]
       let stamp = FileStamp.of(candidate.path)
       if let old = previous[candidate.name], old.path == candidate.path, let stamp, old.fileStamp == stamp {

@@ -3,7 +3,6 @@ import CueAudio
 import CueCore
 import CuePosix
 import CueProtocol
-import Dispatch
 import Logging
 import Synchronization
 
@@ -26,33 +25,50 @@ public final class Daemon<Device: OutputDevice> {
   public let configuration: DaemonConfiguration
   let logger: Logger
   let loader: CueLoader
-  private(set) var library: [String: Cue] = [:]
-  private let device: Device
-  private let engine: Engine<Device>
-  private let signals: EventFDSignals
-  private let audioThread = AudioThread()
-  private let startedAt = MonotonicClock.nanoseconds()
+  var library: [String: Cue] = [:]
+  let device: Device
+  let engine: Engine<Device>
+  let signals: EventFDSignals
+  let audioThread = AudioThread()
+  let startedAt = MonotonicClock.nanoseconds()
 
   // Socket and clients.
-  private var listener: FileDescriptor? = nil
+  var listener: FileDescriptor? = nil
   /// True when this process created the socket file (and so removes it on exit).
-  private var ownsSocketFile = false
-  private var signalFD: FileDescriptor? = nil
-  private var clients: [UInt64: ClientConnection] = [:]
-  private var nextClientSerial: UInt64 = 1
-  private var readScratch = [UInt8](repeating: 0, count: 64 * 1024)
+  var ownsSocketFile = false
+  var signalFD: FileDescriptor? = nil
+  var clients: [UInt64: ClientConnection] = [:]
+  var nextClientSerial: UInt64 = 1
+  var readScratch = [UInt8](repeating: 0, count: 64 * 1024)
 
   // Voices.
+  /// What a voice belongs to.
+  enum VoiceOrigin: Equatable {
+    /// A `play` request.
+    case oneShot
+    case player(UInt64)
+    case sound(UInt64)
+  }
   struct LiveVoice {
     let cue: Cue
     let owner: UInt64
     let notify: Bool
     let startedAt: UInt64
     let loops: LoopCount
+    var origin: VoiceOrigin = .oneShot
     var stopping = false
   }
-  private var voices: [VoiceID: LiveVoice] = [:]
-  private var nextVoiceID: UInt64 = 1
+  var voices: [VoiceID: LiveVoice] = [:]
+  /// One counter for voice, player and sound ids, so an id names one thing (subscriptions filter by id).
+  var nextID: UInt64 = 1
+
+  // Players and system sounds.
+  var players: [UInt64: PlayerState] = [:]
+  var sounds: [UInt64: SoundState] = [:]
+  /// Recently disposed sound ids, for a clear error when one is played again.
+  var disposedSounds: [UInt64] = []
+  var systemVolume = 1.0
+  var systemMuted = false
 
   // Device.
   enum DeviceState {
@@ -60,25 +76,25 @@ public final class Daemon<Device: OutputDevice> {
     case open(NegotiatedFormat)
     case lost(error: String, nextAttempt: UInt64, backoffNanoseconds: UInt64)
   }
-  private var deviceState = DeviceState.closed
-  private var lastFormat: NegotiatedFormat? = nil
-  private var deviceOpens = 0
-  private var deviceLosses = 0
+  var deviceState = DeviceState.closed
+  var lastFormat: NegotiatedFormat? = nil
+  var deviceOpens = 0
+  var deviceLosses = 0
 
   // Reload.
-  private let reloadDone: FileDescriptor
-  private let reloadMailbox = Mailbox<LibraryScan>()
-  private var reloadInProgress = false
-  private var reloadAgain = false
+  /// Results of background work (reloads, decodes for paths), handed to the control loop.
+  let work = WorkQueue()
+  var reloadInProgress = false
+  var reloadAgain = false
   /// Clients waiting for the scan under way.
-  private var reloadWaiters: [(client: UInt64, id: RequestID?)] = []
+  var reloadWaiters: [(client: UInt64, id: RequestID?)] = []
   /// Clients that asked while a scan was under way: they get the next one, which sees their change.
-  private var nextReloadWaiters: [(client: UInt64, id: RequestID?)] = []
+  var nextReloadWaiters: [(client: UInt64, id: RequestID?)] = []
 
-  private var running = true
+  var running = true
   /// Events dropped for clients since gone (those still connected keep their own count).
-  private var eventsDropped = 0
-  private var playsStarted: UInt64 = 0
+  var eventsDropped = 0
+  var playsStarted: UInt64 = 0
 
   public init(configuration: DaemonConfiguration, device: Device, logger: Logger) throws(StartupError) {
     self.configuration = configuration
@@ -93,9 +109,11 @@ public final class Daemon<Device: OutputDevice> {
     } catch {
       throw StartupError("cannot create an eventfd: \(error)")
     }
-    let fd = cued_eventfd(0, 1)
-    guard fd >= 0 else { throw StartupError("cannot create an eventfd: \(SystemError("eventfd"))") }
-    reloadDone = FileDescriptor(rawValue: fd)
+    do {
+      try work.open()
+    } catch {
+      throw StartupError("cannot create an eventfd: \(error)")
+    }
     let periodFrames = configuration.periodFrames
     engine = Engine(
       configuration: EngineConfiguration(
@@ -106,7 +124,7 @@ public final class Daemon<Device: OutputDevice> {
   }
 
   deinit {
-    reloadDone.close()
+    work.close()
   }
 
   // MARK: - Start-up
@@ -193,7 +211,7 @@ public final class Daemon<Device: OutputDevice> {
     }
   }
 
-  private func report(_ scan: LibraryScan) {
+  func report(_ scan: LibraryScan) {
     for failure in scan.failures {
       logger.warning("skipped \(failure.path): \(failure.reason)")
     }
@@ -231,7 +249,7 @@ public final class Daemon<Device: OutputDevice> {
         PollRequest(fd: listener, events: .readable),
         PollRequest(fd: signalFD!, events: .readable),
         PollRequest(fd: signals.controlNotify, events: .readable),
-        PollRequest(fd: reloadDone, events: .readable),
+        PollRequest(fd: work.doneFD, events: .readable),
       ]
       let fixedCount = requests.count
       var order: [ClientConnection] = []
@@ -252,7 +270,7 @@ public final class Daemon<Device: OutputDevice> {
       }
       if !ready[2].isEmpty { drainEngineEvents() }
       if !ready[1].isEmpty { handleSignals() }
-      if !ready[3].isEmpty { finishReload() }
+      if !ready[3].isEmpty { finishWork() }
       for (index, client) in order.enumerated() {
         let events = ready[fixedCount + index]
         if events.contains(.writable) { client.flush() }
@@ -276,14 +294,14 @@ public final class Daemon<Device: OutputDevice> {
     shutdown()
   }
 
-  private func pollTimeout() -> Int32 {
+  func pollTimeout() -> Int32 {
     guard case .lost(_, let next, _) = deviceState, !voices.isEmpty else { return -1 }
     let now = MonotonicClock.nanoseconds()
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))
   }
 
-  private func acceptClients() {
+  func acceptClients() {
     guard let listener else { return }
     while true {
       let accepted: FileDescriptor?
@@ -310,7 +328,7 @@ public final class Daemon<Device: OutputDevice> {
 
   /// Answers the complete lines a client has sent, until its unread replies reach the pause mark.
   /// Lines from a client that has stopped sending (or hung up) are all carried out.
-  private func serve(_ client: ClientConnection) {
+  func serve(_ client: ClientConnection) {
     while client.wantsToRead || client.peerFinishedSending || client.isClosed, let frame = client.framer.next() {
       switch frame {
       case .line(let bytes):
@@ -327,19 +345,22 @@ public final class Daemon<Device: OutputDevice> {
 
   /// Closes connections whose peer stopped sending once everything owed to them is sent:
   /// queued replies, a pending reload reply, `finished` events for voices they asked about.
-  private func retireHalfClosedClients() {
+  func retireHalfClosedClients() {
     for client in clients.values where client.peerFinishedSending && !client.isClosed {
       if client.pendingOutputBytes > 0 { continue }
       if reloadWaiters.contains(where: { $0.client == client.serial }) { continue }
       if nextReloadWaiters.contains(where: { $0.client == client.serial }) { continue }
       if voices.values.contains(where: { $0.notify && $0.owner == client.serial }) { continue }
+      if players.values.contains(where: { $0.owner == client.serial && $0.isPlaying }) { continue }
+      if sounds.values.contains(where: { $0.completionClients.contains(client.serial) && !$0.liveVoices.isEmpty }) { continue }
       disconnect(client)
     }
   }
 
-  private func disconnect(_ client: ClientConnection) {
+  func disconnect(_ client: ClientConnection) {
     eventsDropped += client.droppedEvents
     clients[client.serial] = nil
+    releaseObjects(ownedBy: client.serial)
     client.fd.close()
     reloadWaiters.removeAll { $0.client == client.serial }
     nextReloadWaiters.removeAll { $0.client == client.serial }
@@ -347,7 +368,7 @@ public final class Daemon<Device: OutputDevice> {
 
   // MARK: - Requests
 
-  private func handle(line: [UInt8], from client: ClientConnection) {
+  func handle(line: [UInt8], from client: ClientConnection) {
     switch RequestDecoder.decode(line: line) {
     case .failure(let failure):
       client.send(Reply.failure(id: failure.id, failure.error))
@@ -363,7 +384,7 @@ public final class Daemon<Device: OutputDevice> {
   }
 
   /// Carries out one request; returns the reply's fields, or nil when the reply comes later (reload).
-  private func perform(_ request: Request, id: RequestID?, client: ClientConnection) throws(ProtocolError) -> [(String, JSONValue)]? {
+  func perform(_ request: Request, id: RequestID?, client: ClientConnection) throws(ProtocolError) -> [(String, JSONValue)]? {
     switch request {
     case .hello(let name):
       if let name { logger.debug("client \(client.serial) is \(name.prefix(64))") }
@@ -380,6 +401,18 @@ public final class Daemon<Device: OutputDevice> {
       return [("cues", .array(library.values.sorted { $0.name < $1.name }.map(describe)))]
     case .status:
       return statusFields()
+    case .subscribe(let filter):
+      client.subscription = filter
+      return [("kinds", .array((filter.kinds ?? EventFilter.knownKinds).sorted().map { .string($0) }))]
+    case .unsubscribe:
+      client.subscription = nil
+      return []
+    case .player(let request):
+      return try performPlayer(request, id: id, client: client)
+    case .sound(let request):
+      return try performSound(request, id: id, client: client)
+    case .system(let volume, let muted):
+      return performSystem(volume: volume, muted: muted)
     case .reload:
       if reloadInProgress {
         nextReloadWaiters.append((client.serial, id))
@@ -391,24 +424,18 @@ public final class Daemon<Device: OutputDevice> {
     }
   }
 
-  private func play(_ p: PlayParameters, client: ClientConnection) throws(ProtocolError) -> [(String, JSONValue)] {
+  func play(_ p: PlayParameters, client: ClientConnection) throws(ProtocolError) -> [(String, JSONValue)] {
     guard let cue = library[p.cue] else {
       throw ProtocolError(.unknownCue, "no cue named '\(p.cue.prefix(200))'; \(cueHint())")
     }
     // The device opens first but is handed to the audio thread after the start, so the voice's
     // first frame is the first frame the device plays.
-    let attachPending = try ensureDeviceOpen()
+    let attachPending = try prepareDevice()
     defer { if attachPending { attachDevice() } }
     var fields: [(String, JSONValue)] = []
     // Past the voice limit, the oldest voice makes room, fading out.
-    let sounding = voices.filter { !$0.value.stopping }
-    if sounding.count >= configuration.voiceLimit, let oldest = sounding.keys.min(by: { $0.rawValue < $1.rawValue }) {
-      if engine.send(.stop(oldest, fadeFrames: stopFadeFrames, reason: .stolen)) {
-        voices[oldest]?.stopping = true
-        fields.append(("stole", .number(Double(oldest.rawValue))))
-      }
-    }
-    let id = VoiceID(nextVoiceID)
+    if let stolen = try makeRoomForAVoice() { fields.append(("stole", .number(Double(stolen.rawValue)))) }
+    let id = VoiceID(nextID)
     let start = VoiceStart(
       id: id, samples: cue.decoded.buffer.samples,
       gain: StereoGain.voice(volume: p.volume, pan: p.pan, sourceIsMono: cue.isMono),
@@ -416,7 +443,7 @@ public final class Daemon<Device: OutputDevice> {
     guard engine.send(.start(start)) else {
       throw ProtocolError(.busy, "the audio thread's queue is full; try again in a few milliseconds")
     }
-    nextVoiceID += 1
+    nextID += 1
     playsStarted += 1
     voices[id] = LiveVoice(
       cue: cue, owner: client.serial, notify: p.notify, startedAt: MonotonicClock.nanoseconds(),
@@ -424,7 +451,7 @@ public final class Daemon<Device: OutputDevice> {
     return [("voice", .number(Double(id.rawValue)))] + fields
   }
 
-  private func stop(_ target: StopTarget, fadeSeconds: Double?) throws(ProtocolError) -> [(String, JSONValue)] {
+  func stop(_ target: StopTarget, fadeSeconds: Double?) throws(ProtocolError) -> [(String, JSONValue)] {
     let fade = fadeSeconds.map { Int($0 * Double(configuration.sampleRate)) } ?? stopFadeFrames
     var ids: [VoiceID] = []
     switch target {
@@ -448,21 +475,22 @@ public final class Daemon<Device: OutputDevice> {
         throw ProtocolError(.busy, "the audio thread's queue is full; \(stopped) voice(s) stopped, try again")
       }
       voices[id]?.stopping = true
+      if case .player(let p) = voices[id]?.origin, let player = players[p], player.voice == id { player.ending = true }
       stopped += 1
     }
     return [("stopped", .number(Double(stopped)))]
   }
 
-  private var stopFadeFrames: Int { max(1, Int(configuration.stopFadeSeconds * Double(configuration.sampleRate))) }
+  var stopFadeFrames: Int { max(1, Int(configuration.stopFadeSeconds * Double(configuration.sampleRate))) }
 
-  private func cueHint() -> String {
+  func cueHint() -> String {
     if library.isEmpty { return "no cues are loaded (see the daemon's log for why)" }
     let names = library.keys.sorted()
     let shown = names.prefix(8).joined(separator: ", ")
     return "loaded: \(shown)\(names.count > 8 ? ", … (\(names.count) in all; `cuectl list`)" : "")"
   }
 
-  private func describe(_ cue: Cue) -> JSONValue {
+  func describe(_ cue: Cue) -> JSONValue {
     .object([
       ("name", .string(cue.name)),
       ("duration", .number(Double(cue.frameCount) / Double(configuration.sampleRate))),
@@ -475,7 +503,7 @@ public final class Daemon<Device: OutputDevice> {
     ])
   }
 
-  private func statusFields() -> [(String, JSONValue)] {
+  func statusFields() -> [(String, JSONValue)] {
     var deviceFields: [(String, JSONValue)] = [("name", .string(device.name))]
     switch deviceState {
     case .closed: deviceFields.append(("state", "closed"))
@@ -506,6 +534,11 @@ public final class Daemon<Device: OutputDevice> {
       ("cues", .number(Double(library.count))),
       ("cueBytes", .number(Double(library.values.reduce(0) { $0 + $1.byteCount }))),
       ("clients", .number(Double(clients.count))),
+      ("players", .number(Double(players.count))),
+      ("sounds", .number(Double(sounds.values.filter { !$0.disposed }.count))),
+      ("systemVolume", .number(systemVolume)),
+      ("systemMuted", .bool(systemMuted)),
+      ("deviceCurrentTime", .number(deviceCurrentTime)),
       ("eventsDropped", .number(Double(eventsDropped + clients.values.reduce(0) { $0 + $1.droppedEvents }))),
       ("socket", .string(configuration.socketPath)),
     ]
@@ -514,7 +547,7 @@ public final class Daemon<Device: OutputDevice> {
   // MARK: - Device
 
   /// Makes sure the device is open; returns true when it was opened now and still has to be attached.
-  private func ensureDeviceOpen() throws(ProtocolError) -> Bool {
+  func prepareDevice() throws(ProtocolError) -> Bool {
     switch deviceState {
     case .open:
       return false
@@ -534,7 +567,7 @@ public final class Daemon<Device: OutputDevice> {
   }
 
   /// Hands the open device to the audio thread.
-  private func attachDevice() {
+  func attachDevice() {
     if !engine.send(.attach) {
       device.close()
       deviceState = .lost(
@@ -545,7 +578,7 @@ public final class Daemon<Device: OutputDevice> {
 
   /// Opens the device (and, with `attach`, hands it to the audio thread); on failure enters (or stays in) `lost` with backoff.
   @discardableResult
-  private func openDevice(attach: Bool = true) -> Bool {
+  func openDevice(attach: Bool = true) -> Bool {
     let wasLost: Bool
     var backoff: UInt64 = 100_000_000
     if case .lost(_, _, let b) = deviceState {
@@ -558,6 +591,7 @@ public final class Daemon<Device: OutputDevice> {
       let format = try device.open()
       lastFormat = format
       deviceOpens += 1
+      emitDevice(wasLost ? "restored" : "opened")
       if wasLost {
         dropLateVoices()
         logger.notice("audio device '\(device.name)' is back: \(format)")
@@ -576,7 +610,7 @@ public final class Daemon<Device: OutputDevice> {
   }
 
   /// After a loss, one-shot voices that would now play too late are dropped; loops carry on.
-  private func dropLateVoices() {
+  func dropLateVoices() {
     let now = MonotonicClock.nanoseconds()
     let limit = UInt64(configuration.lateVoiceSeconds * 1e9)
     for (id, voice) in voices where !voice.stopping && voice.loops != .forever && now - voice.startedAt > limit {
@@ -584,34 +618,36 @@ public final class Daemon<Device: OutputDevice> {
     }
   }
 
-  private func retryDeviceIfDue() {
+  func retryDeviceIfDue() {
     guard case .lost(_, let next, _) = deviceState, !voices.isEmpty, MonotonicClock.nanoseconds() >= next else { return }
     openDevice()
   }
 
-  private func drainEngineEvents() {
+  func drainEngineEvents() {
     signals.acknowledgeControl()
     while let event = engine.nextEvent() {
       switch event {
-      case .started:
-        break
+      case .started(let id, let frame, let clock, let delay):
+        voiceStarted(id, frame: frame, clock: clock, delayFrames: delay)
       case .ended(let end):
-        voiceEnded(end.id, reason: end.reason)
+        voiceEnded(end)
       case .refused(let id):
         logger.warning("voice \(id) was refused: the voice table is full")
-        voiceEnded(id, reason: .error)
+        voiceEnded(VoiceEnd(id: id, reason: .error, position: 0))
       case .released(let reason):
         device.close()
         switch reason {
         case .idle:
           deviceState = .closed
           logger.debug("closed the idle audio device")
+          emitDevice("closed-idle")
           // A start may have crossed the release: reopen for it.
           if !voices.isEmpty { openDevice() }
         case .lost(let code):
           deviceLosses += 1
           let error = "write failed: \(alsaErrorText(code))"
           logger.error("lost audio device '\(device.name)': \(error); reopening with backoff")
+          emitDevice("lost", error: error)
           deviceState = .lost(error: error, nextAttempt: MonotonicClock.nanoseconds() + 100_000_000, backoffNanoseconds: 100_000_000)
         case .shutdown:
           deviceState = .closed
@@ -620,26 +656,14 @@ public final class Daemon<Device: OutputDevice> {
     }
   }
 
-  private func alsaErrorText(_ code: Int32) -> String {
+  func alsaErrorText(_ code: Int32) -> String {
     "\(String(cString: strerror(-code))) (error \(code))"
   }
 
-  private func voiceEnded(_ id: VoiceID, reason: VoiceEndReason) {
-    guard let voice = voices.removeValue(forKey: id) else { return }
-    if voice.notify, let owner = clients[voice.owner] {
-      owner.sendEvent(
-        Reply.event(
-          "finished",
-          [
-            ("voice", .number(Double(id.rawValue))), ("cue", .string(voice.cue.name)),
-            ("reason", .string(reason.name)), ("successfully", .bool(reason == .end)),
-          ]))
-    }
-  }
 
   // MARK: - Reload
 
-  private func startReload() {
+  func startReload() {
     if reloadInProgress {
       reloadAgain = true
       return
@@ -647,20 +671,20 @@ public final class Daemon<Device: OutputDevice> {
     reloadInProgress = true
     let loader = self.loader
     let previous = library
-    let mailbox = reloadMailbox
-    let done = reloadDone
-    DispatchQueue.global().async {
-      let scan = loader.scan(previous: previous)
-      mailbox.put(scan)
-      var one: UInt64 = 1
-      _ = Glibc.write(done.rawValue, &one, 8)
+    work.run { .reload(loader.scan(previous: previous)) }
+  }
+
+  /// Takes every finished piece of background work and applies it, on the control thread.
+  func finishWork() {
+    for result in work.take() {
+      switch result {
+      case .reload(let scan): finishReload(scan)
+      case .decoded(let token, let outcome): finishDecode(token: token, outcome)
+      }
     }
   }
 
-  private func finishReload() {
-    var value: UInt64 = 0
-    _ = Glibc.read(reloadDone.rawValue, &value, 8)
-    guard let scan = reloadMailbox.take() else { return }
+  func finishReload(_ scan: LibraryScan) {
     reloadInProgress = false
     // Voices keep their own reference to the cue they play, so nothing playing is cut.
     library = scan.cues
@@ -683,6 +707,12 @@ public final class Daemon<Device: OutputDevice> {
     }
     reloadWaiters = nextReloadWaiters
     nextReloadWaiters.removeAll()
+    emit(
+      "reloaded",
+      [
+        ("cues", .number(Double(scan.cues.count))), ("added", .array(scan.added.map { .string($0) })),
+        ("changed", .array(scan.changed.map { .string($0) })), ("removed", .array(scan.removed.map { .string($0) })),
+      ], ids: [])
     if reloadAgain {
       reloadAgain = false
       startReload()
@@ -691,7 +721,7 @@ public final class Daemon<Device: OutputDevice> {
 
   // MARK: - Signals and shutdown
 
-  private func handleSignals() {
+  func handleSignals() {
     guard let signalFD else { return }
     while true {
       let signal = cued_signalfd_read(signalFD.rawValue)
@@ -709,7 +739,7 @@ public final class Daemon<Device: OutputDevice> {
     }
   }
 
-  private func shutdown() {
+  func shutdown() {
     let fade = Int(min(configuration.shutdownFadeSeconds, 0.05) * Double(configuration.sampleRate))
     var sent = engine.send(.shutdown(fadeFrames: fade))
     let deadline = MonotonicClock.nanoseconds() + 1_000_000_000
@@ -720,8 +750,8 @@ public final class Daemon<Device: OutputDevice> {
       signals.acknowledgeControl()
       while let event = engine.nextEvent() {
         switch event {
-        case .ended(let end): voiceEnded(end.id, reason: end.reason)
-        case .refused(let id): voiceEnded(id, reason: .error)
+        case .ended(let end): voiceEnded(end)
+        case .refused(let id): voiceEnded(VoiceEnd(id: id, reason: .error, position: 0))
         case .released(let reason):
           device.close()
           if reason == .shutdown { released = true }
@@ -746,14 +776,48 @@ public final class Daemon<Device: OutputDevice> {
   }
 }
 
-/// One value handed from a worker thread to the control loop.
-final class Mailbox<Value: Sendable>: Sendable {
-  private let slot = Mutex<Value?>(nil)
-  func put(_ value: Value) { slot.withLock { $0 = value } }
-  func take() -> Value? {
-    slot.withLock { value in
-      defer { value = nil }
-      return value
+/// What background work hands back to the control loop.
+enum WorkResult: Sendable {
+  case reload(LibraryScan)
+  /// A file decoded for a player or system sound made from a path; `token` says which request.
+  case decoded(token: UInt64, Result<Cue, DecodeError>)
+}
+
+/// Runs jobs on their own short-lived threads and hands their results to the control loop, which polls `doneFD`.
+final class WorkQueue: Sendable {
+  private let results = Mutex<[WorkResult]>([])
+  private let fd = Atomic<Int32>(-1)
+
+  func open() throws(SystemError) {
+    let raw = cued_eventfd(0, 1)
+    if raw < 0 { throw SystemError("eventfd") }
+    fd.store(raw, ordering: .releasing)
+  }
+
+  func close() {
+    let raw = fd.exchange(-1, ordering: .acquiringAndReleasing)
+    if raw >= 0 { Glibc.close(raw) }
+  }
+
+  var doneFD: FileDescriptor { FileDescriptor(rawValue: fd.load(ordering: .acquiring)) }
+
+  /// Runs `job` in the background; its result arrives through `take()`.
+  func run(_ job: @escaping @Sendable () -> WorkResult) {
+    Threads.spawn {
+      let result = job()
+      self.results.withLock { $0.append(result) }
+      var one: UInt64 = 1
+      _ = Glibc.write(self.fd.load(ordering: .acquiring), &one, 8)
+    }
+  }
+
+  /// Every result that arrived, in order; clears the notification.
+  func take() -> [WorkResult] {
+    var value: UInt64 = 0
+    _ = Glibc.read(fd.load(ordering: .acquiring), &value, 8)
+    return results.withLock { list in
+      defer { list.removeAll() }
+      return list
     }
   }
 }

@@ -18,6 +18,10 @@ public struct DaemonConfiguration: Sendable {
   public var maximumDecodedBytes: Int = 256 << 20
   public var maximumCues: Int = 4096
   public var maximumClients: Int = 1024
+  public var maximumPlayers: Int = 1024
+  public var maximumSounds: Int = 1024
+  /// Lets clients name MP3 files outside the sound directories (`--allow-any-path`).
+  public var allowAnyPath = false
   /// The fade used by stop and by stealing, in seconds.
   public var stopFadeSeconds: Double = 0.008
   /// Fade applied to everything on SIGTERM, in seconds (at most 50 ms).

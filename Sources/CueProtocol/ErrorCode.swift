@@ -12,6 +12,14 @@ public enum ErrorCode: String, Sendable, CaseIterable {
   case unknownCue = "unknown-cue"
   /// No playing voice has that id.
   case unknownVoice = "unknown-voice"
+  /// No player has that id (never made, destroyed, or gone with the connection that owned it).
+  case unknownPlayer = "unknown-player"
+  /// No system sound has that id, or it was disposed of.
+  case unknownSound = "unknown-sound"
+  /// A path outside the sound directories, or a file that cannot be loaded.
+  case badPath = "bad-path"
+  /// The request needs a feature the object was not made with (rate without enableRate).
+  case notEnabled = "not-enabled"
   /// The line was longer than the limit (64 KiB) and was discarded.
   case lineTooLong = "line-too-long"
   /// A queue inside the daemon is full; try again shortly.

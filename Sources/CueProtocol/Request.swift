@@ -56,6 +56,13 @@ public enum Request: Sendable, Equatable {
   case list
   case status
   case reload
+  /// Replaces this connection's event subscription.
+  case subscribe(EventFilter)
+  case unsubscribe
+  case player(PlayerRequest)
+  case sound(SoundRequest)
+  /// Reads or changes the daemon-wide system-sound settings (nil: unchanged).
+  case system(volume: Double?, muted: Bool?)
 
   /// The `op` string.
   public var op: String {
@@ -67,8 +74,20 @@ public enum Request: Sendable, Equatable {
     case .list: "list"
     case .status: "status"
     case .reload: "reload"
+    case .subscribe: "subscribe"
+    case .unsubscribe: "unsubscribe"
+    case .player(let p): p.op
+    case .sound(let s): s.op
+    case .system: "system"
     }
   }
+
+  /// Every op this protocol version knows, for messages.
+  public static let knownOps = [
+    "hello", "ping", "play", "stop", "list", "status", "reload", "subscribe", "unsubscribe",
+    "player.create", "player.prepare", "player.play", "player.pause", "player.stop", "player.set", "player.get",
+    "player.destroy", "sound.create", "sound.play", "sound.completion", "sound.dispose", "system",
+  ]
 
   /// The longest fade a request may ask for, in seconds.
   public static let maximumFadeSeconds = 60.0
@@ -96,6 +115,18 @@ public enum Request: Sendable, Equatable {
       case .all: members.append(("all", .bool(true)))
       }
       if let fade { members.append(("fade", .number(fade))) }
+    case .subscribe(let filter):
+      if let kinds = filter.kinds { members.append(("kinds", .array(kinds.sorted().map { .string($0) }))) }
+      if let ids = filter.ids { members.append(("ids", .array(ids.sorted().map { .number(Double($0)) }))) }
+    case .unsubscribe:
+      break
+    case .player(let p):
+      members += p.fields
+    case .sound(let s):
+      members += s.fields
+    case .system(let volume, let muted):
+      if let volume { members.append(("volume", .number(volume))) }
+      if let muted { members.append(("muted", .bool(muted))) }
     }
     return .object(members)
   }
@@ -194,9 +225,19 @@ public enum RequestDecoder {
       } else {
         request = .stop(.all, fadeSeconds: fade)
       }
+    case "subscribe":
+      request = .subscribe(try EventFilter.decode(&fields))
+    case "unsubscribe":
+      request = .unsubscribe
+    case "system":
+      request = .system(volume: try fields.optionalNumber("volume", in: 0...1), muted: try fields.bool("muted"))
+    case _ where op.hasPrefix("player."):
+      request = .player(try PlayerRequest.decode(op: op, &fields))
+    case _ where op.hasPrefix("sound."):
+      request = .sound(try SoundRequest.decode(op: op, &fields))
     default:
       throw ProtocolError(
-        .unknownOp, "unknown op \"\(op.prefix(64))\"; this daemon knows: hello, ping, play, stop, list, status, reload")
+        .unknownOp, "unknown op \"\(op.prefix(64))\"; this daemon knows: \(Request.knownOps.joined(separator: ", "))")
     }
     try fields.rejectUnread(op: op)
     return request
@@ -257,6 +298,37 @@ struct FieldReader {
         tooLarge ? "\"\(key)\" is too large" : "\"\(key)\" must be an integer, not \(x)")
     }
     return n
+  }
+
+  /// A non-negative id field (player, sound, voice).
+  mutating func id(_ key: String) throws(ProtocolError) -> UInt64? {
+    guard let n = try integer(key) else { return nil }
+    guard n >= 0 else { throw ProtocolError(.outOfRange, "\"\(key)\" must be an id (0 or more)") }
+    return UInt64(n)
+  }
+
+  mutating func requiredID(_ key: String, op: String) throws(ProtocolError) -> UInt64 {
+    guard let id = try id(key) else { throw ProtocolError(.invalidRequest, "\(op) needs a \"\(key)\" field (an id)") }
+    return id
+  }
+
+  mutating func stringArray(_ key: String) throws(ProtocolError) -> [String]? {
+    guard let value = take(key) else { return nil }
+    guard let array = value.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
+      throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of strings")
+    }
+    return array.compactMap(\.stringValue)
+  }
+
+  mutating func idArray(_ key: String) throws(ProtocolError) -> [UInt64]? {
+    guard let value = take(key) else { return nil }
+    guard let array = value.arrayValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of ids") }
+    var ids: [UInt64] = []
+    for element in array {
+      guard let n = element.intValue, n >= 0 else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of ids") }
+      ids.append(UInt64(n))
+    }
+    return ids
   }
 
   mutating func integer(_ key: String, default fallback: Int) throws(ProtocolError) -> Int {

@@ -63,6 +63,15 @@ struct Cued: ParsableCommand {
   @Option(help: ArgumentHelp("The most clients connected at once.", valueName: "n"))
   var maxClients: Int = 1024
 
+  @Option(help: ArgumentHelp("The most players at once.", valueName: "n"))
+  var maxPlayers: Int = 1024
+
+  @Option(help: ArgumentHelp("The most system sounds at once.", valueName: "n"))
+  var maxSounds: Int = 1024
+
+  @Flag(help: "Let clients name MP3 files outside the sound directories (player.create / sound.create with a path).")
+  var allowAnyPath = false
+
   @Option(help: ArgumentHelp("SCHED_FIFO priority for the audio thread (0: normal scheduling).", valueName: "n"))
   var realtimePriority: Int32 = 20
 
@@ -84,6 +93,7 @@ struct Cued: ParsableCommand {
     guard maxMemory >= 1 else { throw ValidationError("--max-memory must be at least 1 MiB") }
     guard maxCues >= 1 else { throw ValidationError("--max-cues must be at least 1") }
     guard (1...65536).contains(maxClients) else { throw ValidationError("--max-clients must be between 1 and 65536") }
+    guard maxPlayers >= 1, maxSounds >= 1 else { throw ValidationError("--max-players and --max-sounds must be at least 1") }
     guard (0...99).contains(realtimePriority) else { throw ValidationError("--realtime-priority must be between 0 and 99") }
   }
 
@@ -107,6 +117,9 @@ struct Cued: ParsableCommand {
     configuration.maximumDecodedBytes = maxMemory << 20
     configuration.maximumCues = maxCues
     configuration.maximumClients = maxClients
+    configuration.maximumPlayers = maxPlayers
+    configuration.maximumSounds = maxSounds
+    configuration.allowAnyPath = allowAnyPath
     configuration.realtimePriority = realtimePriority
 
     do {
