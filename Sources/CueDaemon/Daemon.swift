@@ -535,7 +535,7 @@ public final class Daemon<Device: OutputDevice> {
       ("cueBytes", .number(Double(library.values.reduce(0) { $0 + $1.byteCount }))),
       ("clients", .number(Double(clients.count))),
       ("players", .number(Double(players.count))),
-      ("sounds", .number(Double(sounds.values.filter { !$0.disposed }.count))),
+      ("sounds", .number(Double(sounds.count))),  // held: disposed ones count until their last play ends
       ("systemVolume", .number(systemVolume)),
       ("systemMuted", .bool(systemMuted)),
       ("deviceCurrentTime", .number(deviceCurrentTime)),

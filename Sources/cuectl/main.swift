@@ -42,12 +42,16 @@ struct Session {
   }
 
   func send(_ request: Request) throws -> JSONValue {
+    try Self.send(connection, request, options: options)
+  }
+
+  static func send(_ connection: CueConnection, _ request: Request, options: GlobalOptions) throws -> JSONValue {
     do {
       let reply = try connection.send(request)
       if options.json { writeToStandardOutput(JSONWriter.write(reply) + "\n") }
       return reply
     } catch {
-      throw fail(error)
+      throw fail(error, options: options, id: connection.lastRequestID)
     }
   }
 
@@ -74,7 +78,10 @@ struct Cuectl: ParsableCommand {
       Exit status: 0 ok; 1 the daemon refused the request; 2 usage error; 3 the daemon is not reachable.
       """,
     version: cuedVersion,
-    subcommands: [Play.self, Stop.self, List.self, Status.self, Ping.self, Reload.self])
+    subcommands: [
+      Play.self, Stop.self, List.self, Status.self, Ping.self, Reload.self, Monitor.self, PlayerCommand.self,
+      SoundCommand.self, SystemCommand.self,
+    ])
 }
 
 struct Play: ParsableCommand {
@@ -120,20 +127,12 @@ struct Play: ParsableCommand {
     guard let voice = reply["voice"]?.intValue else { throw session.fail(.protocolViolation("play reply without a voice")) }
     if !global.json { writeToStandardOutput("\(voice)\n") }
     guard wait else { return }
-    while true {
-      let event: (kind: String, body: JSONValue)
-      do {
-        event = try session.connection.nextEvent()
-      } catch {
-        throw session.fail(error)
-      }
-      guard event.kind == "finished", event.body["voice"]?.intValue == voice else { continue }
-      if global.json { writeToStandardOutput(JSONWriter.write(event.body) + "\n") }
-      if event.body["successfully"]?.boolValue == true { return }
-      let reason = event.body["reason"]?.stringValue ?? "unknown"
-      writeToStandardError("cuectl: voice \(voice) (\(cue)) did not play to the end: \(reason)\n")
-      throw ExitCode(ExitStatus.refused.rawValue)
-    }
+    // Built on events: the `finished` event this play asked for (notify).
+    let finished = try waitForEvent(session) { kind, body in kind == "finished" && body["voice"]?.intValue == voice }
+    if finished["successfully"]?.boolValue == true { return }
+    let reason = finished["reason"]?.stringValue ?? "unknown"
+    writeToStandardError("cuectl: voice \(voice) (\(cue)) did not play to the end: \(reason)\n")
+    throw ExitCode(ExitStatus.refused.rawValue)
   }
 }
 

@@ -21,9 +21,9 @@ final class RawClient {
   func send(_ text: String) throws { try fd.writeAll(Array(text.utf8)) }
   func send(bytes: [UInt8]) throws { try fd.writeAll(bytes) }
 
-  /// The next line from the daemon, parsed (5 s timeout).
-  func receive() throws -> JSONValue {
-    let deadline = Date().addingTimeInterval(5)
+  /// The next line from the daemon, parsed.
+  func receive(timeout: Double = 5) throws -> JSONValue {
+    let deadline = Date().addingTimeInterval(timeout)
     var buffer = [UInt8](repeating: 0, count: 65536)
     while Date() < deadline {
       if let frame = framer.next(), case .line(let bytes) = frame { return try JSONParser.parse(bytes) }
@@ -35,7 +35,7 @@ final class RawClient {
       case .wouldBlock: continue
       }
     }
-    throw HarnessError("no line from the daemon within 5 s")
+    throw HarnessError("no line from the daemon within \(timeout) s")
   }
 }
 
@@ -353,5 +353,36 @@ struct DaemonTests {
       if let event = message["event"]?.stringValue { seen.append(event) } else { seen.append("reply \(message["id"]?.intValue ?? -1)") }
     }
     #expect(Set(seen) == ["reply 1", "reply 2", "finished"])
+  }
+
+  @Test func cuectlDrivesPlayersSoundsAndTheMonitor() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    // A monitor in the background, waiting for two finished events.
+    let monitorOut = Harness.temporaryDirectory() + "/monitor.txt"
+    let monitor = try Subprocess(
+      Harness.cuectl, ["monitor", "--kind", "finished", "--count", "2", "--json", "--socket", daemon.socket], stdout: monitorOut)
+    usleep(200_000)
+    let once = try daemon.cuectl(["player", "create", "pico", "--play", "--wait"])
+    #expect(once.status == 0, "\(once.stderr)")
+    let kept = try daemon.cuectl(["player", "create", "loop", "--detach", "--loops", "-1"])
+    let player = try #require(Int(kept.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+    #expect(try daemon.cuectl(["player", "play", "\(player)"]).status == 0)
+    #expect(try daemon.cuectl(["player", "get", "\(player)"]).stdout.contains("isPlaying: true"))
+    #expect(try daemon.cuectl(["player", "set", "\(player)", "--volume", "0.5", "--fade", "0.1"]).status == 0)
+    #expect(try daemon.cuectl(["player", "pause", "\(player)"]).stdout.contains("isPlaying: false"))
+    #expect(try daemon.cuectl(["player", "destroy", "\(player)"]).status == 0)
+    #expect(try daemon.cuectl(["player", "get", "\(player)"]).status == 1)
+    let sound = try daemon.cuectl(["sound", "create", "pico", "--detach"])
+    let soundID = sound.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(try daemon.cuectl(["sound", "play", soundID, "--wait"]).status == 0)
+    #expect(try daemon.cuectl(["sound", "dispose", soundID]).status == 0)
+    #expect(try daemon.cuectl(["sound", "play", soundID]).status == 1)
+    #expect(try daemon.cuectl(["system", "--volume", "0.3", "--mute"]).stdout.contains("muted: true"))
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    #expect(monitor.wait(timeout: 5) == 0)
+    let lines = try String(contentsOfFile: monitorOut, encoding: .utf8).split(separator: "\n")
+    #expect(lines.count == 2)
+    #expect(lines.allSatisfy { $0.contains(#""event":"finished""#) })
   }
 }

@@ -1,0 +1,288 @@
+import ArgumentParser
+import CueClient
+import CuePosix
+import CueProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Prints a reply's fields as `key: value` lines (or nothing with --json, which printed the raw reply).
+func printFields(_ reply: JSONValue, global: GlobalOptions, skipping: Set<String> = ["id", "ok"]) {
+  guard !global.json, let members = reply.objectValue else { return }
+  var lines: [String] = []
+  for (key, value) in members where !skipping.contains(key) {
+    let text: String
+    switch value {
+    case .string(let s): text = s
+    default: text = JSONWriter.write(value)
+    }
+    lines.append("\(key): \(text)")
+  }
+  writeToStandardOutput(lines.joined(separator: "\n") + "\n")
+}
+
+/// Waits for the event that says `matches`; returns it.
+func waitForEvent(_ session: Session, _ matches: (String, JSONValue) -> Bool) throws -> JSONValue {
+  while true {
+    let event: (kind: String, body: JSONValue)
+    do {
+      event = try session.connection.nextEvent()
+    } catch {
+      throw session.fail(error)
+    }
+    if matches(event.kind, event.body) {
+      if session.options.json { writeToStandardOutput(JSONWriter.write(event.body) + "\n") }
+      return event.body
+    }
+  }
+}
+
+struct PlayerCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "player",
+    abstract: "AVAudioPlayer-style players: create, play, pause, stop, seek, fade.",
+    discussion: """
+      A player lives as long as the connection that made it: one made by `cuectl player create` \
+      ends when cuectl exits, unless it is made with --detach (then `cuectl player destroy ID` ends it).
+
+      Examples:
+        id=$(cuectl player create wrap --detach --loops -1)
+        cuectl player play $id
+        cuectl player set $id --volume 0.2 --fade 1.5
+        cuectl player pause $id; cuectl player get $id
+        cuectl player create tick --play --wait      # plays once, returns when it is done
+      """,
+    subcommands: [Create.self, Prepare.self, PlayAction.self, Pause.self, StopAction.self, SetProperties.self, Get.self, Destroy.self])
+
+  struct Create: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Makes a player for a cue (or an MP3 file) and prints its id.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The cue's name.") var cue: String?
+    @Option(help: ArgumentHelp("An MP3 file inside the sound directories, instead of a cue.", valueName: "path")) var path: String?
+    @Flag(help: "Keep the player after cuectl exits.") var detach = false
+    @Flag(help: "Allow rate changes (AVAudioPlayer's enableRate).") var enableRate = false
+    @Flag(help: "Report averagePower and peakPower.") var metering = false
+    @Option(parsing: .unconditional, help: ArgumentHelp("Linear volume, 0 to 1.", valueName: "v")) var volume: Double?
+    @Option(parsing: .unconditional, help: ArgumentHelp("-1 (left) to 1 (right).", valueName: "p")) var pan: Double?
+    @Option(parsing: .unconditional, help: ArgumentHelp("numberOfLoops: 0 once, n for n+1 plays, negative until stopped.", valueName: "n")) var loops: Int?
+    @Option(help: ArgumentHelp("Rate, 0.5 to 2 (needs --enable-rate).", valueName: "r")) var rate: Double?
+    @Flag(help: "Start playing at once.") var play = false
+    @Flag(help: "With --play: wait until it finishes; exit 0 only if it played to the end.") var wait = false
+
+    func validate() throws {
+      guard (cue != nil) != (path != nil) else { throw ValidationError("give a cue name or --path (one of them)") }
+      guard !wait || play else { throw ValidationError("--wait goes with --play") }
+      guard !(wait && (loops ?? 0) < 0) else { throw ValidationError("--wait with negative --loops would never return") }
+    }
+
+    func run() throws {
+      let session = try Session(global)
+      let source: SoundSource = cue.map { .cue($0) } ?? .path(path!)
+      let settings = PlayerSettings(volume: volume, pan: pan, numberOfLoops: loops, rate: rate)
+      let reply = try session.send(
+        .player(.create(PlayerCreation(source: source, detached: detach, enableRate: enableRate, meteringEnabled: metering, settings: settings))))
+      guard let id = reply["player"]?.intValue else { throw session.fail(.protocolViolation("player.create reply without a player")) }
+      if !global.json { writeToStandardOutput("\(id)\n") }
+      guard play else { return }
+      _ = try session.send(.player(.play(player: UInt64(id), atDeviceTime: nil)))
+      guard wait else { return }
+      let finished = try waitForEvent(session) { kind, body in kind == "finished" && body["player"]?.intValue == id }
+      if finished["successfully"]?.boolValue != true {
+        writeToStandardError("cuectl: player \(id) did not play to the end: \(finished["reason"]?.stringValue ?? "?")\n")
+        throw ExitCode(ExitStatus.refused.rawValue)
+      }
+    }
+  }
+
+  struct Prepare: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "prepareToPlay: decode and open the device so play starts within a period.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The player's id.") var player: UInt64
+    func run() throws { printFields(try Session(global).send(.player(.prepare(player: player))), global: global) }
+  }
+
+  struct PlayAction: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "play", abstract: "Plays (or resumes) a player.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The player's id.") var player: UInt64
+    @Option(help: ArgumentHelp("Start when the device clock (deviceCurrentTime) reaches this many seconds.", valueName: "seconds")) var at: Double?
+    func run() throws { _ = try Session(global).send(.player(.play(player: player, atDeviceTime: at))) }
+  }
+
+  struct Pause: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Pauses a player; play resumes where it paused.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The player's id.") var player: UInt64
+    func run() throws { printFields(try Session(global).send(.player(.pause(player: player))), global: global) }
+  }
+
+  struct StopAction: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "stop", abstract: "Stops a player with a short fade; it keeps currentTime, and play resumes there.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The player's id.") var player: UInt64
+    func run() throws { printFields(try Session(global).send(.player(.stop(player: player))), global: global) }
+  }
+
+  struct SetProperties: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Changes a player's volume (optionally with a fade), pan, loops, position or rate.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The player's id.") var player: UInt64
+    @Option(parsing: .unconditional, help: ArgumentHelp("Linear volume, 0 to 1.", valueName: "v")) var volume: Double?
+    @Option(help: ArgumentHelp("Seconds over which the volume changes.", valueName: "seconds")) var fade: Double?
+    @Option(parsing: .unconditional, help: ArgumentHelp("-1 (left) to 1 (right).", valueName: "p")) var pan: Double?
+    @Option(parsing: .unconditional, help: ArgumentHelp("numberOfLoops.", valueName: "n")) var loops: Int?
+    @Option(help: ArgumentHelp("currentTime: seek to this many seconds.", valueName: "seconds")) var currentTime: Double?
+    @Option(help: ArgumentHelp("Rate, 0.5 to 2.", valueName: "r")) var rate: Double?
+    func run() throws {
+      let settings = PlayerSettings(volume: volume, pan: pan, numberOfLoops: loops, currentTime: currentTime, rate: rate, fade: fade)
+      printFields(try Session(global).send(.player(.set(player: player, settings))), global: global)
+    }
+  }
+
+  struct Get: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Shows a player's properties (currentTime, isPlaying, duration, meters…).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The player's id.") var player: UInt64
+    func run() throws { printFields(try Session(global).send(.player(.get(player: player))), global: global) }
+  }
+
+  struct Destroy: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Ends a player (fading out what it plays).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The player's id.") var player: UInt64
+    func run() throws { _ = try Session(global).send(.player(.destroy(player: player))) }
+  }
+}
+
+struct SoundCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "sound",
+    abstract: "System sounds: create an id, play it fire-and-forget, dispose of it.",
+    discussion: """
+      A system sound lives as long as the connection that made it unless made with --detach.
+      It plays at the system-sound volume (`cuectl system`).
+
+      Examples:
+        id=$(cuectl sound create pico --detach)
+        cuectl sound play $id --wait      # returns when that play completes
+        cuectl sound dispose $id          # what plays finishes first
+      """,
+    subcommands: [Create.self, PlayAction.self, Dispose.self])
+
+  struct Create: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Makes a system sound id from a cue (or an MP3 file) and prints it.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The cue's name.") var cue: String?
+    @Option(help: ArgumentHelp("An MP3 file inside the sound directories, instead of a cue.", valueName: "path")) var path: String?
+    @Flag(help: "Keep the sound after cuectl exits (until `cuectl sound dispose`).") var detach = false
+    func validate() throws {
+      guard (cue != nil) != (path != nil) else { throw ValidationError("give a cue name or --path (one of them)") }
+    }
+    func run() throws {
+      let session = try Session(global)
+      let reply = try session.send(.sound(.create(cue.map { .cue($0) } ?? .path(path!), detached: detach)))
+      if !global.json { writeToStandardOutput("\(reply["sound"]?.intValue ?? 0)\n") }
+    }
+  }
+
+  struct PlayAction: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "play", abstract: "Plays a system sound (fire-and-forget).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The sound's id.") var sound: UInt64
+    @Flag(help: "Wait for this play's completion; exit 0 only if it played to the end.") var wait = false
+    func run() throws {
+      let session = try Session(global)
+      if wait { _ = try session.send(.sound(.completion(sound: sound, enabled: true))) }
+      let reply = try session.send(.sound(.play(sound: sound)))
+      guard wait else { return }
+      let voice = reply["voice"]?.intValue
+      let completion = try waitForEvent(session) { kind, body in
+        kind == "completion" && body["sound"]?.intValue == Int(sound) && (voice == nil || body["voice"]?.intValue == voice)
+      }
+      if completion["played"]?.boolValue != true {
+        writeToStandardError("cuectl: sound \(sound) did not play to the end: \(completion["reason"]?.stringValue ?? "?")\n")
+        throw ExitCode(ExitStatus.refused.rawValue)
+      }
+    }
+  }
+
+  struct Dispose: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Disposes of a system sound; what plays finishes unless --now.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The sound's id.") var sound: UInt64
+    @Flag(help: "Cut what plays now, with a short fade.") var now = false
+    func run() throws { _ = try Session(global).send(.sound(.dispose(sound: sound, now: now))) }
+  }
+}
+
+struct SystemCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "system", abstract: "Shows or sets the system-sound volume and mute switch.")
+  @OptionGroup var global: GlobalOptions
+  @Option(help: ArgumentHelp("System-sound volume, 0 to 1.", valueName: "v")) var volume: Double?
+  @Flag(inversion: .prefixedNo, help: "Mute system sounds (like a \"sound effects\" switch).") var mute: Bool?
+  func run() throws { printFields(try Session(global).send(.system(volume: volume, muted: mute)), global: global) }
+}
+
+struct Monitor: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Prints events as they arrive (until interrupted).",
+    discussion: """
+      Examples:
+        cuectl monitor                         # everything
+        cuectl monitor --kind finished --json  # one JSON object per line
+        cuectl monitor --id 12 --count 2       # two events about 12, then exit
+      """)
+  @OptionGroup var global: GlobalOptions
+  @Option(help: ArgumentHelp("Only this kind (started, finished, completion, device, reloaded, decode-error); repeatable.", valueName: "kind"))
+  var kind: [String] = []
+  @Option(help: ArgumentHelp("Only events about this voice, player or sound id; repeatable.", valueName: "id")) var id: [UInt64] = []
+  @Option(help: ArgumentHelp("Exit after this many events.", valueName: "n")) var count: Int?
+
+  func validate() throws {
+    if let unknown = kind.first(where: { !EventFilter.knownKinds.contains($0) }) {
+      throw ValidationError("unknown event kind '\(unknown)'; the kinds are \(EventFilter.knownKinds.sorted().joined(separator: ", "))")
+    }
+  }
+
+  func run() throws {
+    let session = try Session(global)
+    let filter = EventFilter(kinds: kind.isEmpty ? nil : Set(kind), ids: id.isEmpty ? nil : Set(id))
+    var quiet = global
+    quiet.json = false
+    _ = try Session.send(session.connection, .subscribe(filter), options: quiet)
+    var seen = 0
+    while count.map({ seen < $0 }) ?? true {
+      let event: (kind: String, body: JSONValue)
+      do {
+        event = try session.connection.nextEvent()
+      } catch {
+        throw session.fail(error)
+      }
+      seen += 1
+      if global.json {
+        writeToStandardOutput(JSONWriter.write(event.body) + "\n")
+      } else {
+        let details = (event.body.objectValue ?? []).filter { $0.0 != "event" }.map { key, value in
+          "\(key)=\(value.stringValue ?? JSONWriter.write(value))"
+        }
+        writeToStandardOutput("\(clockStamp()) \(event.kind) \(details.joined(separator: " "))\n")
+      }
+    }
+  }
+}
+
+/// The wall-clock time of day, HH:MM:SS.mmm, for monitor lines.
+func clockStamp() -> String {
+  var now = timespec()
+  clock_gettime(CLOCK_REALTIME, &now)
+  var parts = tm()
+  var seconds = now.tv_sec
+  localtime_r(&seconds, &parts)
+  func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+  let millis = now.tv_nsec / 1_000_000
+  let m = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+  return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(m)"
+}

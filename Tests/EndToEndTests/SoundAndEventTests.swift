@@ -1,0 +1,181 @@
+import CueProtocol
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("System sounds and events", .serialized)
+struct SoundAndEventTests {
+  @Test func disposingRightAfterPlayDoesNotCutTheSoundAndFreesItAfterwards() throws {
+    let rig = try PacedCapture(cues: ["wrap": "tone-44100-vbr.mp3"])
+    let client = try rig.client()
+    let sound = try client.request("sound.create", [("cue", "wrap")])["sound"]!
+    try client.request("sound.completion", [("sound", sound)])
+    try client.request("sound.play", [("sound", sound)])
+    let disposed = try client.request("sound.dispose", [("sound", sound)])
+    #expect(disposed["playing"] == 1)
+    // Held while it plays...
+    #expect(try client.request("status")["sounds"] == 1)
+    // ...a play after dispose is an error...
+    let refused = try JSONParser.parse(
+      (try rig.daemon.cuectl(["sound", "play", "\(sound.intValue!)", "--json"])).stdout.split(separator: "\n").last.map(String.init) ?? "{}")
+    #expect(refused["error"]?["code"] == "unknown-sound")
+    // ...the completion arrives for the play, played to the end...
+    let completion = try client.waitForEvent("completion")
+    #expect(completion["sound"] == sound)
+    #expect(completion["played"] == true)
+    // ...and then the sound is gone.
+    #expect(try client.request("status")["sounds"] == 0)
+    let capture = try rig.finish()
+    let source = try decoded("tone-44100-vbr.mp3")
+    try #require(capture.count >= source.count)
+    #expect(Array(capture[0..<source.count]) == source)
+  }
+
+  @Test func disposeNowCutsWithAFadeAndStillSendsTheCompletion() throws {
+    let (daemon, _) = try DaemonTests.start()
+    defer { daemon.stop() }
+    let client = try ProtocolClient(socket: daemon.socket)
+    let sound = try client.request("sound.create", [("cue", "loop")])["sound"]!
+    try client.request("sound.completion", [("sound", sound)])
+    try client.request("sound.play", [("sound", sound)])
+    try client.request("sound.play", [("sound", sound)])  // plays of one id overlap
+    try client.request("sound.dispose", [("sound", sound), ("now", true)])
+    let first = try client.waitForEvent("completion")
+    let second = try client.waitForEvent("completion")
+    #expect(first["played"] == false && second["played"] == false)
+    #expect(first["reason"] == "disposed")
+    #expect(first["voice"] != second["voice"])
+    #expect(try client.request("status")["sounds"] == 0)
+  }
+
+  @Test func aCompletionFiresForEveryPlayAndMutedSoundsSaySo() throws {
+    let (daemon, _) = try DaemonTests.start()
+    defer { daemon.stop() }
+    let client = try ProtocolClient(socket: daemon.socket)
+    let sound = try client.request("sound.create", [("cue", "pico")])["sound"]!
+    try client.request("sound.completion", [("sound", sound)])
+    for _ in 0..<3 { try client.request("sound.play", [("sound", sound)]) }
+    for _ in 0..<3 { #expect(try client.waitForEvent("completion")["played"] == true) }
+    let settings = try client.request("system", [("muted", true), ("volume", 0.5)])
+    #expect(settings["muted"] == true && settings["volume"] == 0.5)
+    let muted = try client.request("sound.play", [("sound", sound)])
+    #expect(muted["muted"] == true)
+    let completion = try client.waitForEvent("completion")
+    #expect(completion["played"] == false && completion["reason"] == "muted")
+  }
+
+  @Test func soundsAndPlayersComeFromPathsInsideTheSoundDirectoriesOnly() throws {
+    let (daemon, dir) = try DaemonTests.start()
+    defer { daemon.stop() }
+    let client = try ProtocolClient(socket: daemon.socket)
+    let inside = try client.request("sound.create", [("path", .string(dir + "/sounds/pico.mp3"))])
+    #expect(inside["sound"] != nil)
+    try FileManager.default.copyItem(atPath: Harness.fixture("tone-48000-mono.mp3"), toPath: dir + "/outside.mp3")
+    for path in [dir + "/outside.mp3", dir + "/sounds/../outside.mp3", "/etc/passwd"] {
+      #expect(throws: HarnessError.self) { try client.request("sound.create", [("path", .string(path))]) }
+    }
+    // A symlink inside that points outside does not escape either.
+    try FileManager.default.createSymbolicLink(atPath: dir + "/sounds/escape.mp3", withDestinationPath: dir + "/outside.mp3")
+    #expect(throws: HarnessError.self) { try client.request("player.create", [("path", .string(dir + "/sounds/escape.mp3"))]) }
+  }
+
+  @Test func aPlayerFromAFileThatDoesNotDecodeReportsADecodeError() throws {
+    let (daemon, dir) = try DaemonTests.start()
+    defer { daemon.stop() }
+    try "not an mp3".write(toFile: dir + "/sounds/bad.mp3", atomically: true, encoding: .utf8)
+    let client = try ProtocolClient(socket: daemon.socket)
+    let player = try client.request("player.create", [("path", .string(dir + "/sounds/bad.mp3"))])["player"]!
+    try client.request("player.play", [("player", player)])
+    let error = try client.waitForEvent("decode-error")
+    #expect(error["player"] == player)
+    #expect(error["reason"]?.stringValue?.isEmpty == false)
+    let finished = try client.waitForEvent("finished")
+    #expect(finished["successfully"] == false)
+  }
+
+  @Test func aPlayerDiesWithItsConnectionUnlessDetached() throws {
+    let (daemon, _) = try DaemonTests.start()
+    defer { daemon.stop() }
+    var kept: JSONValue = .null
+    do {
+      let owner = try ProtocolClient(socket: daemon.socket)
+      let gone = try owner.request("player.create", [("cue", "loop"), ("numberOfLoops", -1)])["player"]!
+      kept = try owner.request("player.create", [("cue", "loop"), ("detached", true)])["player"]!
+      try owner.request("player.play", [("player", gone)])
+      #expect(try owner.request("status")["players"] == 2)
+    }
+    let observer = try ProtocolClient(socket: daemon.socket)
+    let deadline = Date().addingTimeInterval(3)
+    while Date() < deadline, try observer.request("status")["players"] != 1 { usleep(10_000) }
+    let status = try observer.request("status")
+    #expect(status["players"] == 1)
+    #expect(try observer.request("player.get", [("player", kept)])["detached"] == true)
+    usleep(100_000)
+    #expect(try observer.request("status")["voices"] == 0)
+  }
+
+  @Test func subscriptionsFilterByKindAndById() throws {
+    let (daemon, _) = try DaemonTests.start()
+    defer { daemon.stop() }
+    let watcher = try ProtocolClient(socket: daemon.socket)
+    let player = try watcher.request("player.create", [("cue", "pico"), ("detached", true)])["player"]!
+    let idWatcher = try ProtocolClient(socket: daemon.socket)
+    try idWatcher.request("subscribe", [("ids", .array([player]))])
+    try watcher.request("subscribe", [("kinds", ["finished"])])
+    let actor = try ProtocolClient(socket: daemon.socket)
+    try actor.request("play", [("cue", "pico")])
+    try actor.request("player.play", [("player", player)])
+    let seen = watcher.drainEvents(for: 0.6)
+    #expect(seen.count == 2)
+    #expect(seen.allSatisfy { $0["event"] == "finished" })
+    let byID = idWatcher.drainEvents(for: 0.2)
+    #expect(byID.map { $0["event"]?.stringValue ?? "" }.sorted() == ["finished", "started"])
+    #expect(byID.allSatisfy { $0["player"] == player })
+    let started = try #require(byID.first { $0["event"] == "started" })
+    #expect(started["deviceTime"]?.doubleValue != nil)
+    #expect((started["heardIn"]?.doubleValue ?? -1) >= 0)
+  }
+
+  @Test func deviceAndReloadEventsArrive() throws {
+    let (daemon, _) = try DaemonTests.start()
+    defer { daemon.stop() }
+    let watcher = try ProtocolClient(socket: daemon.socket)
+    try watcher.request("subscribe", [("kinds", ["device", "reloaded"])])
+    try watcher.request("play", [("cue", "pico")])
+    #expect(try watcher.waitForEvent("device")["state"] == "opened")
+    #expect(try watcher.waitForEvent("device")["state"] == "closed-idle")
+    try watcher.request("reload")
+    #expect(try watcher.waitForEvent("reloaded")["cues"] == 2)
+  }
+
+  @Test func aStalledSubscriberGetsEventsDroppedAndOthersAreUnaffected() throws {
+    let (daemon, _) = try DaemonTests.start(["--max-voices", "4"])
+    defer { daemon.stop() }
+    let stalled = try ProtocolClient(socket: daemon.socket)
+    try stalled.request("subscribe")
+    let busy = try ProtocolClient(socket: daemon.socket)
+    var batch = ""
+    for i in 0..<400 { batch += #"{"id":\#(i + 1000),"op":"play","cue":"pico","volume":0}"# + "\n" }
+    let began = Date()
+    for _ in 0..<40 {
+      try busy.raw.send(batch)
+      for _ in 0..<400 { _ = try busy.raw.receive() }
+    }
+    // 16,000 plays and 32,000 events later the busy client was never held up...
+    #expect(Date().timeIntervalSince(began) < 30)
+    #expect(try busy.request("ping")["pong"] == true)
+    // ...and the stalled one, reading at last, is told how many events it missed.
+    var dropped: JSONValue? = nil
+    let deadline = Date().addingTimeInterval(10)
+    while dropped == nil && Date() < deadline {
+      let message = try stalled.raw.receive()
+      if message["event"] == "events-dropped" { dropped = message }
+    }
+    let count = try #require(dropped?["count"]?.intValue)
+    #expect(count > 0)
+    #expect((try busy.request("status")["eventsDropped"]?.intValue ?? 0) >= count)
+  }
+}
