@@ -307,13 +307,20 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
       blocked = true
       return false
     }
-    while refusedCount > 0 {
-      guard events.push(.refused(refusedPending[refusedCount - 1])) else {
+    var reported = 0
+    while reported < refusedCount {
+      guard events.push(.refused(refusedPending[reported])) else {
         blocked = true
         break
       }
-      refusedCount -= 1
+      reported += 1
       posted = true
+    }
+    if reported > 0 {
+      // Keep the ones not yet reported, in order, at the front.
+      let left = refusedCount - reported
+      if left > 0 { (refusedPending).update(from: refusedPending + reported, count: left) }
+      refusedCount = left
     }
     if let reason = pendingRelease {
       if events.push(.released(reason)) {

@@ -9,6 +9,10 @@ extension Daemon {
   /// owed it regardless: the owner of a player, a `notify` play, a completion registration).
   /// Each connection gets an event once, in the order events are emitted.
   func emit(_ kind: String, _ fields: [(String, JSONValue)], ids: [UInt64], alsoTo: Set<UInt64> = []) {
+    if holdingEvents {
+      heldEvents.append((kind, fields, ids, alsoTo))
+      return
+    }
     var line: JSONValue? = nil
     for client in clients.values {
       let subscribed = client.subscription?.admits(kind: kind, ids: ids) ?? false

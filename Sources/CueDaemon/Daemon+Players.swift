@@ -39,6 +39,8 @@ final class PlayerState {
   var ending = false
   /// `play` arrived while the previous voice was ending or the file decoding: start when possible.
   var pendingPlay: (atDeviceTime: Double?, requested: Bool) = (nil, false)
+  /// Replies that wait for the voice's end (pause, stop: the exact position) or the decode (prepare).
+  var pendingReplies: [(client: UInt64, id: RequestID?)] = []
 
   init(id: UInt64, owner: UInt64, detached: Bool, enableRate: Bool, meteringEnabled: Bool, cue: Cue?, path: String?) {
     self.id = id
@@ -60,9 +62,13 @@ extension Daemon {
       return try createPlayer(creation, client: client)
     case .prepare(let id):
       let player = try player(id)
-      if player.cue == nil { decodeForPlayer(player) }
       // prepareToPlay: decoded and the device open, so that play starts within one period.
-      if player.cue != nil, try prepareDevice() { attachDevice() }
+      if player.cue == nil {
+        decodeForPlayer(player)
+        player.pendingReplies.append((client.serial, requestID))
+        return nil  // answered once the file is decoded
+      }
+      if try prepareDevice() { attachDevice() }
       return playerFields(player)
     case .play(let id, let at):
       let player = try player(id)
@@ -70,12 +76,15 @@ extension Daemon {
       return [("playing", .bool(true))]
     case .pause(let id):
       let player = try player(id)
-      endPlayerVoice(player, fadeFrames: 0)
-      return playerFields(player)
+      // Answered with the exact position once the audio thread reports where the voice stopped.
+      guard endPlayerVoice(player, fadeFrames: 0) else { return playerFields(player) }
+      player.pendingReplies.append((client.serial, requestID))
+      return nil
     case .stop(let id):
       let player = try player(id)
-      endPlayerVoice(player, fadeFrames: stopFadeFrames)
-      return playerFields(player)
+      guard endPlayerVoice(player, fadeFrames: stopFadeFrames) else { return playerFields(player) }
+      player.pendingReplies.append((client.serial, requestID))
+      return nil
     case .set(let id, let settings):
       let player = try player(id)
       try apply(settings, to: player)
@@ -172,6 +181,8 @@ extension Daemon {
       switch outcome {
       case .success(let cue):
         player.cue = cue
+        if !player.pendingReplies.isEmpty, (try? prepareDevice()) == true { attachDevice() }
+        answerPendingReplies(player)
         if player.pendingPlay.requested {
           player.pendingPlay.requested = false
           try? startPlayerVoice(player, atDeviceTime: player.pendingPlay.atDeviceTime)
@@ -180,6 +191,10 @@ extension Daemon {
         logger.warning("player \(player.id): cannot decode \(error.path): \(error.reason)")
         let wanted = player.pendingPlay.requested
         player.pendingPlay.requested = false
+        for waiter in player.pendingReplies {
+          clients[waiter.client]?.send(Reply.failure(id: waiter.id, ProtocolError(.badPath, "\(error.path): \(error.reason)")))
+        }
+        player.pendingReplies.removeAll()
         emit(
           "decode-error", [("player", .number(Double(player.id))), ("path", .string(error.path)), ("reason", .string(error.reason))],
           ids: [player.id], alsoTo: [player.owner])
@@ -238,13 +253,23 @@ extension Daemon {
   }
 
   /// Pause (no fade, sample-exact) or stop (a short fade): the player keeps its position either way.
-  func endPlayerVoice(_ player: PlayerState, fadeFrames: Int) {
+  /// Returns true when a voice is on its way out (its end will report the position).
+  @discardableResult
+  func endPlayerVoice(_ player: PlayerState, fadeFrames: Int) -> Bool {
     player.pendingPlay.requested = false
-    guard let voice = player.voice, !player.ending else { return }
-    if engine.send(.stop(voice, fadeFrames: fadeFrames, reason: .paused)) {
-      player.ending = true
-      voices[voice]?.stopping = true
-    }
+    guard let voice = player.voice else { return false }
+    if player.ending { return true }
+    guard engine.send(.stop(voice, fadeFrames: fadeFrames, reason: .paused)) else { return false }
+    player.ending = true
+    voices[voice]?.stopping = true
+    return true
+  }
+
+  /// Answers the requests waiting on this player with its properties now.
+  func answerPendingReplies(_ player: PlayerState) {
+    let waiting = player.pendingReplies
+    player.pendingReplies.removeAll()
+    for waiter in waiting { clients[waiter.client]?.send(Reply.success(id: waiter.id, playerFields(player))) }
   }
 
   func destroyPlayer(_ player: PlayerState) {
@@ -265,7 +290,14 @@ extension Daemon {
       // AVAudioPlayer: a new count applies to the play under way.
       player.loopsLeft = loops
     }
-    if let rate = settings.rate { player.rate = rate }
+    if let rate = settings.rate, rate != player.rate {
+      // Rebase the position estimate: frames so far counted at the old rate, from now at the new one.
+      if player.voice != nil && !player.ending && player.firstFrame != nil {
+        player.voiceStartPosition = currentFrame(player)
+        player.firstFrame = heardFrame()
+      }
+      player.rate = rate
+    }
     if let voice = player.voice, !player.ending, let cue = player.cue {
       if settings.volume != nil || settings.pan != nil {
         let ramp = Int((settings.fade ?? 0) * Double(configuration.sampleRate))
@@ -383,6 +415,7 @@ extension Daemon {
       player.loopsLeft = end.loopsLeft
       emitFinished(voice, id: end.id, reason: end.reason, alsoTo: [player.owner])
     }
+    answerPendingReplies(player)
     if player.pendingPlay.requested {
       player.pendingPlay.requested = false
       try? startPlayerVoice(player, atDeviceTime: player.pendingPlay.atDeviceTime)

@@ -92,6 +92,9 @@ public final class Daemon<Device: OutputDevice> {
   var nextReloadWaiters: [(client: UInt64, id: RequestID?)] = []
 
   var running = true
+  /// While a request is carried out, the events it causes wait here until its reply is sent.
+  var holdingEvents = false
+  var heldEvents: [(kind: String, fields: [(String, JSONValue)], ids: [UInt64], alsoTo: Set<UInt64>)] = []
   /// Events dropped for clients since gone (those still connected keep their own count).
   var eventsDropped = 0
   var playsStarted: UInt64 = 0
@@ -351,7 +354,10 @@ public final class Daemon<Device: OutputDevice> {
       if reloadWaiters.contains(where: { $0.client == client.serial }) { continue }
       if nextReloadWaiters.contains(where: { $0.client == client.serial }) { continue }
       if voices.values.contains(where: { $0.notify && $0.owner == client.serial }) { continue }
-      if players.values.contains(where: { $0.owner == client.serial && $0.isPlaying }) { continue }
+      if players.values.contains(where: {
+        ($0.owner == client.serial && $0.isPlaying) || $0.pendingReplies.contains { $0.client == client.serial }
+      }) { continue }
+      if sounds.values.contains(where: { $0.pendingReply?.client == client.serial }) { continue }
       if sounds.values.contains(where: { $0.completionClients.contains(client.serial) && !$0.liveVoices.isEmpty }) { continue }
       disconnect(client)
     }
@@ -373,6 +379,8 @@ public final class Daemon<Device: OutputDevice> {
     case .failure(let failure):
       client.send(Reply.failure(id: failure.id, failure.error))
     case .success(let envelope):
+      // Events a request causes (a device opening, a muted completion) go out after its reply.
+      holdingEvents = true
       do {
         if let reply = try perform(envelope.request, id: envelope.id, client: client) {
           client.send(Reply.success(id: envelope.id, reply))
@@ -380,6 +388,10 @@ public final class Daemon<Device: OutputDevice> {
       } catch {
         client.send(Reply.failure(id: envelope.id, error))
       }
+      holdingEvents = false
+      let held = heldEvents
+      heldEvents.removeAll()
+      for event in held { emit(event.kind, event.fields, ids: event.ids, alsoTo: event.alsoTo) }
     }
   }
 

@@ -81,7 +81,8 @@ public struct PlayerSettings: Sendable, Equatable {
     var settings = PlayerSettings()
     settings.volume = try fields.optionalNumber("volume", in: 0...1)
     settings.pan = try fields.optionalNumber("pan", in: -1...1)
-    if let loops = try fields.integer("numberOfLoops") {
+    if fields.has("numberOfLoops") {
+      let loops = try fields.loopCount("numberOfLoops")
       guard loops <= PlayParameters.maximumLoops else {
         throw ProtocolError(.outOfRange, "\"numberOfLoops\" is \(loops); the most is \(PlayParameters.maximumLoops) (-1 loops until stopped)")
       }

@@ -325,7 +325,8 @@ struct FieldReader {
     guard let array = value.arrayValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of ids") }
     var ids: [UInt64] = []
     for element in array {
-      guard let n = element.intValue, n >= 0 else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of ids") }
+      guard let n = element.intValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of ids") }
+      guard n >= 0 else { throw ProtocolError(.outOfRange, "\"\(key)\" holds \(n); ids are 0 or more") }
       ids.append(UInt64(n))
     }
     return ids
@@ -333,6 +334,13 @@ struct FieldReader {
 
   mutating func integer(_ key: String, default fallback: Int) throws(ProtocolError) -> Int {
     try integer(key) ?? fallback
+  }
+
+  /// True when the request has a non-null `key` (without marking it read).
+  func has(_ key: String) -> Bool {
+    guard let value = members.first(where: { $0.0 == key })?.1 else { return false }
+    if case .null = value { return false }
+    return true
   }
 
   /// AVAudioPlayer's numberOfLoops: any negative number (however large) means "until stopped".

@@ -1,2 +1,2 @@
 /// The release of cued this build belongs to (daemon, CLI and protocol together).
-public let cuedVersion = "0.1.0"
+public let cuedVersion = "0.2.0"

