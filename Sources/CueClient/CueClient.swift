@@ -254,7 +254,8 @@ public actor CueClient {
       return try result.get()
     }
     connectWaiters = []
-    let result = await establish()
+    // In a task of its own, so that a caller's cancellation does not cut the attempts of the others waiting.
+    let result = await Task { await self.establish() }.value
     let waiters = connectWaiters ?? []
     connectWaiters = nil
     for waiter in waiters { waiter.resume(returning: result) }
@@ -265,14 +266,14 @@ public actor CueClient {
   static let reconnectDelaysMilliseconds = [50, 100, 200, 400, 800, 1000]
 
   private func establish() async -> Result<Connection, ClientError> {
-    let reconnecting = everConnected
-    var delays = reconnecting ? Self.reconnectDelaysMilliseconds[...] : []
+    let isReconnection = everConnected
+    var delays = isReconnection ? Self.reconnectDelaysMilliseconds[...] : []
     while true {
       do throws(ClientError) {
         let made = try Connection(socketPath: socketPath, serial: connectionSerial + 1)
         connectionSerial += 1
         adopt(made)
-        if reconnecting {
+        if isReconnection {
           // The subscription was the old connection's: send it again before anything else.
           try await updateSubscription(connecting: false)
           broadcast(
@@ -285,11 +286,7 @@ public actor CueClient {
         return .success(made)
       } catch {
         guard let delay = delays.popFirst() else { return .failure(error) }
-        do {
-          try await Task.sleep(for: .milliseconds(delay))
-        } catch {
-          return .failure(.unreachable(socketPath: socketPath, reason: "cancelled while reconnecting"))
-        }
+        try? await Task.sleep(for: .milliseconds(delay))
       }
     }
   }

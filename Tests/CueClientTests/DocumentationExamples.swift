@@ -1,0 +1,106 @@
+// The examples of docs/CLIENT.md, compiled (and run against a test daemon by
+// DocumentationExampleTests). `everyExampleInTheGuideIsCompiledHere` checks that each ```swift
+// block of the guide appears in this file word for word, so keep the two in step.
+
+import CueClient
+import CueProtocol
+
+func hello() async throws {
+  let client = CueClient()  // $CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock, else /tmp/cued-UID/cued.sock
+  try await client.play(cue: "pico")
+}
+
+func fireAndForget(client: CueClient) async throws {
+  try await client.play(cue: "pico")
+  try await client.play(cue: "page-next", volume: 0.5, pan: -0.7)
+  let loop = try await client.play(cue: "tick", loops: -1)  // until stopped
+  try await client.stop(voice: loop, fadeDuration: 0.05)
+}
+
+func fadesPauseSeekAndLoops(client: CueClient) async throws {
+  let player = try await client.makePlayer(cue: "wrap", enableRate: true)
+  try await player.setNumberOfLoops(-1)  // loop until stopped
+  try await player.setVolume(0)
+  try await player.play()
+  try await player.setVolume(1, fadeDuration: 0.2)  // fade in
+  try await Task.sleep(for: .milliseconds(300))
+  try await player.pause()
+  let position = try await player.currentTime  // kept while paused
+  try await player.setCurrentTime(position / 2)  // seek
+  try await player.setRate(1.25)
+  try await player.play()  // resumes from there
+  try await player.setVolume(0, fadeDuration: 0.1)  // fade out...
+  try await Task.sleep(for: .milliseconds(100))
+  try await player.stop()  // ...and stop (no `finished` event)
+}
+
+func playTogether(client: CueClient) async throws -> (CuePlayer, CuePlayer) {
+  let p1 = try await client.makePlayer(cue: "page-next")
+  let p2 = try await client.makePlayer(cue: "page-prev")
+  try await p1.prepareToPlay()
+  try await p2.prepareToPlay()
+  let t = try await p1.deviceCurrentTime + 0.1
+  try await p1.play(atTime: t)
+  try await p2.play(atTime: t)
+  return (p1, p2)  // keep them: a released player stops
+}
+
+func playUntilDone(client: CueClient) async throws -> Bool {
+  let player = try await client.makePlayer(cue: "page-next")
+  try await player.play()
+  for await event in player.events where event.kind == "finished" {
+    return event.successfully ?? false
+  }
+  return false
+}
+
+func playAndWait(client: CueClient) async throws -> Bool {
+  let player = try await client.makePlayer(cue: "pico")
+  return try await player.playToEnd()  // true: it played to its end
+}
+
+func systemSound(client: CueClient) async throws {
+  let sound = try await client.makeSystemSound(cue: "pico")
+  try await sound.play { played in
+    print("pico \(played ? "was heard to its end" : "did not play to its end")")
+  }
+  try await sound.dispose()  // the play goes on to its end, and its completion still comes
+}
+
+func monitor(client: CueClient) async throws {
+  for await event in try await client.events(EventFilter(kinds: ["started", "finished"])) {
+    switch event.kind {
+    case "started": print("voice \(event.voice ?? 0) (\(event.cue ?? "?")) is heard in \(event.heardIn ?? 0) s")
+    case "finished": print("voice \(event.voice ?? 0) ended: \(event.reason ?? "?")")
+    case "reconnected": print("cued is back; events may have been missed")
+    default: break
+    }
+  }
+}
+
+func playOrExplain(client: CueClient, cue: String) async -> UInt64? {
+  do {
+    return try await client.play(cue: cue)
+  } catch {
+    // The client's calls use typed throws: `error` is a ClientError.
+    switch error {
+    case .refused(let refusal) where refusal.code == .unknownCue:
+      print("there is no cue named \(cue)")
+    case .refused(let refusal):
+      print("cued refused: \(refusal.code.rawValue): \(refusal.message)")
+    case .unreachable, .disconnected:
+      print("cued is not running: \(error)")
+    case .protocolViolation, .timedOut:
+      print("\(error)")
+    }
+    return nil
+  }
+}
+
+func blocking(socketPath: String? = nil) throws(ClientError) -> String {
+  let connection = try CueConnection.connect(socketPath: socketPath)
+  let reply = try connection.send(.play(PlayParameters(cue: "pico", notify: true)))
+  let voice = reply["voice"]?.intValue ?? 0
+  let event = try connection.nextEvent(timeoutSeconds: 2)  // {"event":"finished","voice":…}
+  return "voice \(voice): \(event.kind), \(event.body["reason"]?.stringValue ?? "?")"
+}
