@@ -13,11 +13,15 @@ let package = Package(
   products: [
     .executable(name: "cued", targets: ["cued"]),
     .executable(name: "cuectl", targets: ["cuectl"]),
+    .executable(name: "cued-config", targets: ["cued-config"]),
     .library(name: "CueClient", targets: ["CueClient"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    // The TOML parser (toml++ underneath). It links Foundation, so it lives in its own small
+    // executable, cued-config, which the daemon runs to read its config file: cued stays Foundation-free.
+    .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
   ],
   targets: [
     // C libraries, found through pkg-config.
@@ -56,6 +60,10 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
 
+    .executableTarget(
+      name: "cued-config",
+      dependencies: ["CueProtocol", .product(name: "TOMLKit", package: "TOMLKit")]),
+
     // Counts malloc/free per thread by interposing them in the test binary (allocation tests).
     .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
@@ -65,7 +73,7 @@ let package = Package(
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["cued", "cuectl", "CueAudio", "CueProtocol", "CuePosix"]),
+      dependencies: ["cued", "cuectl", "cued-config", "CueAudio", "CueProtocol", "CuePosix"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -22,9 +22,13 @@ public struct StartupError: Error, CustomStringConvertible, Sendable {
 /// and the eventfds through which the audio thread and reload workers report. It never blocks on
 /// a client. The audio thread is driven only through the engine's command queue.
 public final class Daemon<Device: OutputDevice> {
-  public let configuration: DaemonConfiguration
-  let logger: Logger
-  let loader: CueLoader
+  public var configuration: DaemonConfiguration
+  var logger: Logger
+  var loader: CueLoader
+  /// Reads the config file again (SIGHUP, `reload`); nil when cued runs without one.
+  public var configReader: (@Sendable () throws(ConfigError) -> ConfigValues)? = nil
+  /// What the command line set: it wins over the file at every reload.
+  public var commandLine = ConfigValues()
   var library: [String: Cue] = [:]
   let device: Device
   let engine: Engine<Device>
@@ -124,6 +128,8 @@ public final class Daemon<Device: OutputDevice> {
         idleFrames: Int(configuration.idleSeconds * Double(configuration.sampleRate)),
         voiceCapacity: configuration.voiceLimit * 2 + 16),
       sink: device, signals: signals)
+    systemVolume = configuration.systemVolume
+    systemMuted = configuration.systemMuted
   }
 
   deinit {
@@ -426,6 +432,9 @@ public final class Daemon<Device: OutputDevice> {
     case .system(let volume, let muted):
       return performSystem(volume: volume, muted: muted)
     case .reload:
+      if let problem = reloadConfiguration() {
+        throw ProtocolError(.configError, "the config file has a problem, so nothing was reloaded: \(problem)")
+      }
       if reloadInProgress {
         nextReloadWaiters.append((client.serial, id))
       } else {
@@ -675,6 +684,55 @@ public final class Daemon<Device: OutputDevice> {
 
   // MARK: - Reload
 
+  /// Reads the config file again and applies what can change while running; a bad file keeps the
+  /// previous configuration. Returns the problem, if any.
+  @discardableResult
+  func reloadConfiguration() -> String? {
+    guard let reader = configReader else { return nil }
+    let file: ConfigValues
+    do {
+      file = try reader()
+    } catch {
+      logger.error("config not reloaded, the previous one stays: \(error)")
+      return error.description
+    }
+    let values = commandLine.overriding(file)
+    let next = DaemonConfiguration(values)
+    if let problem = next.problem {
+      logger.error("config not reloaded, the previous one stays: \(problem)")
+      return problem
+    }
+    var restartOnly: [String] = []
+    if next.socketPath != configuration.socketPath { restartOnly.append("socket") }
+    if next.device != configuration.device { restartOnly.append("device") }
+    if next.sampleRate != configuration.sampleRate { restartOnly.append("rate") }
+    if next.periodFrames != configuration.periodFrames { restartOnly.append("period-frames") }
+    if next.bufferFrames != configuration.bufferFrames { restartOnly.append("buffer-frames") }
+    if next.idleSeconds != configuration.idleSeconds { restartOnly.append("idle-timeout") }
+    if next.realtimePriority != configuration.realtimePriority { restartOnly.append("realtime-priority") }
+    if !restartOnly.isEmpty {
+      logger.warning("config: \(restartOnly.joined(separator: ", ")) changed; that takes effect when cued restarts")
+    }
+    configuration.soundDirectories = next.soundDirectories
+    configuration.voiceLimit = next.voiceLimit
+    configuration.maximumCueSeconds = next.maximumCueSeconds
+    configuration.maximumDecodedBytes = next.maximumDecodedBytes
+    configuration.maximumCues = next.maximumCues
+    configuration.maximumClients = next.maximumClients
+    configuration.maximumPlayers = next.maximumPlayers
+    configuration.maximumSounds = next.maximumSounds
+    configuration.allowAnyPath = next.allowAnyPath
+    loader = CueLoader(
+      directories: next.soundDirectories,
+      options: DecodeOptions(outputRate: configuration.sampleRate, maximumSeconds: next.maximumCueSeconds),
+      maximumTotalBytes: next.maximumDecodedBytes, maximumCues: next.maximumCues)
+    if let volume = values.systemVolume { systemVolume = volume }
+    if let muted = values.systemMuted { systemMuted = muted }
+    if let level = values.logLevel.flatMap(Logger.Level.init(rawValue:)) { logger.logLevel = level }
+    logger.info("config reloaded")
+    return nil
+  }
+
   func startReload() {
     if reloadInProgress {
       reloadAgain = true
@@ -740,7 +798,8 @@ public final class Daemon<Device: OutputDevice> {
       if signal <= 0 { return }
       switch signal {
       case SIGHUP:
-        logger.info("SIGHUP: reloading the sound directories")
+        logger.info("SIGHUP: reloading the config and the sound directories")
+        reloadConfiguration()
         startReload()
       case SIGTERM, SIGINT:
         logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): fading out and stopping")

@@ -30,11 +30,42 @@ public struct DaemonConfiguration: Sendable {
   public var lateVoiceSeconds: Double = 0.5
   /// SCHED_FIFO priority to ask for on the audio thread; 0 disables.
   public var realtimePriority: Int32 = 20
+  /// The system-sound volume and mute switch at start.
+  public var systemVolume = 1.0
+  public var systemMuted = false
 
   public init(soundDirectories: [String], socketPath: String, device: String) {
     self.soundDirectories = soundDirectories
     self.socketPath = socketPath
     self.device = device
+  }
+
+  /// The configuration that `values` describe (flags over the config file), built-in defaults for the rest.
+  public init(_ values: ConfigValues) {
+    self.init(
+      soundDirectories: values.sounds ?? Self.defaultSoundDirectories(), socketPath: DefaultPaths.socket(explicit: values.socket),
+      device: values.device ?? "default")
+    if let v = values.rate { sampleRate = v }
+    if let v = values.periodFrames { periodFrames = v }
+    if let v = values.bufferFrames { bufferFrames = v }
+    if let v = values.idleTimeout { idleSeconds = v }
+    if let v = values.maxVoices { voiceLimit = v }
+    if let v = values.maxCueSeconds { maximumCueSeconds = v }
+    if let v = values.maxMemory { maximumDecodedBytes = v << 20 }
+    if let v = values.maxCues { maximumCues = v }
+    if let v = values.maxClients { maximumClients = v }
+    if let v = values.maxPlayers { maximumPlayers = v }
+    if let v = values.maxSounds { maximumSounds = v }
+    if let v = values.allowAnyPath { allowAnyPath = v }
+    if let v = values.realtimePriority { realtimePriority = Int32(v) }
+    if let v = values.systemVolume { systemVolume = v }
+    if let v = values.systemMuted { systemMuted = v }
+  }
+
+  /// What is wrong with this combination of settings, if anything (each value alone was checked).
+  public var problem: String? {
+    if bufferFrames < periodFrames * 2 { return "buffer-frames (\(bufferFrames)) must hold at least two periods (\(periodFrames * 2) frames)" }
+    return nil
   }
 
   /// The sound directories used when none are given: the XDG data directory, the system ones,

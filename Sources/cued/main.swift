@@ -10,6 +10,9 @@ import Glibc
 #endif
 
 /// `cued`: the audio cue daemon.
+///
+/// Every option has a key of the same name in the config file (docs/CONFIG.md); an option given
+/// here wins over the file. Options without a value here take the file's, then the default shown.
 struct Cued: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "cued",
@@ -17,118 +20,155 @@ struct Cued: ParsableCommand {
     discussion: """
       cued decodes every *.mp3 in its sound directories once, at start, and plays them on request \
       from clients on a Unix socket (see `cuectl`, and docs/PROTOCOL.md). When nothing plays it \
-      closes the audio device and sleeps. SIGHUP reloads the sounds; SIGTERM fades out and exits.
+      closes the audio device and sleeps. SIGHUP reloads the config and the sounds; SIGTERM fades \
+      out and exits.
+
+      Settings come from the command line, then the config file ($XDG_CONFIG_HOME/cued/cued.toml, \
+      else /etc/cued/cued.toml; docs/CONFIG.md), then the defaults shown here.
 
       Examples:
         cued                               # default sound directories, ALSA 'default'
         cued --sounds ./sounds --device null
         cued --device pulse --period-frames 128 --buffer-frames 512
+        cued --check-config                # check the config file and exit
       """,
     version: cuedVersion)
 
-  @Option(
-    name: .customLong("sounds"), help: ArgumentHelp("A sound directory; repeat for more (earlier wins).", valueName: "dir"))
+  @Option(name: .customLong("sounds"), help: ArgumentHelp("A sound directory; repeat for more (earlier wins).", valueName: "dir"))
   var soundDirectories: [String] = []
 
   @Option(help: ArgumentHelp("The Unix socket to listen on (default: $CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock).", valueName: "path"))
   var socket: String?
 
-  @Option(help: ArgumentHelp("The ALSA PCM to play through, or 'null' for a silent clock-paced sink.", valueName: "name"))
-  var device: String = "default"
+  @Option(help: ArgumentHelp("The ALSA PCM to play through, or 'null' for a silent clock-paced sink (default: default).", valueName: "name"))
+  var device: String?
 
-  @Option(help: ArgumentHelp("The output sample rate; every cue is converted to it.", valueName: "hz"))
-  var rate: Int = 48000
+  @Option(help: ArgumentHelp("The output sample rate; every cue is converted to it (default: 48000).", valueName: "hz"))
+  var rate: Int?
 
-  @Option(help: ArgumentHelp("Frames per ALSA period (about 5 ms at 240).", valueName: "frames"))
-  var periodFrames: Int = 240
+  @Option(help: ArgumentHelp("Frames per ALSA period (default: 240, 5 ms).", valueName: "frames"))
+  var periodFrames: Int?
 
-  @Option(help: ArgumentHelp("Frames in the ALSA buffer (a few periods).", valueName: "frames"))
-  var bufferFrames: Int = 960
+  @Option(help: ArgumentHelp("Frames in the ALSA buffer (default: 960).", valueName: "frames"))
+  var bufferFrames: Int?
 
-  @Option(help: ArgumentHelp("Seconds of silence before the device is closed.", valueName: "seconds"))
-  var idleTimeout: Double = 2
+  @Option(help: ArgumentHelp("Seconds of silence before the device is closed (default: 2).", valueName: "seconds"))
+  var idleTimeout: Double?
 
-  @Option(help: ArgumentHelp("Voices sounding at once; past it the oldest is stolen with a fade.", valueName: "n"))
-  var maxVoices: Int = 32
+  @Option(help: ArgumentHelp("Voices sounding at once; past it the oldest is stolen with a fade (default: 32).", valueName: "n"))
+  var maxVoices: Int?
 
-  @Option(help: ArgumentHelp("The longest cue accepted.", valueName: "seconds"))
-  var maxCueSeconds: Double = 60
+  @Option(help: ArgumentHelp("The longest cue accepted (default: 60).", valueName: "seconds"))
+  var maxCueSeconds: Double?
 
-  @Option(help: ArgumentHelp("The most decoded memory all cues may take.", valueName: "MiB"))
-  var maxMemory: Int = 256
+  @Option(help: ArgumentHelp("The most decoded memory all cues may take (default: 256).", valueName: "MiB"))
+  var maxMemory: Int?
 
-  @Option(help: ArgumentHelp("The most cues loaded.", valueName: "n"))
-  var maxCues: Int = 4096
+  @Option(help: ArgumentHelp("The most cues loaded (default: 4096).", valueName: "n"))
+  var maxCues: Int?
 
-  @Option(help: ArgumentHelp("The most clients connected at once.", valueName: "n"))
-  var maxClients: Int = 1024
+  @Option(help: ArgumentHelp("The most clients connected at once (default: 1024).", valueName: "n"))
+  var maxClients: Int?
 
-  @Option(help: ArgumentHelp("The most players at once.", valueName: "n"))
-  var maxPlayers: Int = 1024
+  @Option(help: ArgumentHelp("The most players at once (default: 1024).", valueName: "n"))
+  var maxPlayers: Int?
 
-  @Option(help: ArgumentHelp("The most system sounds at once.", valueName: "n"))
-  var maxSounds: Int = 1024
+  @Option(help: ArgumentHelp("The most system sounds at once (default: 1024).", valueName: "n"))
+  var maxSounds: Int?
 
   @Flag(help: "Let clients name MP3 files outside the sound directories (player.create / sound.create with a path).")
   var allowAnyPath = false
 
-  @Option(help: ArgumentHelp("SCHED_FIFO priority for the audio thread (0: normal scheduling).", valueName: "n"))
-  var realtimePriority: Int32 = 20
+  @Option(help: ArgumentHelp("SCHED_FIFO priority for the audio thread, 0 for normal scheduling (default: 20).", valueName: "n"))
+  var realtimePriority: Int?
 
-  @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
-  var logLevel: String = "info"
+  @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default: info).", valueName: "level"))
+  var logLevel: String?
+
+  @Option(help: ArgumentHelp("The config file (default: $XDG_CONFIG_HOME/cued/cued.toml, else /etc/cued/cued.toml, if present).", valueName: "path"))
+  var config: String?
+
+  @Flag(help: "Read no config file.")
+  var noConfig = false
+
+  @Flag(help: "Check the config file, print what is wrong (file:line: message) and exit: 0 when it is good.")
+  var checkConfig = false
+
+  /// The command line's settings, as config values (nil where an option was not given).
+  var commandLineValues: ConfigValues {
+    var values = ConfigValues()
+    values.sounds = soundDirectories.isEmpty ? nil : soundDirectories
+    values.socket = socket
+    values.device = device
+    values.rate = rate
+    values.periodFrames = periodFrames
+    values.bufferFrames = bufferFrames
+    values.idleTimeout = idleTimeout
+    values.maxVoices = maxVoices
+    values.maxCueSeconds = maxCueSeconds
+    values.maxMemory = maxMemory
+    values.maxCues = maxCues
+    values.maxClients = maxClients
+    values.maxPlayers = maxPlayers
+    values.maxSounds = maxSounds
+    values.allowAnyPath = allowAnyPath ? true : nil
+    values.realtimePriority = realtimePriority
+    values.logLevel = logLevel
+    return values
+  }
 
   func validate() throws {
-    guard Logger.Level(rawValue: logLevel) != nil else {
-      throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+    // The same checks the config file gets, so a flag and a key mean the same thing.
+    do {
+      _ = try ConfigFile.interpret(commandLineValues.asDocument, path: "command line", text: "")
+    } catch {
+      throw ValidationError(error.message.replacingKeysWithFlags())
     }
-    guard (8000...192_000).contains(rate) else { throw ValidationError("--rate must be between 8000 and 192000 Hz") }
-    guard (16...16384).contains(periodFrames) else { throw ValidationError("--period-frames must be between 16 and 16384") }
-    guard bufferFrames >= periodFrames * 2 else {
-      throw ValidationError("--buffer-frames must hold at least two periods (\(periodFrames * 2) frames)")
-    }
-    guard idleTimeout >= 0 && idleTimeout.isFinite else { throw ValidationError("--idle-timeout must be 0 or more seconds") }
-    guard (1...4096).contains(maxVoices) else { throw ValidationError("--max-voices must be between 1 and 4096") }
-    guard maxCueSeconds > 0 && maxCueSeconds <= 3600 else { throw ValidationError("--max-cue-seconds must be between 0 and 3600") }
-    guard maxMemory >= 1 else { throw ValidationError("--max-memory must be at least 1 MiB") }
-    guard maxCues >= 1 else { throw ValidationError("--max-cues must be at least 1") }
-    guard (1...65536).contains(maxClients) else { throw ValidationError("--max-clients must be between 1 and 65536") }
-    guard maxPlayers >= 1, maxSounds >= 1 else { throw ValidationError("--max-players and --max-sounds must be at least 1") }
-    guard (0...99).contains(realtimePriority) else { throw ValidationError("--realtime-priority must be between 0 and 99") }
+    guard !(noConfig && config != nil) else { throw ValidationError("--config and --no-config contradict each other") }
   }
 
   func run() throws {
     Daemon<NullSink>.blockSignals()
-    let level = Logger.Level(rawValue: logLevel) ?? .info
+    let configPath = noConfig ? nil : (config ?? ConfigFile.defaultPath())
+    var file = ConfigValues()
+    if let configPath {
+      do {
+        file = try ConfigFile.load(path: configPath)
+      } catch {
+        writeToStandardError("cued: \(error)\n")
+        throw ExitCode(1)
+      }
+    }
+    if checkConfig {
+      writeToStandardOutput(configPath.map { "\($0): good\n" } ?? "no config file (looked for $XDG_CONFIG_HOME/cued/cued.toml and /etc/cued/cued.toml)\n")
+      return
+    }
+    let values = commandLineValues.overriding(file)
+    let configuration = DaemonConfiguration(values)
+    if let problem = configuration.problem {
+      writeToStandardError("cued: \(problem)\n")
+      throw ExitCode(2)
+    }
+    let level = values.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .info
     let journald = StandardErrorLogHandler.standardErrorIsJournal
     LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label, level: level, journald: journald) }
     let logger = Logger(label: "cued")
     signal(SIGPIPE, SIG_IGN)
+    if let configPath { logger.info("config: \(configPath)") }
 
-    var configuration = DaemonConfiguration(
-      soundDirectories: soundDirectories.isEmpty ? DaemonConfiguration.defaultSoundDirectories() : soundDirectories,
-      socketPath: DefaultPaths.socket(explicit: socket), device: device)
-    configuration.sampleRate = rate
-    configuration.periodFrames = periodFrames
-    configuration.bufferFrames = bufferFrames
-    configuration.idleSeconds = idleTimeout
-    configuration.voiceLimit = maxVoices
-    configuration.maximumCueSeconds = maxCueSeconds
-    configuration.maximumDecodedBytes = maxMemory << 20
-    configuration.maximumCues = maxCues
-    configuration.maximumClients = maxClients
-    configuration.maximumPlayers = maxPlayers
-    configuration.maximumSounds = maxSounds
-    configuration.allowAnyPath = allowAnyPath
-    configuration.realtimePriority = realtimePriority
-
+    var reader: (@Sendable () throws(ConfigError) -> ConfigValues)? = nil
+    if let path = configPath {
+      reader = { () throws(ConfigError) -> ConfigValues in try ConfigFile.load(path: path) }
+    }
     do {
-      if device == "null" {
-        let sink = NullSink(rate: rate, periodFrames: periodFrames, bufferFrames: bufferFrames)
-        try serve(configuration, device: sink, logger: logger)
+      if configuration.device == "null" {
+        let sink = NullSink(rate: configuration.sampleRate, periodFrames: configuration.periodFrames, bufferFrames: configuration.bufferFrames)
+        try serve(configuration, device: sink, logger: logger, reader: reader)
       } else {
-        let sink = AlsaSink(device: device, rate: rate, periodFrames: periodFrames, bufferFrames: bufferFrames)
-        try serve(configuration, device: sink, logger: logger)
+        let sink = AlsaSink(
+          device: configuration.device, rate: configuration.sampleRate, periodFrames: configuration.periodFrames,
+          bufferFrames: configuration.bufferFrames)
+        try serve(configuration, device: sink, logger: logger, reader: reader)
       }
     } catch {
       logger.critical("\(error)")
@@ -136,12 +176,26 @@ struct Cued: ParsableCommand {
     }
   }
 
-  private func serve<Device: OutputDevice>(_ configuration: DaemonConfiguration, device: Device, logger: Logger) throws(StartupError) {
+  private func serve<Device: OutputDevice>(
+    _ configuration: DaemonConfiguration, device: Device, logger: Logger,
+    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?
+  ) throws(StartupError) {
     let daemon = try Daemon(configuration: configuration, device: device, logger: logger)
+    daemon.configReader = reader
+    daemon.commandLine = commandLineValues
     try daemon.bindSocket()
     daemon.loadCues()
     try daemon.startAudio()
     try daemon.run()
+  }
+}
+
+extension String {
+  /// A config-file message about `key` rewritten for the command line (`--key`).
+  func replacingKeysWithFlags() -> String {
+    var text = self
+    for key in ConfigFile.flagKeys where text.hasPrefix(key + " ") { text = "--" + text }
+    return text
   }
 }
 

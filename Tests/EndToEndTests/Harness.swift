@@ -178,6 +178,8 @@ final class DaemonProcess {
     self.logPath = logPath
     var env = environment
     env["CUED_SOCKET"] = socket
+    // Keep the developer's own ~/.config/cued/cued.toml out of the tests.
+    if env["XDG_CONFIG_HOME"] == nil { env["XDG_CONFIG_HOME"] = "/nonexistent/cued-tests" }
     child = try Subprocess(
       Harness.cued, ["--socket", socket, "--realtime-priority", "0"] + arguments, environment: env, stdout: logPath,
       stderr: logPath)
