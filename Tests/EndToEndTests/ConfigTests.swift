@@ -50,6 +50,11 @@ struct ConfigTests {
     #expect(result.stderr.contains(fix), "\(result.stderr)")
   }
 
+  @Test func theShippedExampleChecksOut() throws {
+    let result = try run(Harness.cued, ["--config", Harness.repositoryRoot + "/systemd/cued.toml.example", "--check-config"])
+    #expect(result.status == 0, "\(result.stderr)")
+  }
+
   @Test func aGoodFileChecksOut() throws {
     let dir = Harness.temporaryDirectory()
     try "device = \"null\"\n".write(toFile: dir + "/cued.toml", atomically: true, encoding: .utf8)
