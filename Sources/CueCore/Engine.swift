@@ -166,6 +166,9 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
   /// The next event from the audio thread, or nil.
   public func nextEvent() -> EngineEvent? { events.pop() }
 
+  /// True while the audio thread is parked, waiting for a command (no device attached).
+  public var isParked: Bool { parked.load(ordering: .sequentiallyConsistent) }
+
   // MARK: Audio thread
 
   /// What one cycle did.

@@ -83,6 +83,7 @@ extension Daemon {
 
   /// The device changed state: `opened`, `closed-idle`, `lost` or `restored`.
   func emitDevice(_ state: String, error: String? = nil) {
+    notifier.notify(["STATUS=" + statusLine()])
     var fields: [(String, JSONValue)] = [("state", .string(state)), ("device", .string(device.name))]
     if let error { fields.append(("error", .string(error))) }
     emit("device", fields, ids: [])

@@ -96,6 +96,9 @@ public final class Daemon<Device: OutputDevice> {
   var nextReloadWaiters: [(client: UInt64, id: RequestID?)] = []
 
   var running = true
+  let notifier = SystemdNotifier()
+  var nextWatchdog: UInt64? = nil
+  var lastHeartbeat: UInt64 = .max
   /// While a request is carried out, the events it causes wait here until its reply is sent.
   var holdingEvents = false
   var heldEvents: [(kind: String, fields: [(String, JSONValue)], ids: [UInt64], alsoTo: Set<UInt64>)] = []
@@ -150,6 +153,20 @@ public final class Daemon<Device: OutputDevice> {
 
   /// Claims the socket path: reclaims a stale socket left by a crash, refuses to displace a live daemon.
   public func bindSocket() throws(StartupError) {
+    // Socket activation: systemd made and owns the socket; use it and never remove its file.
+    let activated = UnixSocket.activatedSockets()
+    if let first = activated.first {
+      for extra in activated.dropFirst() { extra.fd.close() }
+      do {
+        try first.fd.setNonBlocking(true)
+      } catch {
+        throw StartupError("cannot use the socket systemd passed: \(error)")
+      }
+      listener = first.fd
+      ownsSocketFile = false
+      logger.info("using the socket systemd passed (socket activation)", metadata: ["name": "\(first.name)"])
+      return
+    }
     let path = configuration.socketPath
     if let problem = UnixSocket.validate(path: path) {
       throw StartupError("cannot use socket path \(path): \(problem); choose a shorter one with --socket")
@@ -249,6 +266,8 @@ public final class Daemon<Device: OutputDevice> {
     defer { signalFD?.close() }
     guard let listener else { throw StartupError("run() needs bindSocket() first") }
     let realtime = audioThread.realtimeStatus
+    notifier.notify(["READY=1", "STATUS=" + statusLine()])
+    if let interval = notifier.watchdogInterval { nextWatchdog = MonotonicClock.nanoseconds() + interval }
     logger.info(
       "cued \(cuedVersion) ready on \(configuration.socketPath); device '\(device.name)' opens on the first cue",
       metadata: realtime == 0 ? ["audio-thread": "SCHED_FIFO"] : [:])
@@ -299,15 +318,48 @@ public final class Daemon<Device: OutputDevice> {
       retireHalfClosedClients()
       if !ready[0].isEmpty { acceptClients() }
       retryDeviceIfDue()
+      feedWatchdogIfDue()
     }
     shutdown()
   }
 
   func pollTimeout() -> Int32 {
-    guard case .lost(_, let next, _) = deviceState, !voices.isEmpty else { return -1 }
+    var deadlines: [UInt64] = []
+    if case .lost(_, let next, _) = deviceState, !voices.isEmpty { deadlines.append(next) }
+    if let nextWatchdog { deadlines.append(nextWatchdog) }
+    guard let next = deadlines.min() else { return -1 }  // nothing timed: sleep until something happens
     let now = MonotonicClock.nanoseconds()
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))
+  }
+
+  /// WATCHDOG=1 at systemd's cadence, but only while both threads are alive: this loop is (it
+  /// runs this), and the audio thread is if it is parked (waiting for work) or has cycled since
+  /// the last ping. A stuck audio thread starves the watchdog and systemd restarts cued.
+  func feedWatchdogIfDue() {
+    guard let interval = notifier.watchdogInterval, let due = nextWatchdog else { return }
+    let now = MonotonicClock.nanoseconds()
+    guard now >= due else { return }
+    nextWatchdog = now + interval
+    let beat = engine.counters.heartbeat.load(ordering: .relaxed)
+    let audioAlive = engine.isParked || beat != lastHeartbeat
+    lastHeartbeat = beat
+    if audioAlive {
+      notifier.notify(["WATCHDOG=1"])
+    } else {
+      logger.error("the audio thread has not cycled for \(interval / 1_000_000) ms; not feeding the watchdog")
+    }
+  }
+
+  /// One line for systemd's STATUS=: cues and the device state.
+  func statusLine() -> String {
+    let state: String
+    switch deviceState {
+    case .closed: state = "closed (idle)"
+    case .open: state = "open"
+    case .lost(let error, _, _): state = "lost: \(error)"
+    }
+    return "\(library.count) cues; device \(device.name) \(state); \(voices.count) voices"
   }
 
   func acceptClients() {
@@ -739,6 +791,7 @@ public final class Daemon<Device: OutputDevice> {
       return
     }
     reloadInProgress = true
+    notifier.notify(["RELOADING=1", "MONOTONIC_USEC=\(MonotonicClock.nanoseconds() / 1000)", "STATUS=reloading"])
     let loader = self.loader
     let previous = library
     work.run { .reload(loader.scan(previous: previous)) }
@@ -756,6 +809,7 @@ public final class Daemon<Device: OutputDevice> {
 
   func finishReload(_ scan: LibraryScan) {
     reloadInProgress = false
+    defer { if !reloadInProgress { notifier.notify(["READY=1", "STATUS=" + statusLine()]) } }
     // Voices keep their own reference to the cue they play, so nothing playing is cut.
     library = scan.cues
     report(scan)
@@ -811,6 +865,7 @@ public final class Daemon<Device: OutputDevice> {
   }
 
   func shutdown() {
+    notifier.notify(["STOPPING=1", "STATUS=stopping"])
     let fade = Int(min(configuration.shutdownFadeSeconds, 0.05) * Double(configuration.sampleRate))
     var sent = engine.send(.shutdown(fadeFrames: fade))
     let deadline = MonotonicClock.nanoseconds() + 1_000_000_000

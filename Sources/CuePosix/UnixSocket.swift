@@ -110,3 +110,48 @@ public enum UnixSocket {
     return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
   }
 }
+
+extension UnixSocket {
+  /// Sends one datagram to a Unix datagram socket at `path` (a leading `@` names the abstract
+  /// namespace, as systemd's NOTIFY_SOCKET does). Used for sd_notify; no libsystemd needed.
+  public static func sendDatagram(_ message: [UInt8], to path: String) throws(SystemError) {
+    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    if fd < 0 { throw SystemError("socket(AF_UNIX, SOCK_DGRAM)") }
+    defer { Glibc.close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    var bytes = Array(path.utf8)
+    if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+    guard bytes.count <= maximumPathBytes else { throw SystemError("sendto(\(path))", code: ENAMETOOLONG) }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: bytes) }
+    let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
+    let sent = message.withUnsafeBytes { raw in
+      withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          Glibc.sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, length)
+        }
+      }
+    }
+    if sent < 0 { throw SystemError("sendto(\(path))") }
+  }
+
+  /// The listening sockets systemd passed (socket activation: `LISTEN_PID`, `LISTEN_FDS`,
+  /// `LISTEN_FDNAMES`), as descriptors from 3 on with their names; empty when not activated.
+  /// Clears the variables, so programs this process starts do not think they were activated.
+  public static func activatedSockets() -> [(fd: FileDescriptor, name: String)] {
+    defer {
+      unsetenv("LISTEN_PID")
+      unsetenv("LISTEN_FDS")
+      unsetenv("LISTEN_FDNAMES")
+    }
+    guard let pid = ProcessInfo.environment("LISTEN_PID").flatMap(Int32.init), pid == getpid(),
+      let count = ProcessInfo.environment("LISTEN_FDS").flatMap(Int.init), count > 0
+    else { return [] }
+    let names = (ProcessInfo.environment("LISTEN_FDNAMES") ?? "").split(separator: ":", omittingEmptySubsequences: false)
+    return (0..<count).map { index in
+      let fd = Int32(3 + index)
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      return (FileDescriptor(rawValue: fd), index < names.count ? String(names[index]) : "")
+    }
+  }
+}
