@@ -4,8 +4,14 @@
 #   libasound2-dev, libmpg123-dev  headers + pkg-config files for ALSA, libmpg123 and libsyn123
 #   libasound2-plugins             ALSA's pulse PCM (so 'default' reaches PulseAudio/PipeWire)
 #   pulseaudio, pulseaudio-utils   a private null-sink server and parec for the end-to-end tests
+#   pipewire, wireplumber, dbus, bubblewrap
+#                                  PipeWire under the service's sandbox (bwrap) in tests. Its ALSA plugin
+#                                  (pipewire-alsa) conflicts with the pulseaudio package, so it is not
+#                                  installed: the plugin is unpacked from its .deb into .build/pipewire-alsa.
+#   systemd                        systemd-analyze and systemd-socket-activate for the unit tests
 set -euo pipefail
-packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils)
+packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
+  pipewire pipewire-bin wireplumber dbus bubblewrap systemd)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(sox lame mpg123 socat)  # regenerate sounds/fixtures, benchmarks, protocol examples
 fi
@@ -13,10 +19,23 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
-echo "installing: ${missing[*]}" >&2
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# PipeWire's ALSA plugin, unpacked (not installed) for the tests.
+here="$(cd "$(dirname "$0")/.." && pwd)"
+plugin_dir="$here/.build/pipewire-alsa"
+if [[ ! -f "$plugin_dir/libasound_module_pcm_pipewire.so" ]]; then
+  work="$(mktemp -d)"
+  (cd "$work" && apt-get download pipewire-alsa >/dev/null 2>&1 && dpkg-deb -x pipewire-alsa_*.deb x) ||
+    { echo "could not fetch pipewire-alsa (run apt-get update?)" >&2; rm -rf "$work"; exit 0; }
+  mkdir -p "$plugin_dir"
+  cp "$work"/x/usr/lib/*/alsa-lib/libasound_module_pcm_pipewire.so "$plugin_dir/"
+  rm -rf "$work"
+fi
