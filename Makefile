@@ -37,3 +37,67 @@ fixtures:
 
 clean:
 	rm -rf .build .build-test.log
+
+# --- Installation and the Debian package (packaging/) ---------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=…]   binaries, sounds, units, man pages, completions
+#   make install-user                              the same into ~/.local, units into ~/.config/systemd/user
+#   make uninstall [PREFIX=…] [DESTDIR=…]          removes what the install's manifest lists
+#   make deb                                       dist/cued_<version>-<revision>_<arch>.deb
+# The binaries come from a release build with RELEASE_FLAGS: the Swift runtime linked in (nothing
+# under /opt/swift is needed at run time) and BIND_NOW. SCRATCH_PATH: a SwiftPM build folder other
+# than .build (the install tests use one: `swift test` holds the lock on .build while they run).
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/cued
+BASH_COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+ZSH_COMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
+FISH_COMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
+SYSTEMD_USER_UNITDIR ?= $(PREFIX)/lib/systemd/user
+SYSTEMD_SYSTEM_UNITDIR ?= $(PREFIX)/lib/systemd/system
+RELEASE_FLAGS ?= --static-swift-stdlib -Xlinker -z -Xlinker now
+SCRATCH_PATH ?=
+BUILD_DIR = $(or $(SCRATCH_PATH),.build)
+DEB_REVISION ?= 1
+DEB_VERSION = $(shell sed -n 's/.*cuedVersion *= *"\([^"]*\)".*/\1/p' Sources/CueProtocol/Version.swift)-$(DEB_REVISION)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_FILE = dist/cued_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_WORK = $(abspath $(BUILD_DIR))/deb
+DEB_ROOT = $(DEB_WORK)/debian/cued
+
+INSTALL_ENV = PREFIX="$(PREFIX)" DESTDIR="$(if $(DESTDIR),$(abspath $(DESTDIR)))" BINDIR="$(BINDIR)" \
+  DATADIR="$(DATADIR)" MANDIR="$(MANDIR)" DOCDIR="$(DOCDIR)" BASH_COMPLETIONDIR="$(BASH_COMPLETIONDIR)" \
+  ZSH_COMPLETIONDIR="$(ZSH_COMPLETIONDIR)" FISH_COMPLETIONDIR="$(FISH_COMPLETIONDIR)" \
+  SYSTEMD_USER_UNITDIR="$(SYSTEMD_USER_UNITDIR)" SYSTEMD_SYSTEM_UNITDIR="$(SYSTEMD_SYSTEM_UNITDIR)" \
+  SWIFT="$(SWIFT)" RELEASE_FLAGS="$(RELEASE_FLAGS)" SCRATCH_PATH="$(SCRATCH_PATH)" \
+  STAGE="$(BUILD_DIR)/install-staging"
+
+.PHONY: install-stage install install-user uninstall uninstall-user deb
+
+# Release binaries, man pages (swift-argument-parser's generate-manual) and completions, staged in
+# $(BUILD_DIR)/install-staging.
+install-stage: deps
+	@$(INSTALL_ENV) packaging/install.sh stage
+
+install: install-stage
+	@$(INSTALL_ENV) packaging/install.sh install
+
+# User units only (the system-wide pair needs root): systemctl --user daemon-reload afterwards.
+install-user:
+	@$(MAKE) install PREFIX="$(HOME)/.local" DESTDIR= SYSTEMD_USER_UNITDIR="$(HOME)/.config/systemd/user" SYSTEMD_SYSTEM_UNITDIR=
+
+uninstall:
+	@$(INSTALL_ENV) packaging/install.sh uninstall
+
+uninstall-user:
+	@$(MAKE) uninstall PREFIX="$(HOME)/.local" DESTDIR=
+
+# Debian puts zsh functions of packages in vendor-completions (site-functions is for /usr/local).
+deb:
+	rm -rf "$(DEB_WORK)" "$(DEB_FILE)"
+	@$(MAKE) install DESTDIR="$(DEB_ROOT)" PREFIX=/usr ZSH_COMPLETIONDIR=/usr/share/zsh/vendor-completions
+	@DEB_ROOT="$(DEB_ROOT)" DEB_VERSION="$(DEB_VERSION)" DEB_ARCH="$(DEB_ARCH)" DEB_FILE="$(DEB_FILE)" \
+	  packaging/build-deb.sh
+	@echo "built $(DEB_FILE)"

@@ -9,9 +9,10 @@
 #                                  (pipewire-alsa) conflicts with the pulseaudio package, so it is not
 #                                  installed: the plugin is unpacked from its .deb into .build/pipewire-alsa.
 #   systemd                        systemd-analyze and systemd-socket-activate for the unit tests
+#   dpkg-dev, binutils, lintian    make deb (dpkg-shlibdeps, strip) and its check in the install tests
 set -euo pipefail
 packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
-  pipewire pipewire-bin wireplumber dbus bubblewrap systemd)
+  pipewire pipewire-bin wireplumber dbus bubblewrap systemd dpkg-dev binutils lintian)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(sox lame mpg123 socat)  # regenerate sounds/fixtures, benchmarks, protocol examples
 fi
