@@ -118,4 +118,24 @@ struct ServiceTests {
     // docs/PERFORMANCE.md. The bound here allows for a loaded test machine.
     #expect(elapsed < 1.0, "exit took \(elapsed) s")
   }
+
+  @Test func underJournaldLinesCarryPrioritiesAndLogLevelFilters() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3", "junk": "not-audio.mp3"])
+    let journal = try DaemonProcess(
+      socket: dir + "/a.sock", arguments: ["--sounds", sounds, "--device", "null"],
+      environment: ["JOURNAL_STREAM": "8:12345"], logPath: dir + "/journal.log")
+    journal.stop()
+    let lines = journal.log.split(separator: "\n")
+    #expect(lines.contains { $0.hasPrefix("<6>") && $0.contains("ready on") })  // info
+    #expect(lines.contains { $0.hasPrefix("<4>") && $0.contains("junk.mp3") })  // warning
+    #expect(lines.allSatisfy { $0.hasPrefix("<") })
+    // On a terminal: readable lines, and --log-level warning keeps only warnings and worse.
+    let quiet = try DaemonProcess(
+      socket: dir + "/b.sock", arguments: ["--sounds", sounds, "--device", "null", "--log-level", "warning"],
+      logPath: dir + "/quiet.log")
+    quiet.stop()
+    #expect(quiet.log.contains("cued: warning: skipped"))
+    #expect(!quiet.log.contains("ready on"))
+  }
 }
