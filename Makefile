@@ -25,7 +25,9 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-test.log
 	@if grep -E '^/.*(Sources|Tests)/.*: warning:' .build-test.log; then echo "build has warnings (above)"; exit 1; fi
-	$(SWIFT) test --skip-build $(BUILD_FLAGS)
+	# One test at a time: many tests run real daemons, sound servers and a release build, and on a
+	# 2-core machine running them side by side starves the timing-sensitive ones.
+	$(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS)
 
 sounds:
 	@scripts/install-deps.sh --with-tools

@@ -154,7 +154,7 @@ struct AsyncClientTests {
     try await p1.prepareToPlay()
     try await p2.prepareToPlay()
     // Far enough ahead that both requests arrive before it, even on a loaded machine.
-    let t = try await p1.deviceCurrentTime + 0.5
+    let t = try await p1.deviceCurrentTime + 1.0
     try await p1.play(atTime: t)
     try await p2.play(atTime: t)
     let id1 = try await p1.id

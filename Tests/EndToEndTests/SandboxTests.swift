@@ -15,6 +15,8 @@ enum Sandbox {
   static func arguments(runtime: String) -> [String] {
     [
       "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", runtime, runtime,
+      // The checkout (the binary, the unpacked PipeWire plugin) may itself live under /tmp.
+      "--ro-bind", Harness.repositoryRoot, Harness.repositoryRoot,
       "--unshare-net", "--unshare-ipc", "--unshare-uts", "--new-session", "--die-with-parent",
     ]
   }
