@@ -14,6 +14,7 @@ let package = Package(
     .executable(name: "cued", targets: ["cued"]),
     .executable(name: "cuectl", targets: ["cuectl"]),
     .executable(name: "cued-config", targets: ["cued-config"]),
+    .executable(name: "cued-carousel", targets: ["cued-carousel"]),
     .library(name: "CueClient", targets: ["CueClient"]),
   ],
   dependencies: [
@@ -60,6 +61,12 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
 
+    // The demo terminal carousel: audible paging through the client library.
+    .executableTarget(
+      name: "cued-carousel",
+      dependencies: [
+        "CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     .executableTarget(
       name: "cued-config",
       dependencies: ["CueProtocol", .product(name: "TOMLKit", package: "TOMLKit")]),
@@ -73,7 +80,7 @@ let package = Package(
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["cued", "cuectl", "cued-config", "CueAudio", "CueProtocol", "CuePosix"]),
+      dependencies: ["cued", "cuectl", "cued-config", "cued-carousel", "CueAudio", "CueProtocol", "CuePosix"]),
   ],
   swiftLanguageModes: [.v6]
 )

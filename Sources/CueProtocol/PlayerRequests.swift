@@ -1,6 +1,6 @@
 /// Which events a connection wants. nil means "no restriction" for that part.
 public struct EventFilter: Sendable, Equatable {
-  /// Event kinds (`started`, `finished`, `completion`, `device`, `reloaded`, `decode-error`); nil: all.
+  /// Event kinds (`started`, `finished`, `completion`, `device`, `reloaded`, `decode-error`, `paging`); nil: all.
   public var kinds: Set<String>?
   /// Voice, player or sound ids the events must concern; nil: any.
   public var ids: Set<UInt64>?
@@ -11,7 +11,9 @@ public struct EventFilter: Sendable, Equatable {
   }
 
   /// The kinds a subscription can name.
-  public static let knownKinds: Set<String> = ["started", "finished", "completion", "device", "reloaded", "decode-error"]
+  public static let knownKinds: Set<String> = [
+    "started", "finished", "completion", "device", "reloaded", "decode-error", "paging",
+  ]
 
   static func decode(_ fields: inout FieldReader) throws(ProtocolError) -> EventFilter {
     let kinds = try fields.stringArray("kinds")

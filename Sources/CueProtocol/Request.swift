@@ -144,8 +144,38 @@ public struct RequestFailure: Error, Sendable, Equatable {
   public var error: ProtocolError
 }
 
+/// A line from a client: a request (`op`) or a carousel message (`carousel`).
+public enum ClientLine: Sendable, Equatable {
+  case request(RequestEnvelope)
+  case carousel(CarouselMessage)
+}
+
 /// Turns request lines into `Request`s, with an error that names the field and what is wrong.
 public enum RequestDecoder {
+  /// Decodes either kind of client line.
+  public static func decodeLine(_ line: some Collection<UInt8>) -> Result<ClientLine, RequestFailure> {
+    let value: JSONValue
+    do {
+      value = try JSONParser.parse(line)
+    } catch {
+      return .failure(RequestFailure(id: nil, error: ProtocolError(.parseError, error.message)))
+    }
+    if case .object = value, value["carousel"] != nil, value["op"] == nil {
+      var id: RequestID? = nil
+      if let raw = value["id"] {
+        if let n = raw.intValue, abs(n) < 9_007_199_254_740_992 { id = .number(n) } else if let s = raw.stringValue, s.utf8.count <= 256 { id = .string(s) }
+      }
+      do {
+        var message = try CarouselMessage.decode(value)
+        message.id = id
+        return .success(.carousel(message))
+      } catch {
+        return .failure(RequestFailure(id: id, error: error))
+      }
+    }
+    return decode(value: value).map { .request($0) }
+  }
+
   public static func decode(line: some Collection<UInt8>) -> Result<RequestEnvelope, RequestFailure> {
     let value: JSONValue
     do {
@@ -153,6 +183,10 @@ public enum RequestDecoder {
     } catch {
       return .failure(RequestFailure(id: nil, error: ProtocolError(.parseError, error.message)))
     }
+    return decode(value: value)
+  }
+
+  static func decode(value: JSONValue) -> Result<RequestEnvelope, RequestFailure> {
     guard case .object = value else {
       return .failure(
         RequestFailure(id: nil, error: ProtocolError(.invalidRequest, "a request must be a JSON object like {\"id\":1,\"op\":\"ping\"}")))

@@ -1,0 +1,1 @@
+print("cued-carousel: not yet")
