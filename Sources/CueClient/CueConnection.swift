@@ -61,11 +61,24 @@ public final class CueConnection {
 
   /// Sends `request` and returns the reply object; an error reply throws `.refused`.
   public func send(_ request: Request, timeoutSeconds: Double = 10) throws(ClientError) -> JSONValue {
+    try send(timeoutSeconds: timeoutSeconds) { id in request.json(id: id) }
+  }
+
+  /// Sends a carousel message with an id, so the daemon answers with its decision.
+  public func send(_ message: CarouselMessage, timeoutSeconds: Double = 10) throws(ClientError) -> JSONValue {
+    try send(timeoutSeconds: timeoutSeconds) { id in
+      var withID = message
+      withID.id = id
+      return withID.json
+    }
+  }
+
+  private func send(timeoutSeconds: Double, _ line: (RequestID) -> JSONValue) throws(ClientError) -> JSONValue {
     let id = nextID
     nextID += 1
     lastRequestID = .number(id)
     do {
-      try fd.writeAll(Reply.line(request.json(id: .number(id))))
+      try fd.writeAll(Reply.line(line(.number(id))))
     } catch {
       throw .disconnected(socketPath: socketPath)
     }

@@ -78,6 +78,7 @@ enum Trig {
       term *= -x2 / Double((2 * k - 1) * (2 * k))
       sum += term
     }
-    return sum
+    // cos(π/2) comes out as ~6e-17, not 0: a hard-panned voice must leave the far channel silent.
+    return abs(sum) < 1e-12 ? 0 : sum
   }
 }

@@ -19,6 +19,8 @@ final class ClientConnection {
   var droppedEvents = 0
   /// Events dropped since the last `events-dropped` notice went out.
   private var unreportedDrops = 0
+  /// When the last bytes arrived (monotonic ns): a carousel message's arrival, for its deadline.
+  var lastReceived: UInt64 = 0
   /// The events this connection asked for with `subscribe` (nil: none).
   var subscription: EventFilter? = nil
 
@@ -114,6 +116,7 @@ final class ClientConnection {
     }
     switch result {
     case .bytes(let n):
+      lastReceived = MonotonicClock.nanoseconds()
       framer.append(scratch[0..<n])
       return true
     case .wouldBlock:

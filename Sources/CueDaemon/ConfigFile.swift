@@ -32,6 +32,8 @@ public struct ConfigValues: Sendable, Equatable {
   /// `[system-sounds]`: the system-sound volume and mute switch at start.
   public var systemVolume: Double?
   public var systemMuted: Bool?
+  /// `[carousel.NAME]` tables: the cue bindings of each carousel ("default" for any other).
+  public var carousels: [String: CarouselBindings]?
 
   public init() {}
 
@@ -57,6 +59,7 @@ public struct ConfigValues: Sendable, Equatable {
     merged.logLevel = logLevel ?? other.logLevel
     merged.systemVolume = systemVolume ?? other.systemVolume
     merged.systemMuted = systemMuted ?? other.systemMuted
+    merged.carousels = carousels ?? other.carousels
     return merged
   }
 }
@@ -205,10 +208,12 @@ public enum ConfigFile {
           default: throw fail(inner, table: key, "unknown key \(inner) in [system-sounds]; it takes volume and muted")
           }
         }
+      case "carousel":
+        values.carousels = try interpretCarousels(value, path: path, locator: locator)
       default:
         throw fail(
           key,
-          "unknown key \(key); the keys are \(knownKeys.joined(separator: ", ")) and the table [system-sounds] (docs/CONFIG.md)")
+          "unknown key \(key); the keys are \(knownKeys.joined(separator: ", ")) and the tables [system-sounds] and [carousel.NAME] (docs/CONFIG.md)")
       }
     }
     return values

@@ -96,6 +96,9 @@ public final class Daemon<Device: OutputDevice> {
   var nextReloadWaiters: [(client: UInt64, id: RequestID?)] = []
 
   var running = true
+  var paging = PagingState()
+  /// The config file in use (for messages), if any.
+  public var configPath: String? = nil
   let notifier = SystemdNotifier()
   var nextWatchdog: UInt64? = nil
   var lastHeartbeat: UInt64 = .max
@@ -221,6 +224,11 @@ public final class Daemon<Device: OutputDevice> {
     directory.hasSuffix("/cued") || directory.hasPrefix("/tmp/cued-")
   }
 
+  /// Sets the carousel bindings read from the config file (nil: the built-in ones).
+  public func setCarousels(_ carousels: [String: CarouselBindings]?) {
+    paging.carousels = carousels ?? ["default": .builtIn]
+  }
+
   /// Decodes every cue (in parallel) and logs what was loaded, skipped and why.
   public func loadCues() {
     let began = MonotonicClock.nanoseconds()
@@ -231,6 +239,9 @@ public final class Daemon<Device: OutputDevice> {
     logger.info(
       "loaded \(scan.cues.count) cue\(scan.cues.count == 1 ? "" : "s") (\(scan.totalBytes / 1024) KiB decoded) in \(formatMilliseconds(elapsed)) ms",
       metadata: ["directories": "\(configuration.soundDirectories.joined(separator: ":"))"])
+    if let missing = missingBoundCue(in: paging.carousels, path: configPath, known: Set(library.keys)) {
+      logger.error("\(missing) (the binding plays nothing until the cue exists)")
+    }
     if scan.cues.isEmpty {
       logger.warning(
         "no cues loaded: put .mp3 files in one of \(configuration.soundDirectories.joined(separator: ", ")) or pass --sounds DIR")
@@ -433,10 +444,19 @@ public final class Daemon<Device: OutputDevice> {
   // MARK: - Requests
 
   func handle(line: [UInt8], from client: ClientConnection) {
-    switch RequestDecoder.decode(line: line) {
+    switch RequestDecoder.decodeLine(line) {
     case .failure(let failure):
       client.send(Reply.failure(id: failure.id, failure.error))
-    case .success(let envelope):
+    case .success(.carousel(let message)):
+      holdingEvents = true
+      let fields = handleCarousel(message, arrivedAt: client.lastReceived, client: client)
+      // Fire-and-forget: a reply only when the message asked for one with an id.
+      if let id = message.id { client.send(Reply.success(id: id, fields)) }
+      holdingEvents = false
+      let held = heldEvents
+      heldEvents.removeAll()
+      for event in held { emit(event.kind, event.fields, ids: event.ids, alsoTo: event.alsoTo) }
+    case .success(.request(let envelope)):
       // Events a request causes (a device opening, a muted completion) go out after its reply.
       holdingEvents = true
       do {
@@ -612,6 +632,7 @@ public final class Daemon<Device: OutputDevice> {
       ("systemVolume", .number(systemVolume)),
       ("systemMuted", .bool(systemMuted)),
       ("deviceCurrentTime", .number(deviceCurrentTime)),
+      ("paging", .object(["played", "ignored", "too-soon", "late", "unbound", "merged", "unchanged", "failed"].map { ($0, .number(Double(paging.counts[$0] ?? 0))) })),
       ("eventsDropped", .number(Double(eventsDropped + clients.values.reduce(0) { $0 + $1.droppedEvents }))),
       ("socket", .string(configuration.socketPath)),
     ]
@@ -754,6 +775,17 @@ public final class Daemon<Device: OutputDevice> {
       logger.error("config not reloaded, the previous one stays: \(problem)")
       return problem
     }
+    if let carousels = values.carousels {
+      // Bound cues must exist: loaded now, or among the files the rescan that follows will load.
+      var names = Set(library.keys)
+      for directory in next.soundDirectories {
+        for file in (try? Files.list(directory: directory)) ?? [] { if let name = CueLoader.cueName(forFile: file) { names.insert(name) } }
+      }
+      if let missing = missingBoundCue(in: carousels, path: configPath, known: names) {
+        logger.error("config not reloaded, the previous one stays: \(missing)")
+        return missing
+      }
+    }
     var restartOnly: [String] = []
     if next.socketPath != configuration.socketPath { restartOnly.append("socket") }
     if next.device != configuration.device { restartOnly.append("device") }
@@ -781,6 +813,7 @@ public final class Daemon<Device: OutputDevice> {
     if let volume = values.systemVolume { systemVolume = volume }
     if let muted = values.systemMuted { systemMuted = muted }
     if let level = values.logLevel.flatMap(Logger.Level.init(rawValue:)) { logger.logLevel = level }
+    paging.carousels = values.carousels ?? ["default": .builtIn]
     logger.info("config reloaded")
     return nil
   }

@@ -80,7 +80,7 @@ struct Cuectl: ParsableCommand {
     version: cuedVersion,
     subcommands: [
       Play.self, Stop.self, List.self, Status.self, Ping.self, Reload.self, Monitor.self, PlayerCommand.self,
-      SoundCommand.self, SystemCommand.self,
+      SoundCommand.self, SystemCommand.self, PageCommand.self, CarouselCommand.self,
     ])
 }
 

@@ -163,12 +163,12 @@ struct Cued: ParsableCommand {
     do {
       if configuration.device == "null" {
         let sink = NullSink(rate: configuration.sampleRate, periodFrames: configuration.periodFrames, bufferFrames: configuration.bufferFrames)
-        try serve(configuration, device: sink, logger: logger, reader: reader)
+        try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: values.carousels)
       } else {
         let sink = AlsaSink(
           device: configuration.device, rate: configuration.sampleRate, periodFrames: configuration.periodFrames,
           bufferFrames: configuration.bufferFrames)
-        try serve(configuration, device: sink, logger: logger, reader: reader)
+        try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: values.carousels)
       }
     } catch {
       logger.critical("\(error)")
@@ -178,11 +178,14 @@ struct Cued: ParsableCommand {
 
   private func serve<Device: OutputDevice>(
     _ configuration: DaemonConfiguration, device: Device, logger: Logger,
-    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?
+    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPathInUse: String?,
+    carousels: [String: CarouselBindings]?
   ) throws(StartupError) {
     let daemon = try Daemon(configuration: configuration, device: device, logger: logger)
     daemon.configReader = reader
     daemon.commandLine = commandLineValues
+    daemon.configPath = configPathInUse
+    daemon.setCarousels(carousels)
     try daemon.bindSocket()
     daemon.loadCues()
     try daemon.startAudio()

@@ -86,6 +86,13 @@ struct MixerTests {
     #expect(abs(g.rr - c.expected.rr) < 1e-6)
   }
 
+  @Test func hardPanLeavesTheFarChannelExactlySilent() {
+    #expect(StereoGain.voice(volume: 1, pan: 1, sourceIsMono: true).ll == 0)
+    #expect(StereoGain.voice(volume: 1, pan: -1, sourceIsMono: true).rr == 0)
+    #expect(StereoGain.voice(volume: 1, pan: 1, sourceIsMono: false).ll == 0)
+    #expect(StereoGain.voice(volume: 1, pan: -1, sourceIsMono: false).rr == 0)
+  }
+
   @Test("mono pan keeps constant power", arguments: stride(from: -1.0, through: 1.0, by: 0.125).map { $0 })
   func monoPanKeepsConstantPower(_ pan: Double) {
     let g = StereoGain.voice(volume: 1, pan: pan, sourceIsMono: true)

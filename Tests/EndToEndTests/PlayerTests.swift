@@ -15,10 +15,15 @@ final class PacedCapture {
   let daemon: DaemonProcess
   var capturePath: String { directory + "/out.raw" }
 
-  init(cues: [String: String], extra: [String] = []) throws {
+  init(cues: [String: String], extra: [String] = [], config: String? = nil) throws {
     directory = Harness.temporaryDirectory()
     pulse = try PulseServer(directory: directory)
     let sounds = try Harness.soundDirectory(in: directory, cues)
+    var extra = extra
+    if let config {
+      try config.write(toFile: directory + "/cued.toml", atomically: true, encoding: .utf8)
+      extra += ["--config", directory + "/cued.toml"]
+    }
     let config = """
       </usr/share/alsa/alsa.conf>
       pcm.tee { type file slave.pcm "pulse:t" file "\(directory)/out.raw" format "raw" perm 0644 }

@@ -1,0 +1,99 @@
+import ArgumentParser
+import CueClient
+import CuePosix
+import CueProtocol
+
+/// Sends one carousel message and prints cued's decision.
+func sendCarousel(_ message: CarouselMessage, global: GlobalOptions) throws {
+  let session = try Session(global)
+  let reply: JSONValue
+  do {
+    reply = try session.connection.send(message)
+  } catch {
+    throw session.fail(error)
+  }
+  if global.json {
+    writeToStandardOutput(JSONWriter.write(reply) + "\n")
+    return
+  }
+  var text = reply["decision"]?.stringValue ?? "?"
+  if let cue = reply["cue"]?.stringValue { text += " \(cue)" }
+  if let voice = reply["voice"]?.intValue { text += " (voice \(voice))" }
+  writeToStandardOutput(text + "\n")
+}
+
+struct PageCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "page",
+    abstract: "Tells cued a carousel's page changed; cued plays the bound cue and prints its decision.",
+    discussion: """
+      The decision is one of played, ignored, too-soon, late, unbound, merged, unchanged, failed.
+
+      Examples:
+        cuectl page --from 2 --to 3 --count 7              # played page-next (voice 12)
+        cuectl page --from 6 --to 0 --count 7 --reason auto # a wrap: played wrap
+        cuectl page --from 3 --to 2 --count 7 --carousel photos
+      """)
+  @OptionGroup var global: GlobalOptions
+  @Option(help: ArgumentHelp("The page shown before (from 0).", valueName: "n")) var from: Int
+  @Option(help: ArgumentHelp("The page shown now (from 0).", valueName: "n")) var to: Int
+  @Option(help: ArgumentHelp("How many pages the carousel has.", valueName: "n")) var count: Int
+  @Option(help: ArgumentHelp("drag, key, auto or programmatic.", valueName: "reason")) var reason: String = "key"
+  @Option(help: ArgumentHelp("Whose bindings (default: default).", valueName: "name")) var carousel: String = "default"
+
+  func validate() throws {
+    guard count >= 1, (0..<count).contains(from), (0..<count).contains(to) else {
+      throw ValidationError("--from and --to must be page indexes from 0 to --count - 1")
+    }
+    guard CarouselMessage.Reason(rawValue: reason) != nil else { throw ValidationError("--reason must be drag, key, auto or programmatic") }
+  }
+
+  func run() throws {
+    let event = CarouselMessage.Event.pageChanged(from: from, to: to, count: count, reason: CarouselMessage.Reason(rawValue: reason)!)
+    try sendCarousel(CarouselMessage(carousel: carousel, event: event), global: global)
+  }
+}
+
+struct CarouselCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "carousel",
+    abstract: "Sends the other carousel events: drag-began, drag-ended, deceleration-ended, scroll-animation-ended, wrapped.",
+    discussion: """
+      They follow UIScrollView's delegate order: drag-began, drag-ended (--decelerate when it keeps
+      moving), then deceleration-ended; scroll-animation-ended after a programmatic scroll.
+
+      Examples:
+        cuectl carousel drag-began
+        cuectl carousel drag-ended --decelerate
+        cuectl carousel wrapped --from 6 --to 0 --count 7
+      """)
+  @OptionGroup var global: GlobalOptions
+  @Argument(help: "drag-began, drag-ended, deceleration-ended, scroll-animation-ended or wrapped.") var event: String
+  @Flag(help: "With drag-ended: the carousel keeps moving (decelerates).") var decelerate = false
+  @Option(help: ArgumentHelp("With wrapped: the page before.", valueName: "n")) var from: Int?
+  @Option(help: ArgumentHelp("With wrapped: the page after.", valueName: "n")) var to: Int?
+  @Option(help: ArgumentHelp("With wrapped: how many pages.", valueName: "n")) var count: Int?
+  @Option(help: ArgumentHelp("Whose bindings (default: default).", valueName: "name")) var carousel: String = "default"
+
+  func validate() throws {
+    let known = ["drag-began", "drag-ended", "deceleration-ended", "scroll-animation-ended", "wrapped"]
+    guard known.contains(event) else { throw ValidationError("the event must be one of \(known.joined(separator: ", ")); page changes use `cuectl page`") }
+    if event == "wrapped" {
+      guard let from, let to, let count, count >= 1, (0..<count).contains(from), (0..<count).contains(to) else {
+        throw ValidationError("wrapped needs --from, --to and --count (page indexes from 0)")
+      }
+    }
+  }
+
+  func run() throws {
+    let message: CarouselMessage.Event
+    switch event {
+    case "drag-began": message = .dragBegan
+    case "drag-ended": message = .dragEnded(decelerate: decelerate)
+    case "deceleration-ended": message = .decelerationEnded
+    case "scroll-animation-ended": message = .scrollAnimationEnded
+    default: message = .wrapped(from: from!, to: to!, count: count!)
+    }
+    try sendCarousel(CarouselMessage(carousel: carousel, event: message), global: global)
+  }
+}

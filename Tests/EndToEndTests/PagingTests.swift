@@ -1,0 +1,220 @@
+import CueAudio
+import CueProtocol
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ProtocolClient {
+  /// Sends a carousel message with an id and returns cued's decision reply.
+  @discardableResult
+  func carousel(_ event: CarouselMessage.Event, carousel: String = "default") throws -> JSONValue {
+    let id = nextID
+    nextID += 1
+    let message = CarouselMessage(carousel: carousel, event: event, id: .number(id))
+    try raw.send(JSONWriter.write(message.json) + "\n")
+    while true {
+      let line = try raw.receive()
+      if line["event"] != nil {
+        events.append(line)
+        continue
+      }
+      if line["id"]?.intValue == id { return line }
+    }
+  }
+
+  func page(_ from: Int, _ to: Int, of count: Int, carousel: String = "default") throws -> JSONValue {
+    try self.carousel(.pageChanged(from: from, to: to, count: count, reason: .key), carousel: carousel)
+  }
+}
+
+/// The mono test cue (0.12 s at 48 kHz) and the cue names the default bindings use.
+let pagingCues = ["page-next": "tone-48000-mono.mp3", "page-prev": "tone-48000-mono.mp3", "wrap": "tone-44100-stereo.mp3", "tick": "tone-8000-mono.mp3"]
+
+@Suite("Audible paging: bindings and rapid-paging policies on captured samples", .serialized)
+struct PagingTests {
+  @Test func directionPansTheRightWay() throws {
+    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = \"page-next\"\npage-prev = \"page-prev\"\npan-by-direction = 1.0\n")
+    let client = try rig.client()
+    #expect(try client.page(1, 2, of: 5)["decision"] == "played")
+    usleep(300_000)
+    #expect(try client.page(2, 1, of: 5)["decision"] == "played")
+    usleep(300_000)
+    let capture = try rig.finish()
+    let frames = capture.count / 2
+    let firstSound = try #require((0..<frames).first { capture[2 * $0] != 0 || capture[2 * $0 + 1] != 0 })
+    // Next: everything on the right. Previous (after a gap of silence): everything on the left.
+    let gap = try #require((firstSound..<frames).first { f in (f..<min(f + 2400, frames)).allSatisfy { capture[2 * $0] == 0 && capture[2 * $0 + 1] == 0 } })
+    let second = try #require((gap..<frames).first { capture[2 * $0] != 0 || capture[2 * $0 + 1] != 0 })
+    #expect((firstSound..<gap).allSatisfy { capture[2 * $0] == 0 })
+    #expect((firstSound..<gap).contains { capture[2 * $0 + 1] != 0 })
+    #expect((second..<frames).allSatisfy { capture[2 * $0 + 1] == 0 })
+    #expect((second..<frames).contains { capture[2 * $0] != 0 })
+  }
+
+  @Test func restartCutsThePreviousVoiceWithAFade() throws {
+    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = { cue = \"page-next\", retrigger = \"restart\" }\n")
+    let client = try rig.client()
+    try client.request("subscribe", [("kinds", ["finished"])])
+    let first = try client.page(0, 1, of: 5)
+    usleep(40_000)
+    let second = try client.page(1, 2, of: 5)
+    #expect(first["decision"] == "played" && second["decision"] == "played")
+    let cut = try client.waitForEvent("finished") { $0["voice"] == first["voice"] }
+    #expect(cut["reason"] == "stopped")
+    usleep(300_000)
+    let capture = try rig.finish()
+    let cue = try decoded("tone-48000-mono.mp3")
+    // The first voice exactly, up to the restart; then 384 frames (8 ms) of its fade mixed with the
+    // second; from there on the second voice alone, exactly.
+    let k = try #require((0..<cue.count).first { capture[$0] != cue[$0] }) / 2
+    #expect(k > 0 && k < cue.count / 2)
+    let fade = 384
+    for i in stride(from: 2 * fade, to: cue.count, by: 1) { #expect(capture[2 * k + i] == cue[i]); if capture[2 * k + i] != cue[i] { break } }
+    #expect(capture[(2 * k + cue.count)...].allSatisfy { $0 == 0 })
+  }
+
+  @Test func overlapCapsTheNumberOfVoices() throws {
+    let (daemon, dir) = try DaemonTests.start(sounds: pagingCues)
+    defer { daemon.stop() }
+    try "[carousel.default]\npage-next = { cue = \"wrap\", retrigger = \"overlap\", max-voices = 2 }\n".write(toFile: dir + "/cued.toml", atomically: true, encoding: .utf8)
+    let capped = try DaemonProcess(
+      socket: dir + "/capped.sock", arguments: ["--sounds", dir + "/sounds", "--device", "null", "--config", dir + "/cued.toml"],
+      logPath: dir + "/capped.log")
+    defer { capped.stop() }
+    let client = try ProtocolClient(socket: capped.socket)
+    try client.request("subscribe", [("kinds", ["finished"])])
+    var voices: [JSONValue] = []
+    for i in 0..<4 { voices.append(try client.page(i, i + 1, of: 9)["voice"]!) }
+    #expect(try client.request("status")["voices"] == 2)
+    let stolen = client.drainEvents(for: 0.5).filter { $0["reason"] == "stolen" }.compactMap { $0["voice"] }
+    #expect(Set(stolen.map { JSONWriter.write($0) }) == Set(voices[0..<2].map { JSONWriter.write($0) }))
+  }
+
+  @Test func ignoreWhilePlayingIgnores() throws {
+    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = { cue = \"page-next\", retrigger = \"ignore-while-playing\" }\n")
+    let client = try rig.client()
+    #expect(try client.page(0, 1, of: 5)["decision"] == "played")
+    usleep(30_000)
+    #expect(try client.page(1, 2, of: 5)["decision"] == "ignored")
+    usleep(300_000)
+    let capture = try rig.finish()
+    let cue = try decoded("tone-48000-mono.mp3")
+    #expect(Array(capture[0..<cue.count]) == cue)
+    #expect(capture[cue.count...].allSatisfy { $0 == 0 })
+  }
+
+  @Test func theMinimumIntervalIsKept() throws {
+    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = { cue = \"page-next\", retrigger = \"overlap\", min-interval = 5.0 }\n")
+    let client = try rig.client()
+    #expect(try client.page(0, 1, of: 5)["decision"] == "played")
+    #expect(try client.page(1, 2, of: 5)["decision"] == "too-soon")
+    #expect(try client.page(2, 3, of: 5)["decision"] == "too-soon")
+    let counts = try #require(client.request("status")["paging"])
+    #expect(counts["too-soon"] == 2 && counts["played"] == 1)
+    usleep(300_000)
+    let capture = try rig.finish()
+    let cue = try decoded("tone-48000-mono.mp3")
+    #expect(Array(capture[0..<cue.count]) == cue)
+    #expect(capture[cue.count...].allSatisfy { $0 == 0 })
+  }
+
+  @Test func latestWinsDropsLateEvents() throws {
+    // A 1 ms deadline cannot be met while the device opens (connecting to the sound server takes
+    // longer): that event is dropped, never played late.
+    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = { cue = \"page-next\", deadline = 0.001 }\n")
+    let client = try rig.client()
+    #expect(try client.page(0, 1, of: 5)["decision"] == "late")
+    let paging = try #require(client.request("status")["paging"])
+    #expect(paging["late"] == 1 && paging["played"] == 0)
+    usleep(200_000)
+    let capture = try rig.finish()
+    #expect(capture.allSatisfy { $0 == 0 })
+  }
+
+  @Test func aWrapPlaysTheWrapCue() throws {
+    let rig = try PacedCapture(cues: pagingCues)
+    let client = try rig.client()
+    let reply = try client.page(4, 0, of: 5)
+    #expect(reply["decision"] == "played" && reply["cue"] == "wrap")
+    // The carousel's own `wrapped` for the same move is merged, not played twice.
+    #expect(try client.carousel(.wrapped(from: 4, to: 0, count: 5))["decision"] == "merged")
+    usleep(400_000)
+    let capture = try rig.finish()
+    let wrap = try decoded("tone-44100-stereo.mp3")
+    #expect(Array(capture[0..<wrap.count]) == wrap)
+    #expect(capture[wrap.count...].allSatisfy { $0 == 0 })
+  }
+
+  @Test func withoutAConfigTheShippedSoundsAreBound() throws {
+    let (daemon, _) = try DaemonTests.start(sounds: pagingCues)
+    defer { daemon.stop() }
+    let client = try ProtocolClient(socket: daemon.socket)
+    #expect(try client.page(0, 1, of: 3)["cue"] == "page-next")
+    #expect(try client.page(1, 0, of: 3)["cue"] == "page-prev")
+    #expect(try client.carousel(.dragBegan)["cue"] == "tick")
+    #expect(try client.carousel(.decelerationEnded)["decision"] == "unbound")
+    // Fire-and-forget: without an id there is no reply, but the decision is reported as an event.
+    try client.request("subscribe", [("kinds", ["paging"])])
+    try client.raw.send(#"{"carousel":"default","event":"page-changed","from":1,"to":2,"count":3,"reason":"drag"}"# + "\n")
+    let event = try client.waitForEvent("paging")
+    #expect(event["decision"] == "played" && event["message"] == "page-changed")
+  }
+
+  @Test func eachCarouselHasItsOwnBindings() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, pagingCues)
+    try "[carousel.photos]\npage-next = \"tick\"\n\n[carousel.default]\npage-next = \"page-next\"\n".write(toFile: dir + "/cued.toml", atomically: true, encoding: .utf8)
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null", "--config", dir + "/cued.toml"], logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    let client = try ProtocolClient(socket: daemon.socket)
+    #expect(try client.page(0, 1, of: 3, carousel: "photos")["cue"] == "tick")
+    #expect(try client.page(0, 1, of: 3, carousel: "music")["cue"] == "page-next")
+    #expect(try client.page(1, 0, of: 3, carousel: "photos")["decision"] == "unbound")
+  }
+
+  @Test func cuectlPageAndCarouselSpeakForShellScripts() throws {
+    let (daemon, _) = try DaemonTests.start(sounds: pagingCues)
+    defer { daemon.stop() }
+    let page = try daemon.cuectl(["page", "--from", "2", "--to", "3", "--count", "7"])
+    #expect(page.status == 0 && page.stdout.hasPrefix("played page-next"))
+    let drag = try daemon.cuectl(["carousel", "drag-began"])
+    #expect(drag.stdout.hasPrefix("played tick"))
+    #expect(try daemon.cuectl(["page", "--from", "9", "--to", "3", "--count", "7"]).status == 2)
+  }
+
+  @Test(
+    "binding errors name the file, the line and the fix",
+    arguments: [
+      ("[carousel.default]\npage-next = { cue = \"page-next\", retrigger = \"loud\" }\n", ":2:", "retrigger must be"),
+      ("[carousel.default]\n\nflip = \"tick\"\n", ":3:", "unknown key flip"),
+      ("[carousel.default]\npage-next = { volume = 0.5 }\n", ":2:", "needs cue"),
+    ])
+  func bindingErrors(_ text: String, _ line: String, _ fix: String) throws {
+    let dir = Harness.temporaryDirectory()
+    try text.write(toFile: dir + "/cued.toml", atomically: true, encoding: .utf8)
+    let result = try run(Harness.cued, ["--config", dir + "/cued.toml", "--check-config"])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains(dir + "/cued.toml" + line), "\(result.stderr)")
+    #expect(result.stderr.contains(fix), "\(result.stderr)")
+  }
+
+  @Test func aReloadBindingAnUnknownCueIsRefusedAndThePreviousBindingsStay() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, pagingCues)
+    let config = dir + "/cued.toml"
+    try "[carousel.default]\npage-next = \"tick\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null", "--config", config], logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    try "[carousel.default]\n\npage-next = \"no-such-cue\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+    let refused = try daemon.cuectl(["reload"])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains(config + ":3"))
+    #expect(refused.stderr.contains("no-such-cue"))
+    #expect(try daemon.cuectl(["page", "--from", "0", "--to", "1", "--count", "3"]).stdout.hasPrefix("played tick"))
+  }
+}
