@@ -12,7 +12,7 @@
 #   dpkg-dev, binutils, lintian    make deb (dpkg-shlibdeps, strip) and its check in the install tests
 set -euo pipefail
 packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
-  pipewire pipewire-bin wireplumber dbus bubblewrap systemd dpkg-dev binutils lintian)
+  pipewire pipewire-bin wireplumber dbus bubblewrap systemd dpkg-dev binutils lintian tmux)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(sox lame mpg123 socat)  # regenerate sounds/fixtures, benchmarks, protocol examples
 fi

@@ -1,0 +1,153 @@
+import CuePosix
+import CueProtocol
+
+/// The terminal loop: reads keys and the wheel, lets the carousel model turn pages, draws the
+/// frames, posts the messages to cued and shows what cued answered.
+///
+/// One thread (the main one) does it all around a poll(2) on standard input and the wake-up
+/// pipe, with a timeout set by the model's next deadline (a frame of a slide, auto-advance).
+/// cued is reached by `CuedLink` in tasks of its own; signals arrive through `SignalWatcher`.
+/// The terminal is restored on every way out: `q`, Ctrl-C, SIGINT/SIGTERM/SIGHUP, end of input.
+final class CarouselApp {
+  struct Options: Sendable {
+    var pageCount: Int
+    var autoSeconds: Double
+    var carousel: String
+    var socketPath: String?
+  }
+
+  enum Failure: Error, CustomStringConvertible {
+    case terminal(Terminal.Failure)
+    case system(SystemError)
+    case noSignalThread
+
+    var description: String {
+      switch self {
+      case .terminal(let failure): failure.description
+      case .system(let error): "\(error)"
+      case .noSignalThread: "cannot start the thread that watches for signals"
+      }
+    }
+  }
+
+  private let options: Options
+  private let terminal = Terminal()
+  private let screen: CarouselScreen
+  private var carousel: Carousel
+  private var status = StatusLine()
+  private var decoder = InputDecoder()
+  private var size = (columns: 80, rows: 24)
+  private var needsDrawing = true
+
+  init(_ options: Options) {
+    self.options = options
+    screen = CarouselScreen(name: options.carousel)
+    carousel = Carousel(pageCount: options.pageCount, autoSeconds: options.autoSeconds, now: MonotonicClock.seconds())
+  }
+
+  /// Runs until the user quits or a signal says stop; the terminal is back as it was on return.
+  func run() throws(Failure) {
+    let wakeup: Wakeup
+    do {
+      wakeup = try Wakeup()
+    } catch {
+      throw .system(error)
+    }
+    // Before any other thread exists (the link's tasks), so that all of them inherit the blocked signals.
+    guard SignalWatcher.start(waking: wakeup) else { throw .noSignalThread }
+    do {
+      try terminal.enter()
+    } catch {
+      throw .terminal(error)
+    }
+    defer { terminal.leave() }
+    let link = CuedLink(socketPath: options.socketPath, carousel: options.carousel, wakeup: wakeup)
+    link.start()
+    size = terminal.size()
+
+    while true {
+      let now = MonotonicClock.seconds()
+      let sliding = carousel.slide != nil
+      send(carousel.tick(at: now), through: link)
+      if sliding || carousel.slide != nil { needsDrawing = true }
+      if needsDrawing { draw(at: now) }
+
+      let ready: [PollEvents]
+      do {
+        ready = try Poll.wait(
+          [PollRequest(fd: terminal.input, events: .readable), PollRequest(fd: wakeup.readEnd, events: .readable)],
+          timeoutMilliseconds: timeout(after: now))
+      } catch {
+        throw .system(error)
+      }
+      // A timeout with nothing to read: a deadline passed (a frame, the end of a pause) and the screen may show it.
+      if ready.allSatisfy(\.isEmpty) { needsDrawing = true }
+      if !ready[1].isEmpty, !handle(wakeup.drain(), link: link) { return }
+      if !ready[0].isEmpty {
+        // End of input (the terminal went away) ends the program like `q`.
+        guard let bytes = terminal.read(), handle(decoder.feed(bytes), link: link) else { return }
+      }
+    }
+  }
+
+  /// Acts on what woke the loop; false when it is time to go.
+  private func handle(_ reasons: [Wakeup.Reason], link: CuedLink) -> Bool {
+    for reason in reasons {
+      switch reason {
+      case .stop:
+        return false
+      case .resized:
+        size = terminal.size()
+      case .news:
+        for news in link.takeNews() {
+          switch news {
+          case .connection(let connection): status.connection = connection
+          case .answer(let answer): status.received(answer)
+          }
+        }
+      }
+      needsDrawing = true
+    }
+    return true
+  }
+
+  /// Acts on keys and the wheel; false on `q` or Ctrl-C.
+  private func handle(_ inputs: [InputDecoder.Input], link: CuedLink) -> Bool {
+    for input in inputs {
+      let now = MonotonicClock.seconds()
+      let action: Carousel.Action
+      switch input {
+      case .quit: return false
+      case .previous: action = .key(.previous)
+      case .next: action = .key(.next)
+      case .wheelPrevious: action = .wheel(.previous)
+      case .wheelNext: action = .wheel(.next)
+      }
+      send(carousel.perform(action, at: now), through: link)
+      needsDrawing = true
+    }
+    return true
+  }
+
+  private func send(_ events: [CarouselMessage.Event], through link: CuedLink) {
+    guard !events.isEmpty else { return }
+    link.post(events)
+    status.sent(events)
+    needsDrawing = true
+  }
+
+  private func draw(at now: Double) {
+    terminal.write(screen.render(carousel, status: status, columns: size.columns, rows: size.rows, now: now).ansi)
+    needsDrawing = false
+  }
+
+  /// Milliseconds until the model's next deadline, or until a pause of auto-advance ends (the
+  /// help line says so); -1 (wait for input) when there is none.
+  private func timeout(after now: Double) -> Int32 {
+    var deadlines = [carousel.nextDeadline(after: now)]
+    if let resume = carousel.autoAdvance.pausedUntilSeconds, resume > now { deadlines.append(resume) }
+    guard let deadline = deadlines.compactMap({ $0 }).min() else { return -1 }
+    let milliseconds = ((deadline - now) * 1000).rounded(.up)
+    return Int32(min(60_000, max(0, milliseconds)))
+  }
+}

@@ -1,0 +1,126 @@
+/// Turns the bytes a terminal in raw mode sends into the carousel's inputs.
+///
+/// Knows the arrow keys in both cursor modes (`ESC [ C`, `ESC O C`, with or without modifiers:
+/// `ESC [ 1 ; 5 C`), `h`/`l`, `q` and Ctrl-C, and the mouse wheel as SGR reports
+/// (`ESC [ < 64 ; x ; y M`, 65 for down) or legacy X10 reports (`ESC [ M` and three bytes).
+/// A sequence split across reads is kept until the rest arrives; anything else is skipped.
+/// Pure: bytes in, inputs out.
+struct InputDecoder {
+  enum Input: Equatable, Sendable {
+    case previous
+    case next
+    case wheelPrevious
+    case wheelNext
+    case quit
+  }
+
+  private static let escape: UInt8 = 0x1b
+  /// The longest sequence kept while waiting for its end; past it the bytes are dropped.
+  private static let maximumPending = 64
+
+  /// Bytes of a sequence not complete yet.
+  private var pending: [UInt8] = []
+
+  /// Decodes `bytes` (after whatever was pending); returns the inputs complete so far.
+  mutating func feed(_ bytes: some Sequence<UInt8>) -> [Input] {
+    pending.append(contentsOf: bytes)
+    var inputs: [Input] = []
+    var index = 0
+    while index < pending.count {
+      switch decode(at: index) {
+      case .incomplete:
+        pending.removeFirst(index)
+        if pending.count > Self.maximumPending { pending.removeAll() }
+        return inputs
+      case .consumed(let count, let input):
+        if let input { inputs.append(input) }
+        index += count
+      }
+    }
+    pending.removeAll()
+    return inputs
+  }
+
+  private enum Step {
+    case incomplete
+    case consumed(Int, Input?)
+  }
+
+  private func decode(at start: Int) -> Step {
+    let byte = pending[start]
+    guard byte == Self.escape else {
+      switch byte {
+      case UInt8(ascii: "q"), UInt8(ascii: "Q"), 0x03: return .consumed(1, .quit)
+      case UInt8(ascii: "h"): return .consumed(1, .previous)
+      case UInt8(ascii: "l"): return .consumed(1, .next)
+      default: return .consumed(1, nil)
+      }
+    }
+    guard start + 1 < pending.count else { return .incomplete }
+    let introducer = pending[start + 1]
+    switch introducer {
+    case UInt8(ascii: "O"):
+      // SS3: application cursor keys.
+      guard start + 2 < pending.count else { return .incomplete }
+      return .consumed(3, Self.arrow(pending[start + 2]))
+    case UInt8(ascii: "["):
+      return controlSequence(at: start)
+    default:
+      // A lone escape (the Esc key): ignored; the byte after it is read on its own.
+      return .consumed(1, nil)
+    }
+  }
+
+  /// `ESC [` …: parameters, then a final byte in 0x40…0x7e.
+  private func controlSequence(at start: Int) -> Step {
+    var index = start + 2
+    guard index < pending.count else { return .incomplete }
+    if pending[index] == UInt8(ascii: "M") {
+      // X10 mouse: ESC [ M, then button+32, column+32, row+32.
+      guard index + 3 < pending.count else { return .incomplete }
+      let button = Int(pending[index + 1]) - 32
+      return .consumed(6, Self.wheel(button: button))
+    }
+    while index < pending.count {
+      let byte = pending[index]
+      if (0x40...0x7e).contains(byte) {
+        let parameters = Array(pending[(start + 2)..<index])
+        let count = index - start + 1
+        if parameters.first == UInt8(ascii: "<") {
+          // SGR mouse: ESC [ < button ; column ; row M (press) or m (release).
+          guard byte == UInt8(ascii: "M") else { return .consumed(count, nil) }
+          let fields = parameters.dropFirst().split(separator: UInt8(ascii: ";"))
+          guard let first = fields.first, let button = Int(String(decoding: first, as: UTF8.self)) else {
+            return .consumed(count, nil)
+          }
+          return .consumed(count, Self.wheel(button: button))
+        }
+        return .consumed(count, Self.arrow(byte))
+      }
+      guard (0x20...0x3f).contains(byte) else {
+        // Not a control sequence after all: drop the escape, read on from the '['.
+        return .consumed(1, nil)
+      }
+      index += 1
+    }
+    return .incomplete
+  }
+
+  private static func arrow(_ final: UInt8) -> Input? {
+    switch final {
+    case UInt8(ascii: "C"): .next
+    case UInt8(ascii: "D"): .previous
+    default: nil
+    }
+  }
+
+  /// Wheel up (button 64) pages back, wheel down (65) forward; modifier bits (shift 4, meta 8, ctrl 16) are ignored.
+  private static func wheel(button: Int) -> Input? {
+    guard button >= 0 else { return nil }
+    switch button & ~(4 | 8 | 16) {
+    case 64: return .wheelPrevious
+    case 65: return .wheelNext
+    default: return nil
+    }
+  }
+}
