@@ -52,6 +52,8 @@ public final class EventFDSignals: EngineSignals, @unchecked Sendable {
 
   public func notifyControl() { Self.signal(controlNotify) }
 
+  public func nowNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() }
+
   /// Clears the control-side notification; call before draining events.
   public func acknowledgeControl() { Self.drain(controlNotify) }
 }

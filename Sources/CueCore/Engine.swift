@@ -29,6 +29,8 @@ public protocol EngineSignals: AnyObject, Sendable {
   func parkAudioThread(timeoutMilliseconds: Int32)
   /// Tells the control side that events are queued. Audio thread; must not block.
   func notifyControl()
+  /// A monotonic clock in nanoseconds (CLOCK_MONOTONIC), for latency figures. Audio thread; a vDSO read.
+  func nowNanoseconds() -> UInt64
 }
 
 /// A request to the audio thread.
@@ -63,8 +65,9 @@ public enum SinkRelease: Sendable, BitwiseCopyable, Equatable {
 public enum EngineEvent: Sendable, BitwiseCopyable, Equatable {
   /// A voice's first frame is mixer frame `frame`. When this was posted the mixer clock stood at
   /// `clock` (every frame before it written) and the device held `delayFrames` unplayed frames, so
-  /// the first frame is heard `delayFrames - (clock - frame)` frames after the post.
-  case started(VoiceID, frame: UInt64, clock: UInt64, delayFrames: Int)
+  /// the first frame is heard `delayFrames - (clock - frame)` frames after the post. `handedAt` is
+  /// when the period holding the first frame was handed to the device (monotonic ns).
+  case started(VoiceID, frame: UInt64, clock: UInt64, delayFrames: Int, handedAt: UInt64)
   case ended(VoiceEnd)
   /// The sink is no longer written; the control side must close it.
   case released(SinkRelease)
@@ -136,6 +139,8 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
   private var refusedCount = 0
   /// The last report could not post everything.
   private var eventsBlocked = false
+  /// When the last period was handed to the sink.
+  private var lastHandedAt: UInt64 = 0
 
   public init(configuration: EngineConfiguration, sink: Sink, signals: EngineSignals) {
     self.configuration = configuration
@@ -215,6 +220,8 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     }
     let frames = configuration.periodFrames
     mixer.render(into: bus, frameCount: frames)
+    // The period goes to the device now: the moment a new voice's first frame is handed over.
+    lastHandedAt = signals.nowNanoseconds()
     let status = sink.write(bus, frameCount: frames)
     counters.framesWritten.add(UInt64(frames), ordering: .relaxed)
     counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
@@ -294,8 +301,9 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     let delay = attached ? sink.delayFrames() : 0
     counters.delayFrames.store(delay, ordering: .relaxed)
     let clock = mixer.frameClock
+    let handedAt = lastHandedAt
     mixer.drainStarted { id, frame in
-      if events.push(.started(id, frame: frame, clock: clock, delayFrames: delay)) {
+      if events.push(.started(id, frame: frame, clock: clock, delayFrames: delay, handedAt: handedAt)) {
         posted = true
         return true
       }

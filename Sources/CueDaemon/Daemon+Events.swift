@@ -30,8 +30,11 @@ extension Daemon {
   }
 
   /// A voice's first frame went out: tell its player, and subscribers, when it will be heard.
-  func voiceStarted(_ id: VoiceID, frame: UInt64, clock: UInt64, delayFrames: Int) {
+  func voiceStarted(_ id: VoiceID, frame: UInt64, clock: UInt64, delayFrames: Int, handedAt: UInt64) {
     guard let voice = voices[id] else { return }
+    if voice.requestArrival > 0 && handedAt >= voice.requestArrival {
+      triggerLatency.record(nanoseconds: handedAt - voice.requestArrival)
+    }
     let rate = Double(configuration.sampleRate)
     // Frames queued in the device after the first one, then the first one itself is heard.
     let aheadFrames = Double(delayFrames) - Double(clock &- frame)

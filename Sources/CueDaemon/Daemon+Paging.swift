@@ -163,7 +163,7 @@ extension Daemon {
     guard engine.send(.start(start)) else { return (.failed, binding.cue, nil) }
     nextID += 1
     playsStarted += 1
-    voices[id] = LiveVoice(cue: cue, owner: 0, notify: false, startedAt: now, loops: .count(binding.loops))
+    voices[id] = LiveVoice(cue: cue, owner: 0, notify: false, startedAt: now, loops: .count(binding.loops), requestArrival: arrival)
     paging.voices[key, default: []].append(id)
     paging.lastStart[key] = now
     return (.played, binding.cue, id)

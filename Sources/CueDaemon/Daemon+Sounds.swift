@@ -96,7 +96,7 @@ extension Daemon {
     playsStarted += 1
     voices[id] = LiveVoice(
       cue: cue, owner: client.serial, notify: false, startedAt: MonotonicClock.nanoseconds(), loops: .count(0),
-      origin: .sound(sound.id))
+      origin: .sound(sound.id), requestArrival: client.lastReceived)
     sound.liveVoices.insert(id)
     var fields: [(String, JSONValue)] = [("voice", .number(Double(id.rawValue)))]
     if let stolen { fields.append(("stole", .number(Double(stolen.rawValue)))) }

@@ -61,6 +61,8 @@ public final class Daemon<Device: OutputDevice> {
     let loops: LoopCount
     var origin: VoiceOrigin = .oneShot
     var stopping = false
+    /// When the request that started it arrived (monotonic ns), for the trigger latency; 0 unknown.
+    var requestArrival: UInt64 = 0
   }
   var voices: [VoiceID: LiveVoice] = [:]
   /// One counter for voice, player and sound ids, so an id names one thing (subscriptions filter by id).
@@ -97,6 +99,8 @@ public final class Daemon<Device: OutputDevice> {
 
   var running = true
   var paging = PagingState()
+  /// From a request's last byte arriving to its voice's first frame handed to the device.
+  var triggerLatency = LatencyHistogram()
   /// The config file in use (for messages), if any.
   public var configPath: String? = nil
   let notifier = SystemdNotifier()
@@ -540,7 +544,7 @@ public final class Daemon<Device: OutputDevice> {
     playsStarted += 1
     voices[id] = LiveVoice(
       cue: cue, owner: client.serial, notify: p.notify, startedAt: MonotonicClock.nanoseconds(),
-      loops: LoopCount(numberOfLoops: p.loops))
+      loops: LoopCount(numberOfLoops: p.loops), requestArrival: client.lastReceived)
     return [("voice", .number(Double(id.rawValue)))] + fields
   }
 
@@ -632,6 +636,7 @@ public final class Daemon<Device: OutputDevice> {
       ("systemVolume", .number(systemVolume)),
       ("systemMuted", .bool(systemMuted)),
       ("deviceCurrentTime", .number(deviceCurrentTime)),
+      ("triggerLatency", triggerLatency.json),
       ("paging", .object(["played", "ignored", "too-soon", "late", "unbound", "merged", "unchanged", "failed"].map { ($0, .number(Double(paging.counts[$0] ?? 0))) })),
       ("eventsDropped", .number(Double(eventsDropped + clients.values.reduce(0) { $0 + $1.droppedEvents }))),
       ("socket", .string(configuration.socketPath)),
@@ -721,8 +726,8 @@ public final class Daemon<Device: OutputDevice> {
     signals.acknowledgeControl()
     while let event = engine.nextEvent() {
       switch event {
-      case .started(let id, let frame, let clock, let delay):
-        voiceStarted(id, frame: frame, clock: clock, delayFrames: delay)
+      case .started(let id, let frame, let clock, let delay, let handedAt):
+        voiceStarted(id, frame: frame, clock: clock, delayFrames: delay, handedAt: handedAt)
       case .ended(let end):
         voiceEnded(end)
       case .refused(let id):

@@ -16,6 +16,7 @@ final class QuietSignals: EngineSignals, @unchecked Sendable {
   func wakeAudioThread() {}
   func parkAudioThread(timeoutMilliseconds: Int32) {}
   func notifyControl() {}
+  func nowNanoseconds() -> UInt64 { 42 }
 }
 
 @Suite("The render path allocates nothing")

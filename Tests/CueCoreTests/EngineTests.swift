@@ -20,6 +20,7 @@ final class CountingSignals: EngineSignals, @unchecked Sendable {
   func wakeAudioThread() { wakes += 1 }
   func parkAudioThread(timeoutMilliseconds: Int32) {}
   func notifyControl() { notifications += 1 }
+  func nowNanoseconds() -> UInt64 { 1000 }
 }
 
 func events<S>(_ engine: Engine<S>) -> [EngineEvent] {
@@ -55,7 +56,7 @@ struct EngineTests {
     #expect(engine.runCycle() == .wrote)
     #expect(Array(sink.frames[0..<200]) == cue.toArray())
     let reported = events(engine)
-    #expect(reported.first == .started(VoiceID(1), frame: 0, clock: 64, delayFrames: 480))
+    #expect(reported.first == .started(VoiceID(1), frame: 0, clock: 64, delayFrames: 480, handedAt: 1000))
     #expect(reported.last == .ended(VoiceEnd(id: VoiceID(1), reason: .end, position: 100)))
     #expect(signals.notifications >= 1)
   }

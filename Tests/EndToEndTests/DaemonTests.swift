@@ -385,4 +385,16 @@ struct DaemonTests {
     #expect(lines.count == 2)
     #expect(lines.allSatisfy { $0.contains(#""event":"finished""#) })
   }
+
+  @Test func statusReportsTheTriggerLatency() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    for _ in 0..<5 { #expect(try daemon.cuectl(["play", "pico", "--volume", "0"]).status == 0) }
+    usleep(200_000)
+    let latency = try #require(try daemon.status()["triggerLatency"] as? [String: Any])
+    #expect(latency["count"] as? Int == 5)
+    let p50 = try #require(latency["p50Us"] as? Double)
+    let maximum = try #require(latency["maxUs"] as? Double)
+    #expect(p50 > 0 && p50 <= maximum + 1)
+  }
 }
