@@ -4,7 +4,7 @@ CONFIG ?= debug
 DEVICE ?= default
 BUILD_FLAGS ?=
 
-.PHONY: all deps build release run test sounds fixtures clean
+.PHONY: all deps build release run test sounds fixtures clean bench bench-quick
 
 all: build
 
@@ -103,3 +103,14 @@ deb:
 	@DEB_ROOT="$(DEB_ROOT)" DEB_VERSION="$(DEB_VERSION)" DEB_ARCH="$(DEB_ARCH)" DEB_FILE="$(DEB_FILE)" \
 	  packaging/build-deb.sh
 	@echo "built $(DEB_FILE)"
+
+# Benchmarks (docs/PERFORMANCE.md). bench-quick is the short mode CI runs: it checks that they work.
+bench: deps
+	@scripts/install-deps.sh --with-tools
+	$(SWIFT) build -c release
+	bench/run.py --out .build/bench-results.json
+
+bench-quick: deps
+	@scripts/install-deps.sh --with-tools
+	$(SWIFT) build -c release
+	bench/run.py --quick --device null

@@ -67,6 +67,8 @@ let package = Package(
       dependencies: [
         "CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    // Micro-benchmarks for `make bench` (the mixer, the decoder); not installed.
+    .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueAudio"]),
     .executableTarget(
       name: "cued-config",
       dependencies: ["CueProtocol", .product(name: "TOMLKit", package: "TOMLKit")]),

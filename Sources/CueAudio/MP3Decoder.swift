@@ -133,7 +133,7 @@ public enum MP3Decoder {
     }
 
     var pcm = NativePCM()
-    var chunk = [Float](repeating: 0, count: 16384)
+    var chunk = [Float](repeating: 0, count: 65536)
     var maximumFrames = Int.max
     loop: while true {
       var done = 0
@@ -171,6 +171,9 @@ public enum MP3Decoder {
         pcm.rate = rate
         pcm.channels = Int(channels)
         maximumFrames = Int(options.maximumSeconds * Double(rate))
+        // With an Info tag libmpg123 knows the length: one allocation instead of repeated growth.
+        let expected = mpg123_length(handle)
+        if expected > 0 && expected <= maximumFrames { pcm.samples.reserveCapacity(expected * 2 + 4608) }
       case MPG123_NEED_MORE.rawValue, MPG123_DONE.rawValue:
         break loop
       default:

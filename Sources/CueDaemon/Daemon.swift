@@ -615,6 +615,7 @@ public final class Daemon<Device: OutputDevice> {
       deviceFields.append(("periodFrames", .number(Double(format.periodFrames))))
       deviceFields.append(("bufferFrames", .number(Double(format.bufferFrames))))
     }
+    deviceFields.append(("delayFrames", .number(Double(engine.counters.delayFrames.load(ordering: .relaxed)))))
     deviceFields.append(("opens", .number(Double(deviceOpens))))
     deviceFields.append(("losses", .number(Double(deviceLosses))))
     let counters = engine.counters

@@ -1,0 +1,107 @@
+// cued-bench: the in-process benchmarks behind `make bench` (bench/run.py runs the rest).
+//
+//   cued-bench mixer [--seconds S]     cost per voice-frame (diagonal, panned, ramping, varispeed) and
+//                                      the share of one core that mixing 256 voices at 48 kHz takes
+//   cued-bench decode FILE [--repeat N] decode + rate conversion time of one file with MP3Decoder
+//
+// Prints one JSON object per line. Build it in release (`swift build -c release`).
+import CueAudio
+import CueCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func now() -> UInt64 {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func emit(_ fields: [(String, String)]) {
+  print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+}
+
+func cue(frames: Int) -> SampleBuffer {
+  var samples = [Float](repeating: 0, count: frames * 2)
+  for i in 0..<frames {
+    samples[2 * i] = Float((i * 7919) % 2000) / 4000 - 0.25
+    samples[2 * i + 1] = Float((i * 104_729) % 2000) / 4000 - 0.25
+  }
+  return SampleBuffer(interleaved: samples)
+}
+
+/// Renders `seconds` of audio at 48 kHz with `voices` voices set up by `configure`; returns ns per voice-frame and the core share.
+func mixer(voices count: Int, seconds: Double, label: String, configure: (Mixer, CueSamples, Int) -> Void) {
+  let source = cue(frames: 48_000)
+  let mixer = Mixer(voiceCapacity: count + 8)
+  for i in 0..<count { configure(mixer, source.samples, i) }
+  let period = 240
+  let bus = UnsafeMutablePointer<Float>.allocate(capacity: period * 2)
+  defer { bus.deallocate() }
+  let periods = Int(seconds * 48_000) / period
+  mixer.render(into: bus, frameCount: period)
+  let began = now()
+  for _ in 0..<periods { mixer.render(into: bus, frameCount: period) }
+  let elapsed = Double(now() - began)
+  let voiceFrames = Double(periods * period * count)
+  emit([
+    ("benchmark", "\"mixer\""), ("case", "\"\(label)\""), ("voices", "\(count)"),
+    ("nsPerVoiceFrame", String(elapsed / voiceFrames)), ("coreShare", String(elapsed / 1e9 / seconds)),
+  ])
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String, _ fallback: Double) -> Double {
+  guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let value = Double(arguments[index + 1]) else { return fallback }
+  return value
+}
+
+switch arguments.first {
+case "mixer":
+  let seconds = option("--seconds", 2)
+  for voices in [1, 32, 256] {
+    mixer(voices: voices, seconds: seconds, label: "unity") { m, s, i in
+      _ = m.start(VoiceStart(id: VoiceID(UInt64(i)), samples: s, gain: .unity, loops: .forever))
+    }
+  }
+  mixer(voices: 256, seconds: seconds, label: "panned") { m, s, i in
+    let gain = StereoGain.voice(volume: 0.5, pan: Double(i % 9) / 4 - 1, sourceIsMono: false)
+    _ = m.start(VoiceStart(id: VoiceID(UInt64(i)), samples: s, gain: gain, loops: .forever))
+  }
+  mixer(voices: 256, seconds: seconds, label: "ramping") { m, s, i in
+    // A fade-in as long as the run: every frame ramps.
+    _ = m.start(VoiceStart(id: VoiceID(UInt64(i)), samples: s, gain: .unity, loops: .forever, fadeInFrames: Int(seconds * 48_000) + 480))
+  }
+  mixer(voices: 256, seconds: seconds, label: "varispeed") { m, s, i in
+    _ = m.start(VoiceStart(id: VoiceID(UInt64(i)), samples: s, gain: .unity, loops: .forever, rate: 1.25))
+  }
+case "decode":
+  guard arguments.count >= 2 else {
+    print("usage: cued-bench decode FILE [--repeat N]")
+    exit(2)
+  }
+  let repeats = Int(option("--repeat", 5))
+  var best = UInt64.max
+  var frames = 0
+  var sourceRate = 0
+  for _ in 0..<max(repeats, 1) {
+    let began = now()
+    do {
+      let decoded = try MP3Decoder.decode(path: arguments[1], options: DecodeOptions(maximumSeconds: 3600, maximumFileBytes: 1 << 30))
+      frames = decoded.buffer.frameCount
+      sourceRate = decoded.sourceRate
+    } catch {
+      print("{\"error\":\"\(error)\"}")
+      exit(1)
+    }
+    best = min(best, now() - began)
+  }
+  emit([
+    ("benchmark", "\"decode\""), ("file", "\"\(arguments[1])\""), ("seconds", String(Double(best) / 1e9)),
+    ("frames", "\(frames)"), ("sourceRate", "\(sourceRate)"),
+  ])
+default:
+  print("usage: cued-bench mixer [--seconds S] | decode FILE [--repeat N]")
+  exit(2)
+}

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""cued's benchmarks (`make bench`; `make bench-quick` is the short mode CI runs to check they work).
+
+Runs the real release binaries and prints one JSON object per measurement, then a summary table.
+Absolute numbers depend on the machine: docs/PERFORMANCE.md labels each with the machine it came from.
+
+  bench/run.py [--quick] [--device null|pulse] [--out results.json]
+"""
+import argparse, json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, ".build", "release")
+SOUNDS = os.path.join(ROOT, "sounds")
+results = []
+
+
+def record(**fields):
+    results.append(fields)
+    print(json.dumps(fields), flush=True)
+
+
+class Daemon:
+    """A release cued on a private socket; optional NOTIFY_SOCKET to time READY."""
+
+    def __init__(self, sounds=SOUNDS, device="null", extra=(), env=None):
+        self.dir = tempfile.mkdtemp(prefix="cued-bench-")
+        self.socket = os.path.join(self.dir, "cued.sock")
+        environment = dict(os.environ, XDG_CONFIG_HOME="/nonexistent", **(env or {}))
+        self.began = time.monotonic()
+        self.process = subprocess.Popen(
+            [os.path.join(BIN, "cued"), "--socket", self.socket, "--sounds", sounds, "--device", device,
+             "--realtime-priority", "0", *extra], stderr=subprocess.DEVNULL, env=environment)
+        for _ in range(2000):
+            try:
+                self.connection = socket.socket(socket.AF_UNIX)
+                self.connection.connect(self.socket)
+                break
+            except OSError:
+                time.sleep(0.002)
+        self.file = self.connection.makefile("rwb")
+        self.next_id = 1
+
+    def request(self, op, **fields):
+        message = dict(id=self.next_id, op=op, **fields)
+        self.next_id += 1
+        self.file.write((json.dumps(message) + "\n").encode())
+        self.file.flush()
+        while True:
+            reply = json.loads(self.file.readline())
+            if reply.get("id") == message["id"]:
+                return reply
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def pulse_server():
+    """A private PulseAudio with a null sink `t`, as the end-to-end tests use."""
+    directory = tempfile.mkdtemp(prefix="cued-bench-pulse-")
+    env = dict(os.environ, XDG_RUNTIME_DIR=directory, HOME=directory)
+    process = subprocess.Popen(
+        ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disable-shm=yes",
+         "-L", "module-null-sink sink_name=t rate=48000 channels=2 format=float32le norewinds=1",
+         "-L", "module-native-protocol-unix auth-anonymous=1"], env=env, stderr=subprocess.DEVNULL)
+    server = f"unix:{directory}/pulse/native"
+    for _ in range(200):
+        if subprocess.run(["pactl", "info"], env=dict(env, PULSE_SERVER=server), capture_output=True).returncode == 0:
+            break
+        time.sleep(0.05)
+    return process, {"PULSE_SERVER": server, "XDG_RUNTIME_DIR": directory, "HOME": directory}
+
+
+def trigger_latency(quick, device, env):
+    """Request's last byte to the first frame handed to ALSA, measured inside cued (status.triggerLatency)."""
+    count = 300 if quick else 10_000
+    cases = [("device open", 0), ("device closed (reopens)", None), ("under 64 voices", 64)]
+    for name, load in cases:
+        idle = "0.005" if load is None else "60"
+        daemon = Daemon(device=device, extra=["--idle-timeout", idle, "--max-voices", "128"], env=env)
+        if load is not None:
+            # Keep the device open: a silent looping voice, plus the load.
+            for _ in range(max(load, 1)):
+                daemon.request("play", cue="wrap", volume=0, loops=-1)
+            time.sleep(0.2)
+        n = count if load is not None else (100 if quick else 2000)
+        for _ in range(n):
+            daemon.request("play", cue="tick", volume=0)
+            time.sleep(0.03 if load is None else 0.001)
+        time.sleep(0.2)
+        status = daemon.request("status")
+        latency = status["triggerLatency"]
+        period = status["device"].get("periodFrames", 240)
+        record(benchmark="trigger-latency", case=name, device=device, triggers=latency["count"],
+               p50_us=latency["p50Us"], p99_us=latency["p99Us"], max_us=latency["maxUs"],
+               period_ms=period / 48, device_delay_frames=status["device"].get("delayFrames"),
+               underruns=status["underruns"])
+        daemon.stop()
+
+
+def mixer(quick):
+    out = subprocess.run([os.path.join(BIN, "cued-bench"), "mixer", "--seconds", "0.5" if quick else "3"],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        r = json.loads(line)
+        record(benchmark="mixer", case=r["case"], voices=r["voices"], ns_per_voice_frame=r["nsPerVoiceFrame"],
+               core_share_percent=100 * r["coreShare"])
+
+
+def decode(quick, work):
+    """Decode time of a long MP3 with cued's decoder against the mpg123 CLI (same library): at 48 kHz
+    (no rate conversion: like for like) and at 44.1 kHz (cued also converts to 48 kHz with libsyn123)."""
+    seconds = 20 if quick else 120
+    for rate in (48000, 44100):
+        wav = os.path.join(work, f"long{rate}.wav")
+        mp3 = os.path.join(work, f"long{rate}.mp3")
+        subprocess.run(["sox", "-n", "-r", str(rate), "-c", "2", wav, "synth", str(seconds), "sine", "440", "sine", "660", "gain", "-6"], check=True)
+        subprocess.run(["lame", "--quiet", "-b", "192", wav, mp3], check=True)
+        ours = json.loads(subprocess.run([os.path.join(BIN, "cued-bench"), "decode", mp3, "--repeat", "3"],
+                                         capture_output=True, text=True, check=True).stdout)
+        cli = []
+        for _ in range(3):
+            began = time.monotonic()
+            subprocess.run(["mpg123", "-q", "-e", "f32", "-s", mp3], stdout=subprocess.DEVNULL, check=True)
+            cli.append(time.monotonic() - began)
+        record(benchmark="decode", source_rate=rate, audio_seconds=seconds, converts=rate != 48000,
+               cued_ms=1000 * ours["seconds"], mpg123_cli_ms=1000 * min(cli), ratio=ours["seconds"] / min(cli))
+
+
+def startup(quick, work):
+    """Start to READY=1 (sd_notify) with 10 and 200 cues."""
+    for count in (10, 200):
+        directory = os.path.join(work, f"sounds-{count}")
+        os.makedirs(directory, exist_ok=True)
+        names = sorted(f for f in os.listdir(SOUNDS) if f.endswith(".mp3"))
+        for i in range(count):
+            shutil.copy(os.path.join(SOUNDS, names[i % len(names)]), os.path.join(directory, f"cue{i:03}.mp3"))
+        times = []
+        for _ in range(3 if quick else 10):
+            notify = os.path.join(work, "notify")
+            if os.path.exists(notify):
+                os.unlink(notify)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            listener.bind(notify)
+            listener.settimeout(10)
+            began = time.monotonic()
+            daemon = Daemon(sounds=directory, env={"NOTIFY_SOCKET": notify})
+            while b"READY=1" not in listener.recv(4096):
+                pass
+            times.append(time.monotonic() - began)
+            rss = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{daemon.process.pid}/status").read()).group(1))
+            daemon.stop()
+            listener.close()
+        record(benchmark="startup", cues=count, ready_ms_median=1000 * statistics.median(times),
+               ready_ms_min=1000 * min(times), rss_mib=rss / 1024)
+
+
+def idle(quick):
+    """CPU ticks and context switches once idle, and RSS."""
+    daemon = Daemon(extra=["--idle-timeout", "0.5"])
+    daemon.request("play", cue="pico")
+    time.sleep(1.5)
+    pid = daemon.process.pid
+
+    def sample():
+        stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        ticks = int(stat[11]) + int(stat[12])
+        switches = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            text = open(f"/proc/{pid}/task/{task}/status").read()
+            switches += sum(int(v) for v in re.findall(r"ctxt_switches:\s+(\d+)", text))
+        return ticks, switches
+
+    window = 5 if quick else 60
+    t0, s0 = sample()
+    time.sleep(window)
+    t1, s1 = sample()
+    rss = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{pid}/status").read()).group(1))
+    threads = len(os.listdir(f"/proc/{pid}/task"))
+    record(benchmark="idle", seconds=window, cpu_ticks=t1 - t0, context_switches=s1 - s0, rss_mib=rss / 1024,
+           threads=threads)
+    daemon.stop()
+
+
+def cuectl(quick):
+    """cuectl's start-up: a whole `cuectl ping`, and its peak RSS."""
+    daemon = Daemon()
+    times = []
+    for _ in range(20 if quick else 200):
+        began = time.monotonic()
+        subprocess.run([os.path.join(BIN, "cuectl"), "ping", "--socket", daemon.socket], stdout=subprocess.DEVNULL, check=True)
+        times.append(time.monotonic() - began)
+    usage = subprocess.run(["/usr/bin/time", "-f", "%M", os.path.join(BIN, "cuectl"), "ping", "--socket", daemon.socket],
+                           capture_output=True, text=True)
+    record(benchmark="cuectl", command="ping", wall_ms_median=1000 * statistics.median(times),
+           wall_ms_p99=1000 * sorted(times)[int(len(times) * 0.99) - 1], max_rss_mib=int(usage.stderr.strip().splitlines()[-1]) / 1024)
+    daemon.stop()
+
+
+def carousel(quick):
+    """Fire-and-forget page events on one connection: how many per second, with the audio glitch-free."""
+    daemon = Daemon(extra=["--max-voices", "64"])
+    daemon.request("play", cue="wrap", volume=0, loops=-1)  # the device stays open
+    time.sleep(0.2)
+    count = 20_000 if quick else 200_000
+    lines = b"".join(
+        b'{"carousel":"bench","event":"page-changed","from":%d,"to":%d,"count":9,"reason":"drag"}\n' % (i % 9, (i + 1) % 9)
+        for i in range(count))
+    raw = socket.socket(socket.AF_UNIX)
+    raw.connect(daemon.socket)
+    began = time.monotonic()
+    raw.sendall(lines)
+    # Every event has been handled once a request sent after them is answered.
+    raw.sendall(b'{"id":1,"op":"ping"}\n')
+    buffer = b""
+    while b'"id":1' not in buffer:
+        buffer += raw.recv(65536)
+    elapsed = time.monotonic() - began
+    status = daemon.request("status")
+    record(benchmark="carousel", events=count, events_per_second=count / elapsed, underruns=status["underruns"],
+           decisions=status["paging"], latency_p99_us=status["triggerLatency"]["p99Us"])
+    raw.close()
+    daemon.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="the short mode: checks that every benchmark works")
+    parser.add_argument("--device", default="pulse", choices=["null", "pulse"], help="for trigger latency")
+    parser.add_argument("--out", help="also write the results here as a JSON array")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,cuectl,idle)")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="cued-bench-work-")
+    pulse, env = (None, {})
+    device = "null"
+    if args.device == "pulse":
+        pulse, env = pulse_server()
+        device = "pulse:t"
+    chosen = set(args.only.split(",")) if args.only else None
+    def wanted(name):
+        return chosen is None or name in chosen
+    try:
+        if wanted("latency"): trigger_latency(args.quick, device, env)
+        if wanted("mixer"): mixer(args.quick)
+        if wanted("decode"): decode(args.quick, work)
+        if wanted("startup"): startup(args.quick, work)
+        if wanted("carousel"): carousel(args.quick)
+        if wanted("cuectl"): cuectl(args.quick)
+        if wanted("idle"): idle(args.quick)
+    finally:
+        if pulse:
+            pulse.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+    if args.out:
+        json.dump(results, open(args.out, "w"), indent=1)
+    print(f"\n{len(results)} measurements", flush=True)
+
+
+if __name__ == "__main__":
+    main()
