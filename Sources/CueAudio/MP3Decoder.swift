@@ -80,7 +80,7 @@ public enum MP3Decoder {
     case .rejected(let reason): throw DecodeError(path: name, reason: reason)
     case .layer3(_, let h): header = h
     }
-    var native = try decodeNative(bytes: bytes, name: name, options: options)
+    let native = try decodeNative(bytes: bytes, name: name, options: options)
     var warnings = native.warnings
     if !native.hasGaplessInfo {
       warnings.append("no gapless information (LAME/Info tag): encoder delay and padding stay in, so loops of it will have a gap")
@@ -88,20 +88,22 @@ public enum MP3Decoder {
     if native.frameCount == 0 {
       throw DecodeError(path: name, reason: "it decodes to no audio at all (truncated or corrupt)")
     }
+    let sourceFrames = native.frameCount
     let buffer: SampleBuffer
     if native.rate == options.outputRate {
-      buffer = SampleBuffer(interleaved: native.samples)
+      // The decoded samples become the cue's buffer as they are: no copy.
+      buffer = native.samples.takeBuffer()
     } else {
-      buffer = try resample(&native.samples, from: native.rate, to: options.outputRate, name: name)
+      buffer = try resample(native.samples, from: native.rate, to: options.outputRate, name: name)
     }
     return DecodedCue(
       buffer: buffer, sourceRate: native.rate, sourceChannels: native.channels,
-      sourceFrameCount: native.frameCount, hasGaplessInfo: native.hasGaplessInfo,
+      sourceFrameCount: sourceFrames, hasGaplessInfo: native.hasGaplessInfo,
       mpegVersion: header.version, warnings: warnings)
   }
 
   private struct NativePCM {
-    var samples: [Float] = []  // interleaved stereo at `rate`
+    var samples = GrowingSamples()  // interleaved stereo at `rate`
     var rate = 0
     var channels = 0
     var frameCount: Int { samples.count / 2 }
@@ -140,13 +142,11 @@ public enum MP3Decoder {
       let rc = chunk.withUnsafeMutableBytes { mpg123_read(handle, $0.baseAddress, $0.count, &done) }
       let floats = done / MemoryLayout<Float>.size
       if floats > 0 {
-        if pcm.channels == 2 {
-          pcm.samples.append(contentsOf: chunk[0..<floats])
-        } else {
-          pcm.samples.reserveCapacity(pcm.samples.count + floats * 2)
-          for i in 0..<floats {
-            pcm.samples.append(chunk[i])
-            pcm.samples.append(chunk[i])
+        chunk.withUnsafeBufferPointer { decoded in
+          if pcm.channels == 2 {
+            pcm.samples.append(decoded.baseAddress!, count: floats)
+          } else {
+            pcm.samples.appendDoubled(decoded.baseAddress!, count: floats)
           }
         }
         if pcm.frameCount > maximumFrames {
@@ -173,7 +173,7 @@ public enum MP3Decoder {
         maximumFrames = Int(options.maximumSeconds * Double(rate))
         // With an Info tag libmpg123 knows the length: one allocation instead of repeated growth.
         let expected = mpg123_length(handle)
-        if expected > 0 && expected <= maximumFrames { pcm.samples.reserveCapacity(expected * 2 + 4608) }
+        if expected > 0 && expected <= maximumFrames { pcm.samples.reserve(expected * 2 + 4608) }
       case MPG123_NEED_MORE.rawValue, MPG123_DONE.rawValue:
         break loop
       default:
@@ -199,7 +199,7 @@ public enum MP3Decoder {
   }
 
   /// Converts interleaved stereo from `inputRate` to `outputRate` with libsyn123's resampler.
-  private static func resample(_ samples: inout [Float], from inputRate: Int, to outputRate: Int, name: String) throws(DecodeError) -> SampleBuffer {
+  private static func resample(_ samples: GrowingSamples, from inputRate: Int, to outputRate: Int, name: String) throws(DecodeError) -> SampleBuffer {
     let inputFrames = samples.count / 2
     let total = Int(syn123_resample_total(inputRate, outputRate, inputFrames))
     guard total >= 0 else { throw DecodeError(path: name, reason: "cannot convert \(inputRate) Hz to \(outputRate) Hz") }
@@ -218,11 +218,12 @@ public enum MP3Decoder {
     var produced = 0
     var consumed = 0
     var scratch = [Float](repeating: 0, count: (Int(syn123_resample_count(inputRate, outputRate, blockFrames)) + 2) * 2)
-    try samples.withUnsafeMutableBufferPointer { (source) throws(DecodeError) in
+    do {
+      let source = samples.base
       while consumed < inputFrames {
         let n = min(blockFrames, inputFrames - consumed)
         let out = scratch.withUnsafeMutableBufferPointer { dst in
-          syn123_resample(syn, dst.baseAddress, source.baseAddress! + consumed * 2, n)
+          syn123_resample(syn, dst.baseAddress, source + consumed * 2, n)
         }
         let frames = min(out, total - produced)
         if frames > 0 {
@@ -240,5 +241,50 @@ public enum MP3Decoder {
 
   static func formatSeconds(_ seconds: Double) -> String {
     seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+  }
+}
+
+/// Decoded samples, grown in place; the finished buffer is handed to a `SampleBuffer` without a copy.
+/// A class, so the memory is freed on every path (an error mid-decode included).
+final class GrowingSamples {
+  private(set) var base: UnsafeMutablePointer<Float> = .allocate(capacity: 8192)
+  private(set) var count = 0
+  private var capacity = 8192
+
+  deinit { base.deallocate() }
+
+  func reserve(_ wanted: Int) {
+    guard wanted > capacity else { return }
+    let grown = UnsafeMutablePointer<Float>.allocate(capacity: wanted)
+    grown.update(from: base, count: count)
+    base.deallocate()
+    base = grown
+    capacity = wanted
+  }
+
+  func append(_ source: UnsafePointer<Float>, count n: Int) {
+    if count + n > capacity { reserve(max(count + n, capacity * 2)) }
+    (base + count).update(from: source, count: n)
+    count += n
+  }
+
+  /// Appends mono samples as stereo (each sample to both channels).
+  func appendDoubled(_ source: UnsafePointer<Float>, count n: Int) {
+    if count + 2 * n > capacity { reserve(max(count + 2 * n, capacity * 2)) }
+    let out = base + count
+    for i in 0..<n {
+      out[2 * i] = source[i]
+      out[2 * i + 1] = source[i]
+    }
+    count += 2 * n
+  }
+
+  /// The samples as a cue buffer, which now owns the memory.
+  func takeBuffer() -> SampleBuffer {
+    let buffer = SampleBuffer(adopting: base, frameCount: count / 2)
+    base = .allocate(capacity: 2)
+    capacity = 2
+    count = 0
+    return buffer
   }
 }

@@ -14,6 +14,14 @@ public final class SampleBuffer: @unchecked Sendable {
     storage.initialize(repeating: 0, count: max(frameCount * 2, 2))
   }
 
+  /// Takes ownership of `storage` (allocated with `UnsafeMutablePointer.allocate`, holding at least
+  /// `2 * frameCount` initialised floats); it is deallocated with the buffer.
+  public init(adopting storage: UnsafeMutablePointer<Float>, frameCount: Int) {
+    precondition(frameCount >= 0)
+    self.frameCount = frameCount
+    self.storage = storage
+  }
+
   /// Copies interleaved stereo samples (`count` must be even).
   public convenience init(interleaved: [Float]) {
     precondition(interleaved.count % 2 == 0, "interleaved stereo needs an even number of samples")
