@@ -42,6 +42,11 @@ struct ConfigTests {
       ("sounds = \"/one/dir\"\n", ":1:", "sounds must be a list"),
     ])
   func errorsNameTheFileLineAndFix(_ text: String, _ line: String, _ fix: String) throws {
+    try Self.expectRejected(text, at: line, saying: fix)
+  }
+
+  /// `cued --check-config` on `text` fails, naming the file with `line` (":N:") and saying `fix`.
+  static func expectRejected(_ text: String, at line: String, saying fix: String) throws {
     let dir = Harness.temporaryDirectory()
     try text.write(toFile: dir + "/cued.toml", atomically: true, encoding: .utf8)
     let result = try run(Harness.cued, ["--config", dir + "/cued.toml", "--check-config"])

@@ -194,12 +194,7 @@ struct PagingTests {
       ("[carousel.default]\npage-next = { volume = 0.5 }\n", ":2:", "needs cue"),
     ])
   func bindingErrors(_ text: String, _ line: String, _ fix: String) throws {
-    let dir = Harness.temporaryDirectory()
-    try text.write(toFile: dir + "/cued.toml", atomically: true, encoding: .utf8)
-    let result = try run(Harness.cued, ["--config", dir + "/cued.toml", "--check-config"])
-    #expect(result.status == 1)
-    #expect(result.stderr.contains(dir + "/cued.toml" + line), "\(result.stderr)")
-    #expect(result.stderr.contains(fix), "\(result.stderr)")
+    try ConfigTests.expectRejected(text, at: line, saying: fix)
   }
 
   @Test func aReloadBindingAnUnknownCueIsRefusedAndThePreviousBindingsStay() throws {
