@@ -12,6 +12,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, ".build", "release")
 SOUNDS = os.path.join(ROOT, "sounds")
 results = []
+# Extra cued options for the shell-to-sound run (bench/run.py --shell-buffer FRAMES sets a smaller ALSA buffer).
+SHELL_EXTRA = []
 
 
 def record(**fields):
@@ -224,13 +226,76 @@ def carousel(quick):
     daemon.stop()
 
 
+def shell_to_sound(quick):
+    """`cuectl play pico` against PulseAudio's sample cache (`pactl play-sample`), side by side in one
+    run through one PulseAudio null sink: the command's wall time, and the audible onset captured
+    from the sink's monitor. Onsets are relative (the capture's start time is unknown), so the
+    figure is each command's onset minus the command's start, compared across the two."""
+    pulse, env = pulse_server()
+    work = tempfile.mkdtemp(prefix="cued-bench-shell-")
+    try:
+        wav = os.path.join(work, "pico.wav")
+        subprocess.run(["mpg123", "-q", "-w", wav, os.path.join(SOUNDS, "pico.mp3")], check=True)
+        penv = dict(os.environ, **env)
+        subprocess.run(["pactl", "upload-sample", wav, "pico"], env=penv, check=True)
+        daemon = Daemon(device="pulse:t", extra=["--idle-timeout", "60", *SHELL_EXTRA], env=env)
+        daemon.request("play", cue="pico", volume=0)  # the device is open, as pactl's sink is
+        capture = os.path.join(work, "capture.f32")
+        recorder = subprocess.Popen(["parec", "-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000",
+                                     "--channels=2", "--raw"], stdout=open(capture, "wb"), env=penv)
+        time.sleep(2.5)  # the null sink renders ahead until a low-latency reader pulls it close
+        t0 = time.monotonic()
+        rounds = 4 if quick else 40
+        starts, walls = [], {"cuectl": [], "pactl": []}
+        for i in range(rounds):
+            for tool in ("cuectl", "pactl"):
+                command = ([os.path.join(BIN, "cuectl"), "play", "pico", "--socket", daemon.socket] if tool == "cuectl"
+                           else ["pactl", "play-sample", "pico", "t"])
+                began = time.monotonic()
+                subprocess.run(command, stdout=subprocess.DEVNULL, env=penv, check=True)
+                walls[tool].append(time.monotonic() - began)
+                starts.append((tool, began - t0))
+                time.sleep(0.4)
+        time.sleep(0.5)
+        recorder.terminate()
+        recorder.wait()
+        import array
+        samples = array.array("f")
+        samples.frombytes(open(capture, "rb").read()[: (os.path.getsize(capture) // 8) * 8])
+        frames = len(samples) // 2
+        onsets, f = [], 0
+        while f < frames and len(onsets) < len(starts):
+            if samples[2 * f] != 0 or samples[2 * f + 1] != 0:
+                onsets.append(f / 48000)
+                f += int(0.3 * 48000)  # past this cue (0.1 s), before the next (0.4 s later)
+            f += 1
+        if len(onsets) == len(starts):
+            base = onsets[0] - starts[0][1]  # align the first command; all others are relative to it
+            delays = {"cuectl": [], "pactl": []}
+            for (tool, start), onset in zip(starts, onsets):
+                delays[tool].append(onset - base - start)
+            record(benchmark="shell-to-sound", rounds=rounds,
+                   cuectl_wall_ms=1000 * statistics.median(walls["cuectl"]), pactl_wall_ms=1000 * statistics.median(walls["pactl"]),
+                   onset_cuectl_minus_pactl_ms=1000 * (statistics.median(delays["cuectl"]) - statistics.median(delays["pactl"])))
+        else:
+            record(benchmark="shell-to-sound", rounds=rounds, error=f"found {len(onsets)} onsets for {len(starts)} commands",
+                   cuectl_wall_ms=1000 * statistics.median(walls["cuectl"]), pactl_wall_ms=1000 * statistics.median(walls["pactl"]))
+        daemon.stop()
+    finally:
+        pulse.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the short mode: checks that every benchmark works")
     parser.add_argument("--device", default="pulse", choices=["null", "pulse"], help="for trigger latency")
     parser.add_argument("--out", help="also write the results here as a JSON array")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,cuectl,idle)")
+    parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,cuectl,shell,idle)")
     args = parser.parse_args()
+    if args.shell_period:
+        SHELL_EXTRA.extend(["--period-frames", str(args.shell_period), "--buffer-frames", str(4 * args.shell_period)])
     work = tempfile.mkdtemp(prefix="cued-bench-work-")
     pulse, env = (None, {})
     device = "null"
@@ -247,6 +312,7 @@ def main():
         if wanted("startup"): startup(args.quick, work)
         if wanted("carousel"): carousel(args.quick)
         if wanted("cuectl"): cuectl(args.quick)
+        if wanted("shell"): shell_to_sound(args.quick)
         if wanted("idle"): idle(args.quick)
     finally:
         if pulse:
