@@ -226,6 +226,72 @@ def carousel(quick):
     daemon.stop()
 
 
+def carousel_latency(quick):
+    """Page events spaced out on one fire-and-forget connection: event's last byte to the bound cue's
+    first frame handed to ALSA (the daemon's triggerLatency), with the device open."""
+    daemon = Daemon(extra=["--max-voices", "64"])
+    daemon.request("play", cue="wrap", volume=0, loops=-1)
+    time.sleep(0.2)
+    raw = socket.socket(socket.AF_UNIX)
+    raw.connect(daemon.socket)
+    count = 200 if quick else 5000
+    for i in range(count):
+        raw.sendall(b'{"carousel":"bench","event":"page-changed","from":%d,"to":%d,"count":9,"reason":"drag"}\n' % (i % 9, (i + 1) % 9))
+        time.sleep(0.002)
+    time.sleep(0.2)
+    status = daemon.request("status")
+    latency = status["triggerLatency"]
+    record(benchmark="carousel-latency", events=count, spacing_ms=2, decisions=status["paging"],
+           p50_us=latency["p50Us"], p99_us=latency["p99Us"], max_us=latency["maxUs"], underruns=status["underruns"])
+    raw.close()
+    daemon.stop()
+
+
+def many_clients(quick):
+    """256 clients connected at once, each sending plays and waiting for replies, in parallel threads."""
+    import threading
+    daemon = Daemon(extra=["--max-voices", "64"])
+    daemon.request("play", cue="wrap", volume=0, loops=-1)
+    clients, per_client = 256, (5 if quick else 40)
+    round_trips, failures = [], []
+    lock = threading.Lock()
+
+    def client(index):
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(daemon.socket)
+            f = s.makefile("rwb")
+            mine = []
+            for n in range(per_client):
+                began = time.monotonic()
+                f.write(b'{"id":%d,"op":"play","cue":"tick","volume":0}\n' % n)
+                f.flush()
+                reply = json.loads(f.readline())
+                mine.append(time.monotonic() - began)
+                if not reply.get("ok"):
+                    raise RuntimeError(reply)
+            s.close()
+            with lock:
+                round_trips.extend(mine)
+        except Exception as error:  # noqa: BLE001 - counted and reported
+            with lock:
+                failures.append(str(error))
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    began = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - began
+    status = daemon.request("status")
+    round_trips.sort()
+    record(benchmark="many-clients", clients=clients, requests=len(round_trips), failures=len(failures),
+           requests_per_second=len(round_trips) / elapsed, rtt_p50_ms=1000 * round_trips[len(round_trips) // 2],
+           rtt_p99_ms=1000 * round_trips[int(len(round_trips) * 0.99) - 1], underruns=status["underruns"])
+    daemon.stop()
+
+
 def shell_to_sound(quick):
     """`cuectl play pico` against PulseAudio's sample cache (`pactl play-sample`), side by side in one
     run through one PulseAudio null sink: the command's wall time, and the audible onset captured
@@ -292,7 +358,7 @@ def main():
     parser.add_argument("--device", default="pulse", choices=["null", "pulse"], help="for trigger latency")
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,cuectl,shell,idle)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,idle)")
     args = parser.parse_args()
     if args.shell_period:
         SHELL_EXTRA.extend(["--period-frames", str(args.shell_period), "--buffer-frames", str(4 * args.shell_period)])
@@ -312,6 +378,8 @@ def main():
         if wanted("startup"): startup(args.quick, work)
         if wanted("carousel"): carousel(args.quick)
         if wanted("cuectl"): cuectl(args.quick)
+        if wanted("carousel-latency"): carousel_latency(args.quick)
+        if wanted("clients"): many_clients(args.quick)
         if wanted("shell"): shell_to_sound(args.quick)
         if wanted("idle"): idle(args.quick)
     finally:

@@ -29,8 +29,9 @@ struct PagingState {
   var voices: [String: [VoiceID]] = [:]
   /// When each binding last started a voice (monotonic ns).
   var lastStart: [String: UInt64] = [:]
-  /// The last wrap handled per carousel: which transition, and when, to merge its other half.
-  var lastWrap: [String: (from: Int, to: Int, at: UInt64)] = [:]
+  /// The last wrap handled per carousel: which transition, by which kind of message, and when, to
+  /// merge its other half (a `wrapped` after a `page-changed` for the same move, or the other way).
+  var lastWrap: [String: (from: Int, to: Int, byPageChange: Bool, at: UInt64)] = [:]
   var counts: [String: UInt64] = [:]
   /// A small deterministic generator for rate-spread (xorshift).
   var random: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -66,11 +67,11 @@ extension Daemon {
       let bindings = paging.bindings(for: message.carousel)
       let wraps = count > 2 && ((isNext && from == count - 1 && to == 0) || (!isNext && from == 0 && to == count - 1))
       if wraps, bindings.bindings["wrap"] != nil {
-        if mergesWithLastWrap(message.carousel, from: from, to: to) {
+        if mergesWithLastWrap(message.carousel, from: from, to: to, byPageChange: true) {
           decision = .merged
         } else {
           (decision, cue, voice) = play("wrap", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
-          paging.lastWrap[message.carousel] = (from, to, MonotonicClock.nanoseconds())
+          paging.lastWrap[message.carousel] = (from, to, true, MonotonicClock.nanoseconds())
         }
       } else {
         (decision, cue, voice) = play(isNext ? "page-next" : "page-prev", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
@@ -78,11 +79,11 @@ extension Daemon {
       extra = [("from", .number(Double(from))), ("to", .number(Double(to)))]
     case .wrapped(let from, let to, let count):
       let isNext = (to - from + count) % count <= (from - to + count) % count
-      if mergesWithLastWrap(message.carousel, from: from, to: to) {
+      if mergesWithLastWrap(message.carousel, from: from, to: to, byPageChange: false) {
         decision = .merged
       } else {
         (decision, cue, voice) = play("wrap", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
-        paging.lastWrap[message.carousel] = (from, to, MonotonicClock.nanoseconds())
+        paging.lastWrap[message.carousel] = (from, to, false, MonotonicClock.nanoseconds())
       }
       extra = [("from", .number(Double(from))), ("to", .number(Double(to)))]
     case .dragBegan, .dragEnded, .decelerationEnded, .scrollAnimationEnded:
@@ -99,9 +100,13 @@ extension Daemon {
     return fields
   }
 
-  /// True when the wrap from→to was just handled (its other message arrives within half a second).
-  func mergesWithLastWrap(_ carousel: String, from: Int, to: Int) -> Bool {
-    guard let last = paging.lastWrap[carousel], last.from == from, last.to == to else { return false }
+  /// True when the other kind of message just handled the wrap from→to (within half a second): a
+  /// carousel may send both `page-changed` and `wrapped` for one move, and it sounds once. A second
+  /// move of the same kind (the carousel wrapped again) is a new wrap.
+  func mergesWithLastWrap(_ carousel: String, from: Int, to: Int, byPageChange: Bool) -> Bool {
+    guard let last = paging.lastWrap[carousel], last.from == from, last.to == to, last.byPageChange != byPageChange else {
+      return false
+    }
     if MonotonicClock.nanoseconds() - last.at < 500_000_000 {
       paging.lastWrap[carousel] = nil
       return true

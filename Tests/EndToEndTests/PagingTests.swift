@@ -148,6 +148,19 @@ struct PagingTests {
     #expect(capture[wrap.count...].allSatisfy { $0 == 0 })
   }
 
+  @Test func aSecondWrapRightAfterTheFirstStillPlays() throws {
+    let (daemon, _) = try DaemonTests.start(sounds: pagingCues)
+    defer { daemon.stop() }
+    let client = try ProtocolClient(socket: daemon.socket)
+    // A fast carousel goes round twice: two wraps, both heard; only a `wrapped` for the same move merges.
+    #expect(try client.page(2, 0, of: 3)["cue"] == "wrap")
+    #expect(try client.page(0, 1, of: 3)["cue"] == "page-next")
+    #expect(try client.page(1, 2, of: 3)["cue"] == "page-next")
+    #expect(try client.page(2, 0, of: 3)["cue"] == "wrap")
+    #expect(try client.carousel(.wrapped(from: 2, to: 0, count: 3))["decision"] == "merged")
+    #expect(try client.carousel(.wrapped(from: 2, to: 0, count: 3))["decision"] == "played")
+  }
+
   @Test func withoutAConfigTheShippedSoundsAreBound() throws {
     let (daemon, _) = try DaemonTests.start(sounds: pagingCues)
     defer { daemon.stop() }
