@@ -50,8 +50,8 @@ let package = Package(
     .executableTarget(
       name: "cued",
       dependencies: [
-        "CueDaemon", "CueAudio", "CuePosix",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        // No swift-argument-parser: it brings FoundationEssentials (cued/CommandLine.swift says why).
+        "CueDaemon", "CueAudio", "CuePosix", "CueProtocol",
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(

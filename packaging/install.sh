@@ -79,15 +79,16 @@ stage() {
   # A blank line in the discussion text becomes .Pp (groff warns about empty input lines in mdoc).
   while IFS= read -r page; do sed 's/^$/.Pp/' "$page" >"$STAGE/man/$(basename "$page")"; done \
     < <(find "$scratch/plugins/GenerateManual/outputs" -name '*.[1-9]' -type f | sort)
-  # Tools with a generated page use ArgumentParser: they write their own completion scripts.
+  # Tools with a generated page use ArgumentParser, and cued parses by hand the same way: they
+  # write their own completion scripts.
   for tool in "${tools[@]}"; do
-    [[ -f "$STAGE/man/$tool.1" ]] || continue
+    [[ -f "$STAGE/man/$tool.1" || $tool == cued ]] || continue
     # (bash completions are sourced, not run: no #! line)
     "$STAGE/bin/$tool" --generate-completion-script bash | sed '1{/^#!/d}' >"$STAGE/completions/$tool.bash"
     "$STAGE/bin/$tool" --generate-completion-script zsh >"$STAGE/completions/_$tool"
     "$STAGE/bin/$tool" --generate-completion-script fish >"$STAGE/completions/$tool.fish"
   done
-  # Hand-written pages (packaging/man/) for tools that do not use ArgumentParser (cued-config).
+  # Hand-written pages (packaging/man/) for tools that do not use ArgumentParser (cued, cued-config).
   for tool in "${tools[@]}"; do
     [[ -f "$STAGE/man/$tool.1" || ! -f "packaging/man/$tool.1" ]] || cp "packaging/man/$tool.1" "$STAGE/man/"
   done

@@ -55,6 +55,18 @@ int cued_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
   return 0;
 }
 
+int cued_peer_groups(int fd, gid_t *groups, int capacity) {
+#ifdef SO_PEERGROUPS
+  socklen_t len = (socklen_t)(sizeof(gid_t) * (size_t)capacity);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) != 0) return -1;
+  return (int)(len / sizeof(gid_t));
+#else
+  (void)fd; (void)groups; (void)capacity;
+  errno = ENOPROTOOPT;
+  return -1;
+#endif
+}
+
 int cued_accept(int fd) {
   return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 }

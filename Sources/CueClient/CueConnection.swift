@@ -80,6 +80,10 @@ public final class CueConnection {
     do {
       try fd.writeAll(Reply.line(line(.number(id))))
     } catch {
+      // The daemon may have said why before it closed (access-denied, limit-reached): read that.
+      if case .reply(nil, .failure(let refusal))? = try? readMessage(deadline: MonotonicClock.seconds() + 1) {
+        throw .refused(refusal)
+      }
       throw .disconnected(socketPath: socketPath)
     }
     let deadline = MonotonicClock.seconds() + timeoutSeconds

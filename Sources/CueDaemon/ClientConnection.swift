@@ -25,19 +25,21 @@ final class ClientConnection {
   var subscription: EventFilter? = nil
 
   /// While more than this much output waits, the client's requests are not read (backpressure).
-  static let readPauseBytes = 256 * 1024
-  /// Past this, events for the client are dropped instead of queued.
-  static let eventDropBytes = 1024 * 1024
+  let readPauseBytes: Int
+  /// Past this, events for the client are dropped instead of queued (`--max-client-queue`).
+  let eventDropBytes: Int
 
-  init(serial: UInt64, fd: FileDescriptor, maximumLineBytes: Int) {
+  init(serial: UInt64, fd: FileDescriptor, maximumLineBytes: Int, queueBytes: Int = 1024 * 1024) {
     self.serial = serial
     self.fd = fd
     self.credentials = try? UnixSocket.peerCredentials(fd)
     framer = LineFramer(maxLineBytes: maximumLineBytes)
+    eventDropBytes = queueBytes
+    readPauseBytes = queueBytes / 4
   }
 
   var pendingOutputBytes: Int { output.count - outputOffset }
-  var wantsToRead: Bool { !isClosed && !peerFinishedSending && pendingOutputBytes < Self.readPauseBytes }
+  var wantsToRead: Bool { !isClosed && !peerFinishedSending && pendingOutputBytes < readPauseBytes }
   var wantsToWrite: Bool { !isClosed && pendingOutputBytes > 0 }
 
   /// Queues a reply and tries to send it now.
@@ -55,7 +57,7 @@ final class ClientConnection {
   @discardableResult
   func sendEvent(_ value: JSONValue) -> Bool {
     guard !isClosed else { return false }
-    if pendingOutputBytes > Self.eventDropBytes {
+    if pendingOutputBytes > eventDropBytes {
       droppedEvents += 1
       unreportedDrops += 1
       return false
@@ -67,7 +69,7 @@ final class ClientConnection {
 
   /// Sends the `events-dropped` notice once there is room again.
   func reportDrops() {
-    guard unreportedDrops > 0, !isClosed, pendingOutputBytes <= Self.eventDropBytes / 2 else { return }
+    guard unreportedDrops > 0, !isClosed, pendingOutputBytes <= eventDropBytes / 2 else { return }
     let count = unreportedDrops
     unreportedDrops = 0
     send(Reply.event("events-dropped", [("count", .number(Double(count)))]))
@@ -95,7 +97,7 @@ final class ClientConnection {
       output.removeAll(keepingCapacity: output.count <= 64 * 1024)
       outputOffset = 0
     }
-    if unreportedDrops > 0 && pendingOutputBytes <= Self.eventDropBytes / 2 { reportDrops() }
+    if unreportedDrops > 0 && pendingOutputBytes <= eventDropBytes / 2 { reportDrops() }
   }
 
   private func compact() {

@@ -26,7 +26,10 @@ public struct ConfigValues: Sendable, Equatable {
   public var maxClients: Int?
   public var maxPlayers: Int?
   public var maxSounds: Int?
+  public var maxClientQueue: Int?
   public var allowAnyPath: Bool?
+  /// A group whose members may connect besides cued's own user (the system-wide mode).
+  public var allowGroup: String?
   public var realtimePriority: Int?
   public var logLevel: String?
   /// `[system-sounds]`: the system-sound volume and mute switch at start.
@@ -54,7 +57,9 @@ public struct ConfigValues: Sendable, Equatable {
     merged.maxClients = maxClients ?? other.maxClients
     merged.maxPlayers = maxPlayers ?? other.maxPlayers
     merged.maxSounds = maxSounds ?? other.maxSounds
+    merged.maxClientQueue = maxClientQueue ?? other.maxClientQueue
     merged.allowAnyPath = allowAnyPath ?? other.allowAnyPath
+    merged.allowGroup = allowGroup ?? other.allowGroup
     merged.realtimePriority = realtimePriority ?? other.realtimePriority
     merged.logLevel = logLevel ?? other.logLevel
     merged.systemVolume = systemVolume ?? other.systemVolume
@@ -82,7 +87,9 @@ extension ConfigValues {
     if let maxClients { members.append(("max-clients", .number(Double(maxClients)))) }
     if let maxPlayers { members.append(("max-players", .number(Double(maxPlayers)))) }
     if let maxSounds { members.append(("max-sounds", .number(Double(maxSounds)))) }
+    if let maxClientQueue { members.append(("max-client-queue", .number(Double(maxClientQueue)))) }
     if let allowAnyPath { members.append(("allow-any-path", .bool(allowAnyPath))) }
+    if let allowGroup { members.append(("allow-group", .string(allowGroup))) }
     if let realtimePriority { members.append(("realtime-priority", .number(Double(realtimePriority)))) }
     if let logLevel { members.append(("log-level", .string(logLevel))) }
     return .object(members)
@@ -191,7 +198,14 @@ public enum ConfigFile {
       case "max-clients": values.maxClients = try integer(key, value, 1...65536)
       case "max-players": values.maxPlayers = try integer(key, value, 1...1_000_000)
       case "max-sounds": values.maxSounds = try integer(key, value, 1...1_000_000)
+      case "max-client-queue": values.maxClientQueue = try integer(key, value, 16...1_048_576)
       case "allow-any-path": values.allowAnyPath = try bool(key, value)
+      case "allow-group":
+        let group = try string(key, value)
+        guard Users.groupID(named: group) != nil else {
+          throw fail(key, "allow-group names no group on this system: \(group); give a group name from /etc/group or a number")
+        }
+        values.allowGroup = group
       case "realtime-priority": values.realtimePriority = try integer(key, value, 0...99)
       case "log-level":
         let level = try string(key, value)
@@ -221,8 +235,8 @@ public enum ConfigFile {
 
   static let knownKeys = [
     "sounds", "socket", "device", "rate", "period-frames", "buffer-frames", "idle-timeout", "max-voices",
-    "max-cue-seconds", "max-memory", "max-cues", "max-clients", "max-players", "max-sounds", "allow-any-path",
-    "realtime-priority", "log-level",
+    "max-cue-seconds", "max-memory", "max-cues", "max-clients", "max-players", "max-sounds", "max-client-queue",
+    "allow-any-path", "allow-group", "realtime-priority", "log-level",
   ]
 
   /// The keys that are also flags (`--key`).

@@ -43,6 +43,13 @@ public final class Daemon<Device: OutputDevice> {
   var signalFD: FileDescriptor? = nil
   var clients: [UInt64: ClientConnection] = [:]
   var nextClientSerial: UInt64 = 1
+  /// Connections refused because the peer was another user, and when that was last logged.
+  var refusedConnections = 0
+  var lastRefusalLog: UInt64 = 0
+  /// A descriptor kept free for refusing clients when the process runs out (EMFILE).
+  var reserve = ReservedDescriptor()
+  var descriptorShortages = 0
+  var lastShortageLog: UInt64 = 0
   var readScratch = [UInt8](repeating: 0, count: 64 * 1024)
 
   // Voices.
@@ -383,12 +390,23 @@ public final class Daemon<Device: OutputDevice> {
       let accepted: FileDescriptor?
       do {
         accepted = try UnixSocket.accept(listener)
+      } catch where error.code == EMFILE || error.code == ENFILE {
+        refuseForWantOfDescriptors(listener, error)
+        return
       } catch {
-        logger.warning("accept failed: \(error); the system may be out of file descriptors")
+        logger.warning("accept failed: \(error)")
         return
       }
       guard let fd = accepted else { return }
-      let client = ClientConnection(serial: nextClientSerial, fd: fd, maximumLineBytes: 64 * 1024)
+      if let refusal = accessRefusal(for: fd) {
+        // One line saying why, then the connection goes: nothing it sends is read.
+        let line = Reply.line(Reply.failure(id: nil, refusal))
+        _ = line.withUnsafeBytes { try? fd.write($0) }
+        fd.close()
+        continue
+      }
+      let client = ClientConnection(
+        serial: nextClientSerial, fd: fd, maximumLineBytes: 64 * 1024, queueBytes: configuration.clientQueueBytes)
       nextClientSerial += 1
       if clients.count >= configuration.maximumClients {
         client.send(
@@ -400,6 +418,52 @@ public final class Daemon<Device: OutputDevice> {
       }
       clients[client.serial] = client
     }
+  }
+
+  /// Out of descriptors: frees the reserved one, accepts the waiting connection, says why and
+  /// closes it, so the backlog drains and the loop does not spin on a readable listener.
+  func refuseForWantOfDescriptors(_ listener: FileDescriptor, _ error: SystemError) {
+    descriptorShortages += 1
+    let now = MonotonicClock.nanoseconds()
+    if now - lastShortageLog >= 10_000_000_000 {
+      lastShortageLog = now
+      logger.warning(
+        "out of file descriptors (\(error.reason)); new clients are refused until some disconnect. Raise LimitNOFILE or lower --max-clients",
+        metadata: ["limit": "\(ResourceLimits.openFileLimit)", "refused": "\(descriptorShortages)"])
+    }
+    reserve.release()
+    defer { _ = reserve.restore() }
+    guard let fd = try? UnixSocket.accept(listener) else { return }
+    let refusal = ProtocolError(
+      .limitReached, "cued is out of file descriptors (limit \(ResourceLimits.openFileLimit)); try again later")
+    _ = Reply.line(Reply.failure(id: nil, refusal)).withUnsafeBytes { try? fd.write($0) }
+    fd.close()
+  }
+
+  /// Why the peer on `fd` may not connect, or nil when it may: it must run as cued's own user or
+  /// be a member of the configured group (`--allow-group`), whatever the socket file's mode says.
+  func accessRefusal(for fd: FileDescriptor) -> ProtocolError? {
+    let ownUID = ProcessInfo.effectiveUserID
+    guard let peer = try? UnixSocket.peerCredentials(fd) else {
+      return ProtocolError(.accessDenied, "cued cannot tell who is connecting (SO_PEERCRED failed); connection refused")
+    }
+    if peer.uid == ownUID { return nil }
+    if let group = configuration.allowedGroup {
+      if peer.gid == group { return nil }
+      if let groups = try? UnixSocket.peerGroups(fd), groups.contains(group) { return nil }
+    }
+    refusedConnections += 1
+    let now = MonotonicClock.nanoseconds()
+    if now - lastRefusalLog >= 1_000_000_000 {
+      lastRefusalLog = now
+      logger.notice(
+        "refused a connection from another user",
+        metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "refused": "\(refusedConnections)"])
+    }
+    let allowed = configuration.allowedGroup.map { "members of group \($0)" } ?? "no other user"
+    return ProtocolError(
+      .accessDenied,
+      "cued here serves uid \(ownUID) and \(allowed); uid \(peer.uid) is refused. Run your own cued (systemctl --user start cued), or have the administrator start this one with --allow-group")
   }
 
   /// Answers the complete lines a client has sent, until its unread replies reach the pause mark.
@@ -640,6 +704,7 @@ public final class Daemon<Device: OutputDevice> {
       ("triggerLatency", triggerLatency.json),
       ("paging", .object(["played", "ignored", "too-soon", "late", "unbound", "merged", "unchanged", "failed"].map { ($0, .number(Double(paging.counts[$0] ?? 0))) })),
       ("eventsDropped", .number(Double(eventsDropped + clients.values.reduce(0) { $0 + $1.droppedEvents }))),
+      ("refusedConnections", .number(Double(refusedConnections))),
       ("socket", .string(configuration.socketPath)),
     ]
   }
@@ -702,7 +767,7 @@ public final class Daemon<Device: OutputDevice> {
       if attach { attachDevice() }
       return true
     } catch {
-      let next = wasLost ? min(backoff * 2, 2_000_000_000) : backoff
+      let next = wasLost ? min(backoff * 2, 1_000_000_000) : backoff  // at most 1 s: back within 2 s of the server
       if !wasLost { logger.error("\(error)") }
       deviceState = .lost(error: error.description, nextAttempt: MonotonicClock.nanoseconds() + next, backoffNanoseconds: next)
       return false
@@ -812,6 +877,9 @@ public final class Daemon<Device: OutputDevice> {
     configuration.maximumPlayers = next.maximumPlayers
     configuration.maximumSounds = next.maximumSounds
     configuration.allowAnyPath = next.allowAnyPath
+    // New connections see these; connected clients keep what they had.
+    configuration.clientQueueBytes = next.clientQueueBytes
+    configuration.allowedGroup = next.allowedGroup
     loader = CueLoader(
       directories: next.soundDirectories,
       options: DecodeOptions(outputRate: configuration.sampleRate, maximumSeconds: next.maximumCueSeconds),

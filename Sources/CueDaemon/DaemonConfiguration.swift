@@ -20,6 +20,11 @@ public struct DaemonConfiguration: Sendable {
   public var maximumClients: Int = 1024
   public var maximumPlayers: Int = 1024
   public var maximumSounds: Int = 1024
+  /// Unread output one client may have queued before its events are dropped (and, at a quarter
+  /// of it, before its requests stop being read): `--max-client-queue`, in bytes.
+  public var clientQueueBytes: Int = 1024 << 10
+  /// Besides cued's own user, members of this group may connect (`--allow-group`); nil: nobody else.
+  public var allowedGroup: UInt32? = nil
   /// Lets clients name MP3 files outside the sound directories (`--allow-any-path`).
   public var allowAnyPath = false
   /// The fade used by stop and by stealing, in seconds.
@@ -56,7 +61,9 @@ public struct DaemonConfiguration: Sendable {
     if let v = values.maxClients { maximumClients = v }
     if let v = values.maxPlayers { maximumPlayers = v }
     if let v = values.maxSounds { maximumSounds = v }
+    if let v = values.maxClientQueue { clientQueueBytes = v << 10 }
     if let v = values.allowAnyPath { allowAnyPath = v }
+    if let v = values.allowGroup { allowedGroup = Users.groupID(named: v) }
     if let v = values.realtimePriority { realtimePriority = Int32(v) }
     if let v = values.systemVolume { systemVolume = v }
     if let v = values.systemMuted { systemMuted = v }

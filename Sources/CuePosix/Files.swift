@@ -133,6 +133,7 @@ public enum ProcessInfo {
   }
 
   public static var userID: UInt32 { getuid() }
+  public static var effectiveUserID: UInt32 { geteuid() }
   public static var processID: Int32 { getpid() }
 
   /// The path of the running executable (/proc/self/exe).

@@ -104,6 +104,18 @@ public enum UnixSocket {
     return PeerCredentials(pid: pid, uid: uid, gid: gid)
   }
 
+  /// The peer's supplementary groups (SO_PEERGROUPS), as they were when it connected.
+  public static func peerGroups(_ fd: FileDescriptor) throws(SystemError) -> [UInt32] {
+    var capacity = 64
+    while true {
+      var groups = [gid_t](repeating: 0, count: capacity)
+      let count = groups.withUnsafeMutableBufferPointer { cued_peer_groups(fd.rawValue, $0.baseAddress, Int32(capacity)) }
+      if count >= 0 { return Array(groups.prefix(Int(count))) }
+      guard errno == ERANGE, capacity < 65536 else { throw SystemError("getsockopt(SO_PEERGROUPS)") }
+      capacity *= 4
+    }
+  }
+
   /// True when `path` names a Unix socket.
   public static func isSocket(path: String) -> Bool {
     var info = stat()

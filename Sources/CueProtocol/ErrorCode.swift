@@ -28,6 +28,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
   case deviceUnavailable = "device-unavailable"
   /// A configured limit (voices, clients, memory) was reached.
   case limitReached = "limit-reached"
+  /// The connecting user may not use this daemon (another uid, not in the allowed group).
+  case accessDenied = "access-denied"
   /// The config file has a problem (the message names the file and line); the previous config stays.
   case configError = "config-error"
   /// The daemon failed in a way it did not expect; the message says how.

@@ -1,4 +1,3 @@
-import ArgumentParser
 import CueAudio
 import CueDaemon
 import CuePosix
@@ -9,122 +8,47 @@ import Logging
 import Glibc
 #endif
 
-/// `cued`: the audio cue daemon.
-///
-/// Every option has a key of the same name in the config file (docs/CONFIG.md); an option given
-/// here wins over the file. Options without a value here take the file's, then the default shown.
-struct Cued: ParsableCommand {
-  static let configuration = CommandConfiguration(
-    commandName: "cued",
-    abstract: "Plays short pre-decoded sound cues through ALSA on request.",
-    discussion: """
-      cued decodes every *.mp3 in its sound directories once, at start, and plays them on request \
-      from clients on a Unix socket (see `cuectl`, and docs/PROTOCOL.md). When nothing plays it \
-      closes the audio device and sleeps. SIGHUP reloads the config and the sounds; SIGTERM fades \
-      out and exits.
+/// `cued`: the audio cue daemon. Every option has a key of the same name in the config file
+/// (docs/CONFIG.md); an option given here wins over the file (CommandLine.swift).
+struct Cued {
+  let options: CommandLineOptions
+  var commandLineValues: ConfigValues { options.values }
+  var noConfig: Bool { options.noConfig }
+  var config: String? { options.configPath }
+  var checkConfig: Bool { options.checkConfig }
 
-      Settings come from the command line, then the config file ($XDG_CONFIG_HOME/cued/cued.toml, \
-      else /etc/cued/cued.toml; docs/CONFIG.md), then the defaults shown here.
+  /// Ends the process with `status`.
+  struct ExitCode: Error { var status: Int32; init(_ status: Int32) { self.status = status } }
 
-      Examples:
-        cued                               # default sound directories, ALSA 'default'
-        cued --sounds ./sounds --device null
-        cued --device pulse --period-frames 128 --buffer-frames 512
-        cued --check-config                # check the config file and exit
-      """,
-    version: cuedVersion)
-
-  @Option(name: .customLong("sounds"), help: ArgumentHelp("A sound directory; repeat for more (earlier wins).", valueName: "dir"))
-  var soundDirectories: [String] = []
-
-  @Option(help: ArgumentHelp("The Unix socket to listen on (default: $CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock).", valueName: "path"))
-  var socket: String?
-
-  @Option(help: ArgumentHelp("The ALSA PCM to play through, or 'null' for a silent clock-paced sink (default: default).", valueName: "name"))
-  var device: String?
-
-  @Option(help: ArgumentHelp("The output sample rate; every cue is converted to it (default: 48000).", valueName: "hz"))
-  var rate: Int?
-
-  @Option(help: ArgumentHelp("Frames per ALSA period (default: 240, 5 ms).", valueName: "frames"))
-  var periodFrames: Int?
-
-  @Option(help: ArgumentHelp("Frames in the ALSA buffer (default: 960).", valueName: "frames"))
-  var bufferFrames: Int?
-
-  @Option(help: ArgumentHelp("Seconds of silence before the device is closed (default: 2).", valueName: "seconds"))
-  var idleTimeout: Double?
-
-  @Option(help: ArgumentHelp("Voices sounding at once; past it the oldest is stolen with a fade (default: 32).", valueName: "n"))
-  var maxVoices: Int?
-
-  @Option(help: ArgumentHelp("The longest cue accepted (default: 60).", valueName: "seconds"))
-  var maxCueSeconds: Double?
-
-  @Option(help: ArgumentHelp("The most decoded memory all cues may take (default: 256).", valueName: "MiB"))
-  var maxMemory: Int?
-
-  @Option(help: ArgumentHelp("The most cues loaded (default: 4096).", valueName: "n"))
-  var maxCues: Int?
-
-  @Option(help: ArgumentHelp("The most clients connected at once (default: 1024).", valueName: "n"))
-  var maxClients: Int?
-
-  @Option(help: ArgumentHelp("The most players at once (default: 1024).", valueName: "n"))
-  var maxPlayers: Int?
-
-  @Option(help: ArgumentHelp("The most system sounds at once (default: 1024).", valueName: "n"))
-  var maxSounds: Int?
-
-  @Flag(help: "Let clients name MP3 files outside the sound directories (player.create / sound.create with a path).")
-  var allowAnyPath = false
-
-  @Option(help: ArgumentHelp("SCHED_FIFO priority for the audio thread, 0 for normal scheduling (default: 20).", valueName: "n"))
-  var realtimePriority: Int?
-
-  @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default: info).", valueName: "level"))
-  var logLevel: String?
-
-  @Option(help: ArgumentHelp("The config file (default: $XDG_CONFIG_HOME/cued/cued.toml, else /etc/cued/cued.toml, if present).", valueName: "path"))
-  var config: String?
-
-  @Flag(help: "Read no config file.")
-  var noConfig = false
-
-  @Flag(help: "Check the config file, print what is wrong (file:line: message) and exit: 0 when it is good.")
-  var checkConfig = false
-
-  /// The command line's settings, as config values (nil where an option was not given).
-  var commandLineValues: ConfigValues {
-    var values = ConfigValues()
-    values.sounds = soundDirectories.isEmpty ? nil : soundDirectories
-    values.socket = socket
-    values.device = device
-    values.rate = rate
-    values.periodFrames = periodFrames
-    values.bufferFrames = bufferFrames
-    values.idleTimeout = idleTimeout
-    values.maxVoices = maxVoices
-    values.maxCueSeconds = maxCueSeconds
-    values.maxMemory = maxMemory
-    values.maxCues = maxCues
-    values.maxClients = maxClients
-    values.maxPlayers = maxPlayers
-    values.maxSounds = maxSounds
-    values.allowAnyPath = allowAnyPath ? true : nil
-    values.realtimePriority = realtimePriority
-    values.logLevel = logLevel
-    return values
-  }
-
-  func validate() throws {
-    // The same checks the config file gets, so a flag and a key mean the same thing.
+  static func main() {
+    let options: CommandLineOptions
     do {
-      _ = try ConfigFile.interpret(commandLineValues.asDocument, path: "command line", text: "")
+      options = try CommandLineOptions(arguments: Array(CommandLine.arguments.dropFirst()))
     } catch {
-      throw ValidationError(error.message.replacingKeysWithFlags())
+      writeToStandardError("cued: \(error.message)\n")
+      exit(2)
     }
-    guard !(noConfig && config != nil) else { throw ValidationError("--config and --no-config contradict each other") }
+    switch options.action {
+    case .help:
+      writeToStandardOutput(CommandLineOptions.helpText)
+    case .version:
+      writeToStandardOutput(cuedVersion + "\n")
+    case .completionScript(let shell):
+      guard let script = CommandLineOptions.completionScript(for: shell) else {
+        writeToStandardError("cued: no completion script for '\(shell)'; choose bash, zsh or fish\n")
+        exit(2)
+      }
+      writeToStandardOutput(script)
+    case .run:
+      do {
+        try Cued(options: options).run()
+      } catch let error as ExitCode {
+        exit(error.status)
+      } catch {
+        writeToStandardError("cued: \(error)\n")
+        exit(1)
+      }
+    }
   }
 
   func run() throws {
@@ -155,6 +79,12 @@ struct Cued: ParsableCommand {
     let logger = Logger(label: "cued")
     signal(SIGPIPE, SIG_IGN)
     if let configPath { logger.info("config: \(configPath)") }
+    // systemd's soft limit is 1024 descriptors: not enough for --max-clients 1024 plus cued's own.
+    let openFiles = ResourceLimits.raiseOpenFileLimit()
+    if openFiles >= 0 && openFiles < configuration.maximumClients + 64 {
+      logger.warning(
+        "the open-file limit (\(openFiles)) is below --max-clients (\(configuration.maximumClients)) plus 64 for cued itself; clients past it are refused. Raise LimitNOFILE or lower --max-clients")
+    }
 
     var reader: (@Sendable () throws(ConfigError) -> ConfigValues)? = nil
     if let path = configPath {
@@ -190,15 +120,6 @@ struct Cued: ParsableCommand {
     daemon.loadCues()
     try daemon.startAudio()
     try daemon.run()
-  }
-}
-
-extension String {
-  /// A config-file message about `key` rewritten for the command line (`--key`).
-  func replacingKeysWithFlags() -> String {
-    var text = self
-    for key in ConfigFile.flagKeys where text.hasPrefix(key + " ") { text = "--" + text }
-    return text
   }
 }
 

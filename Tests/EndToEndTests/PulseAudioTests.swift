@@ -95,6 +95,10 @@ struct PulseAudioTests {
     defer { daemon.stop() }
     #expect(try daemon.cuectl(["play", "loop", "--loops", "-1"]).status == 0)
     try daemon.waitForDevice("open")
+    // A voice that ends by itself (not a forever loop), long enough to be cut off by the death.
+    let watcher = try ProtocolClient(socket: daemon.socket)
+    try watcher.request("subscribe", [("kinds", ["finished", "device"])])
+    let oneShot = try #require(watcher.request("play", [("cue", "loop"), ("loops", 500), ("volume", 0.1)])["voice"]?.intValue)
 
     // The server dies mid-cue: cued says so and keeps answering.
     pulse!.process.signal(SIGKILL)
@@ -108,11 +112,29 @@ struct PulseAudioTests {
     let device = try #require(daemon.status()["device"] as? [String: Any])
     #expect((device["error"] as? String)?.isEmpty == false)
 
-    // It comes back: the waiting looping voice reopens the device, with backoff.
+    _ = try watcher.waitForEvent("device", where: { $0["state"] == "lost" })
+    usleep(700_000)  // longer than the late-voice limit (0.5 s), and the backoff has grown
+
+    // It comes back: the waiting looping voice reopens the device, with backoff (at most 1 s),
+    // and a new cue plays within 2 s of the server's return.
     try? FileManager.default.removeItem(atPath: dir + "/pulse")
     pulse = try PulseServer(directory: dir)
+    let returned = Date()
+    var played: CommandResult? = nil
+    while Date().timeIntervalSince(returned) < 5 {
+      let attempt = try daemon.cuectl(["play", "pico"])
+      if attempt.status == 0 { played = attempt; break }
+      usleep(50_000)
+    }
+    let waited = Date().timeIntervalSince(returned)
+    #expect(played != nil)
+    #expect(waited < 2, "a new cue played \(waited) s after the server returned")
     try daemon.waitForDevice("open", timeout: 5)
-    #expect((try daemon.status())["voices"] as? Int == 1)
+    // The one-shot that was cut off is dropped rather than played late; the loop carries on.
+    let dropped = try watcher.waitForEvent("finished", where: { $0["voice"]?.intValue == oneShot })
+    #expect(dropped["reason"] == "device-lost")
+    #expect(dropped["successfully"] == false)
+    #expect((try daemon.status())["voices"] as? Int ?? 0 >= 1)
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
     #expect(daemon.log.contains("is back"))
   }

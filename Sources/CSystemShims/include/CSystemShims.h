@@ -21,6 +21,11 @@ int cued_block_signals(const int *signals, int count);
 /// `getsockopt(SO_PEERCRED)`: the peer's pid, uid and gid of a connected Unix socket.
 int cued_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
+/// `getsockopt(SO_PEERGROUPS)` (Linux 4.13): the peer's supplementary groups, at most `capacity`
+/// of them. Returns the count, or -1 (errno ERANGE when there are more than `capacity`).
+/// A shim because Swift's Glibc module does not export SO_PEERGROUPS.
+int cued_peer_groups(int fd, gid_t *groups, int capacity);
+
 /// `accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)`.
 int cued_accept(int fd);
 

@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The process's resource limits.
+public enum ResourceLimits {
+  /// Raises the soft limit on open files to the hard limit (at most `ceiling`) and returns the
+  /// new soft limit. systemd starts services with a soft limit of 1024, which a daemon serving
+  /// `--max-clients` 1024 connections (plus its own descriptors) would hit; the hard limit is
+  /// the administrator's ceiling, so raising to it is what daemons do.
+  @discardableResult
+  public static func raiseOpenFileLimit(ceiling: UInt = 1 << 20) -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return -1 }
+    let wanted = min(limit.rlim_max, rlim_t(ceiling))
+    if limit.rlim_cur < wanted {
+      var raised = limit
+      raised.rlim_cur = wanted
+      if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return Int(wanted) }
+    }
+    return Int(limit.rlim_cur)
+  }
+
+  /// The soft limit on open files.
+  public static var openFileLimit: Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return -1 }
+    return Int(limit.rlim_cur)
+  }
+}
+
+/// One descriptor held in reserve (on /dev/null), so that a server out of descriptors (EMFILE)
+/// can free it, accept the waiting connection, tell it why and close it, instead of leaving it in
+/// the backlog, where it keeps the listener readable and the poll loop spinning.
+public struct ReservedDescriptor: ~Copyable {
+  private var fd: Int32
+
+  public init() { fd = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+
+  deinit { if fd >= 0 { close(fd) } }
+
+  /// Gives the descriptor back to the system for one use.
+  public mutating func release() {
+    if fd >= 0 { close(fd) }
+    fd = -1
+  }
+
+  /// Takes the descriptor again; false while none is free.
+  public mutating func restore() -> Bool {
+    if fd < 0 { fd = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+    return fd >= 0
+  }
+}
