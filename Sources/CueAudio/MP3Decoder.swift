@@ -55,22 +55,34 @@ public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
 public enum MP3Decoder {
   /// Reads and decodes the file at `path`.
   public static func decode(path: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> DecodedCue {
-    let bytes: [UInt8]
+    try decode(bytes: readFile(path: path, options: options).bytes, name: path, options: options)
+  }
+
+  /// Reads the file at `path` through one descriptor, with what `fstat` said of that descriptor
+  /// (so the status describes exactly these bytes). Refuses directories, FIFOs, devices, sockets
+  /// and files over the size limit with a reason a person can act on.
+  public static func readFile(path: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> (bytes: [UInt8], status: Files.Status) {
     do {
-      bytes = try Files.read(path: path, limit: options.maximumFileBytes)
+      return try Files.readWithStatus(path: path, limit: options.maximumFileBytes)
     } catch {
       let reason: String
       switch error.code {
       case 21: reason = "it is a directory, not a file"  // EISDIR
+      case 22: reason = "it is \(Files.typeName(of: path) ?? "not a regular file"), not a regular file"  // EINVAL
       case 27: reason = "it is larger than \(options.maximumFileBytes >> 20) MiB; cues are short sound effects"  // EFBIG
-      case 13: reason = "permission denied: make it readable by the user cued runs as"  // EACCES
-      case 40: reason = "it is a symlink loop"  // ELOOP
-      case 2: reason = "it no longer exists (removed or a dangling symlink)"  // ENOENT
+      case 13, 1: reason = "permission denied: make it readable by the user cued runs as"  // EACCES, EPERM
+      case 40: reason = "it is a symlink loop (or a chain of more than 40 symlinks)"  // ELOOP
+      case 2:  // ENOENT
+        if let target = Files.symbolicLinkTarget(path) {
+          reason = "it is a dangling symlink: its target \(target) does not exist"
+        } else {
+          reason = "it does not exist (removed after the directory was read?)"
+        }
+      case 11: reason = "it kept changing while it was read; it is read again at the next reload"  // EAGAIN
       default: reason = "cannot read it: \(error.description)"
       }
       throw DecodeError(path: path, reason: reason)
     }
-    return try decode(bytes: bytes, name: path, options: options)
   }
 
   /// Decodes MP3 data held in memory; `name` is used in messages.
@@ -97,7 +109,7 @@ public enum MP3Decoder {
       buffer = try resample(native.samples, from: native.rate, to: options.outputRate, name: name)
     }
     return DecodedCue(
-      buffer: buffer, sourceRate: native.rate, sourceChannels: native.channels,
+      buffer: buffer, sourceRate: native.rate, sourceChannels: native.sawStereo ? 2 : 1,
       sourceFrameCount: sourceFrames, hasGaplessInfo: native.hasGaplessInfo,
       mpegVersion: header.version, warnings: warnings)
   }
@@ -106,6 +118,8 @@ public enum MP3Decoder {
     var samples = GrowingSamples()  // interleaved stereo at `rate`
     var rate = 0
     var channels = 0
+    /// True once any part of the file was stereo.
+    var sawStereo = false
     var frameCount: Int { samples.count / 2 }
     var hasGaplessInfo = false
     var warnings: [String] = []
@@ -164,12 +178,21 @@ public enum MP3Decoder {
         var encoding: Int32 = 0
         mpg123_getformat(handle, &rate, &channels, &encoding)
         if pcm.rate != 0 && rate != pcm.rate {
+          // Converting each part would be possible, but a file like this is two files glued
+          // together: refuse it rather than guess (played as one rate, a part would be off speed).
           throw DecodeError(
             path: name,
             reason: "its sample rate changes mid-file (\(pcm.rate) Hz, then \(rate) Hz); re-encode it at one rate")
         }
+        if pcm.channels != 0 && Int(channels) != pcm.channels {
+          // Each part is copied at its own channel count (mono to both sides), so the audio is
+          // right; the cue counts as stereo so pan treats the stereo part as stereo.
+          pcm.warnings.append(
+            "its channel count changes mid-file (\(pcm.channels == 1 ? "mono" : "stereo"), then \(channels == 1 ? "mono" : "stereo")); it plays as stereo")
+        }
         pcm.rate = rate
         pcm.channels = Int(channels)
+        if channels == 2 { pcm.sawStereo = true }
         maximumFrames = Int(options.maximumSeconds * Double(rate))
         // With an Info tag libmpg123 knows the length: one allocation instead of repeated growth.
         let expected = mpg123_length(handle)

@@ -42,15 +42,22 @@ public enum MPEGSniffer {
   public static func sniff(_ bytes: [UInt8]) -> Verdict {
     if bytes.isEmpty { return .rejected(reason: "the file is empty") }
     var start = 0
-    // Skip ID3v2 tags (there may be more than one).
+    // Skip ID3v2 tags (there may be more than one) by their declared size, however large: a tag
+    // may hold megabytes of cover art, or bytes that look like audio frames.
+    var tagBytes = 0
     while start + 10 <= bytes.count, bytes[start] == 0x49, bytes[start + 1] == 0x44, bytes[start + 2] == 0x33 {
       let sizeBytes = bytes[(start + 6)..<(start + 10)]
-      guard sizeBytes.allSatisfy({ $0 < 0x80 }) else { return .rejected(reason: "its ID3v2 tag is malformed") }
+      guard sizeBytes.allSatisfy({ $0 < 0x80 }) else { return .rejected(reason: "its ID3v2 tag is malformed (the size is not syncsafe)") }
       let size = sizeBytes.reduce(0) { ($0 << 7) | Int($1) }
       let hasFooter = bytes[start + 5] & 0x10 != 0
       start += 10 + size + (hasFooter ? 10 : 0)
+      tagBytes = start
     }
-    if start >= bytes.count { return .rejected(reason: "it holds an ID3 tag and no audio") }
+    if start > bytes.count {
+      return .rejected(
+        reason: "its ID3 tag declares \(tagBytes) bytes but the file has only \(bytes.count): it is truncated, and holds no audio")
+    }
+    if start == bytes.count { return .rejected(reason: "it holds an ID3 tag (\(tagBytes) bytes) and no MPEG audio after it") }
     let end = min(bytes.count, start + searchWindow)
     var otherLayer: FrameHeader? = nil
     var offset = start
@@ -77,6 +84,10 @@ public enum MPEGSniffer {
     }
     if let other = otherLayer {
       return .rejected(reason: "it is \(other.version.name) layer \(other.layer == 2 ? "II" : "I") audio; cued plays layer III (MP3) only")
+    }
+    if tagBytes > 0 {
+      return .rejected(
+        reason: "no MPEG audio frame found in the \(searchWindow / 1024) KiB after its ID3 tag (\(tagBytes) bytes): it is not an MP3 file")
     }
     return .rejected(reason: "no MPEG audio frame found in its first \(searchWindow / 1024) KiB: it is not an MP3 file")
   }

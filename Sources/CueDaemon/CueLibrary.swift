@@ -36,8 +36,14 @@ struct FileStamp: Sendable, Equatable {
   var inode: UInt
 
   static func of(_ path: String) -> FileStamp? {
-    guard let info = Files.status(path) else { return nil }
-    return FileStamp(size: info.size, modified: info.modifiedSeconds, modifiedNanoseconds: info.modifiedNanoseconds, inode: info.inode)
+    Files.status(path).map(FileStamp.init)
+  }
+}
+
+extension FileStamp {
+  /// The stamp of what `fstat` or `stat` said.
+  init(_ info: Files.Status) {
+    self.init(size: info.size, modified: info.modifiedSeconds, modifiedNanoseconds: info.modifiedNanoseconds, inode: info.inode)
   }
 }
 
@@ -76,6 +82,10 @@ public struct CueLoader: Sendable {
   }
 
   /// The cue name for a file name: the name without its `.mp3` extension, or nil for other files.
+  ///
+  /// The name is kept exactly, spaces, Unicode and control characters included: the protocol's
+  /// JSON escapes it, and the log handler escapes control characters, so `a\nb.mp3` is the cue
+  /// `a\nb` and never a second log line.
   public static func cueName(forFile file: String) -> String? {
     guard file.count > 4, file.lowercased().hasSuffix(".mp3"), !file.hasPrefix(".") else { return nil }
     return String(file.dropLast(4))
@@ -88,16 +98,22 @@ public struct CueLoader: Sendable {
     var candidates: [(name: String, path: String)] = []
     var seen: [String: String] = [:]
     for directory in directories {
-      let names: [String]
+      let names: [(name: String, isValidUTF8: Bool)]
       do {
-        names = try Files.list(directory: directory)
+        names = try Files.listNames(directory: directory)
       } catch {
         if error.code != 2 { warnings.append("cannot read sound directory \(directory): \(error.reason)") }
         continue
       }
-      for file in names {
+      for (file, isValidUTF8) in names {
         guard let name = Self.cueName(forFile: file) else { continue }
         let path = directory + "/" + file
+        guard isValidUTF8 else {
+          // The name cannot be spelled exactly (� stands for the bad bytes), so it cannot be opened
+          // or named by a client.
+          failures.append(LoadFailure(path: path, reason: "its name is not valid UTF-8; give it a UTF-8 name"))
+          continue
+        }
         if let earlier = seen[name] {
           warnings.append("\(path) is not loaded: cue '\(name)' comes from \(earlier), which is earlier in the search order")
           continue
@@ -125,11 +141,12 @@ public struct CueLoader: Sendable {
         return
       }
       do throws(DecodeError) {
-        let decoded = try MP3Decoder.decode(path: candidate.path, options: options)
-        // Read the stamp again: a file replaced while it loaded is caught at the next reload.
-        let cue = Cue(
-          name: candidate.name, path: candidate.path, decoded: decoded,
-          fileStamp: stamp ?? FileStamp(size: -1, modified: 0, modifiedNanoseconds: 0, inode: 0))
+        // One descriptor: the bytes are one version of the file, even when it is renamed over
+        // mid-read, and the stamp is that descriptor's, so it describes exactly these bytes. A
+        // file replaced after this read has another inode or time, and the next reload reads it.
+        let file = try MP3Decoder.readFile(path: candidate.path, options: options)
+        let decoded = try MP3Decoder.decode(bytes: file.bytes, name: candidate.path, options: options)
+        let cue = Cue(name: candidate.name, path: candidate.path, decoded: decoded, fileStamp: FileStamp(file.status))
         slots.set(index, .success(cue))
       } catch {
         slots.set(index, .failure(error))

@@ -139,14 +139,20 @@ extension Daemon {
 
   /// Checks that `requested` names an MP3 file inside a sound directory (symlinks resolved).
   func resolveSoundPath(_ requested: String) throws(ProtocolError) -> String {
+    let directories = configuration.soundDirectories.joined(separator: ", ")
+    let outside = ProtocolError(
+      .badPath,
+      "\(requested.prefix(300)) is not a file inside the sound directories (\(directories)); cued reads only files inside them. Move it into one of them, or start cued with --allow-any-path")
     guard let resolved = Files.realPath(requested) else {
+      // Without --allow-any-path, a missing file and one outside read the same: no probing the disk.
+      if !configuration.allowAnyPath { throw outside }
       throw ProtocolError(.badPath, "\(requested.prefix(300)) does not exist (or is a dangling symlink or a loop)")
     }
     let roots = configuration.soundDirectories.compactMap { Files.realPath($0) }
-    guard configuration.allowAnyPath || roots.contains(where: { resolved.hasPrefix($0 + "/") }) else {
-      throw ProtocolError(
-        .badPath,
-        "\(requested.prefix(300)) is outside the sound directories (\(configuration.soundDirectories.joined(separator: ", "))); cued reads only files inside them")
+    // Compared as bytes: String's == and hasPrefix treat NFC and NFD spellings as equal, and the
+    // file system does not.
+    guard configuration.allowAnyPath || roots.contains(where: { resolved.utf8.starts(with: ($0 + "/").utf8) }) else {
+      throw outside
     }
     guard Files.kind(of: resolved) == .regular else {
       throw ProtocolError(.badPath, "\(requested.prefix(300)) is not a regular file")

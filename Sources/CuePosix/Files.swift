@@ -21,17 +21,55 @@ public enum Files {
 
   /// Reads a whole regular file, refusing anything larger than `limit` bytes.
   ///
-  /// Reads through one descriptor from start to end, so a file replaced while it loads yields
-  /// either the old or the new contents, never a mix.
+  /// Reads through one descriptor from start to end, so a file replaced (renamed over) while it
+  /// loads yields either the old or the new contents, never a mix. See `readWithStatus`.
   public static func read(path: String, limit: Int) throws(SystemError) -> [UInt8] {
-    let fd = try retryingOnInterrupt("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
-    defer { Glibc.close(fd) }
+    try readWithStatus(path: path, limit: limit).bytes
+  }
+
+  /// Reads a whole regular file through one descriptor and returns what `fstat` said of that
+  /// descriptor, so the status describes exactly the bytes read.
+  ///
+  /// Only a regular file is read: a directory fails with EISDIR, anything else (a FIFO, a device,
+  /// a socket) with EINVAL. The type is checked before `open` (a device is never opened, and a FIFO
+  /// with no writer cannot block the caller) and again on the descriptor, which is opened
+  /// O_NONBLOCK in case the path was swapped in between. A file rewritten in place while it is
+  /// read (its size or times change) is read again, up to three times, then fails with EAGAIN.
+  public static func readWithStatus(path: String, limit: Int) throws(SystemError) -> (bytes: [UInt8], status: Status) {
     var info = stat()
-    if fstat(fd, &info) != 0 { throw SystemError("stat(\(path))") }
-    if (info.st_mode & S_IFMT) == S_IFDIR { throw SystemError("read(\(path))", code: EISDIR) }
-    if (info.st_mode & S_IFMT) != S_IFREG { throw SystemError("read(\(path)): not a regular file", code: EINVAL) }
-    if Int(info.st_size) > limit { throw SystemError("read(\(path)): larger than \(limit) bytes", code: EFBIG) }
-    var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
+    if stat(path, &info) != 0 { throw SystemError("stat(\(path))") }
+    try requireRegularFile(info, path)
+    let fd = try retryingOnInterrupt("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
+    defer { Glibc.close(fd) }
+    var attempts = 0
+    while true {
+      if fstat(fd, &info) != 0 { throw SystemError("stat(\(path))") }
+      try requireRegularFile(info, path)
+      if Int(info.st_size) > limit { throw SystemError("read(\(path)): larger than \(limit) bytes", code: EFBIG) }
+      if lseek(fd, 0, SEEK_SET) < 0 { throw SystemError("lseek(\(path))") }
+      let bytes = try readToEnd(fd, path: path, expected: Int(info.st_size), limit: limit)
+      var after = stat()
+      if fstat(fd, &after) != 0 { throw SystemError("stat(\(path))") }
+      if Status(info) == Status(after) && info.st_ctim.tv_sec == after.st_ctim.tv_sec
+        && info.st_ctim.tv_nsec == after.st_ctim.tv_nsec
+      {
+        return (bytes, Status(info))
+      }
+      attempts += 1
+      if attempts == 3 { throw SystemError("read(\(path)): it kept changing while it was read", code: EAGAIN) }
+    }
+  }
+
+  private static func requireRegularFile(_ info: stat, _ path: String) throws(SystemError) {
+    switch info.st_mode & S_IFMT {
+    case S_IFREG: return
+    case S_IFDIR: throw SystemError("read(\(path))", code: EISDIR)
+    default: throw SystemError("read(\(path)): \(typeName(mode: info.st_mode)), not a regular file", code: EINVAL)
+    }
+  }
+
+  private static func readToEnd(_ fd: Int32, path: String, expected: Int, limit: Int) throws(SystemError) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: expected + 1)
     var total = 0
     while true {
       if total == bytes.count {
@@ -49,6 +87,35 @@ public enum Files {
     if total > limit { throw SystemError("read(\(path)): larger than \(limit) bytes", code: EFBIG) }
     bytes.removeSubrange(total...)
     return bytes
+  }
+
+  /// What a mode's file type is, in words: "a FIFO (named pipe)", "a character device", ….
+  public static func typeName(mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFREG: "a regular file"
+    case S_IFDIR: "a directory"
+    case S_IFIFO: "a FIFO (named pipe)"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    case S_IFSOCK: "a socket"
+    case S_IFLNK: "a symbolic link"
+    default: "not a regular file"
+    }
+  }
+
+  /// The type of what `path` names (following symlinks) in words, or nil when it cannot be stat'ed.
+  public static func typeName(of path: String) -> String? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return typeName(mode: info.st_mode)
+  }
+
+  /// Where the symlink at `path` points, or nil when `path` is not a symlink.
+  public static func symbolicLinkTarget(_ path: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: 4097)
+    let n = readlink(path, &buffer, buffer.count - 1)
+    guard n >= 0 else { return nil }
+    return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// Writes `bytes` to `path`, replacing it atomically (write to a temporary, then rename).
@@ -74,18 +141,26 @@ public enum Files {
 
   /// The names in a directory (not `.` or `..`), sorted.
   public static func list(directory path: String) throws(SystemError) -> [String] {
+    try listNames(directory: path).map(\.name)
+  }
+
+  /// The names in a directory (not `.` or `..`), sorted, each with whether it is valid UTF-8.
+  /// A name that is not (a Latin-1 "café") has no exact `String` spelling: `name` holds it with
+  /// U+FFFD in place of the bad bytes, and opening that spelling finds nothing.
+  public static func listNames(directory path: String) throws(SystemError) -> [(name: String, isValidUTF8: Bool)] {
     guard let dir = opendir(path) else { throw SystemError("opendir(\(path))") }
     defer { closedir(dir) }
-    var names: [String] = []
+    var names: [(name: String, isValidUTF8: Bool)] = []
     while let entry = readdir(dir) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String in
+      let (name, valid) = withUnsafeBytes(of: entry.pointee.d_name) { raw -> (String, Bool) in
         let bytes = raw.prefix { $0 != 0 }
-        return String(decoding: bytes, as: UTF8.self)
+        let name = String(decoding: bytes, as: UTF8.self)
+        return (name, name.utf8.elementsEqual(bytes))
       }
       if name == "." || name == ".." { continue }
-      names.append(name)
+      names.append((name, valid))
     }
-    return names.sorted()
+    return names.sorted { $0.name < $1.name }
   }
 
   /// The canonical absolute path (symlinks resolved), or nil when it does not exist or loops.
@@ -159,7 +234,13 @@ extension Files {
   public static func status(_ path: String) -> Status? {
     var info = stat()
     guard stat(path, &info) == 0 else { return nil }
-    return Status(
+    return Status(info)
+  }
+}
+
+extension Files.Status {
+  init(_ info: stat) {
+    self.init(
       size: Int(info.st_size), modifiedSeconds: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec),
       inode: UInt(info.st_ino))
   }
