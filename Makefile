@@ -104,13 +104,14 @@ deb:
 	  packaging/build-deb.sh
 	@echo "built $(DEB_FILE)"
 
-# Benchmarks (docs/PERFORMANCE.md). bench-quick is the short mode CI runs: it checks that they work.
+# Benchmarks (docs/PERFORMANCE.md), on the binaries as installed (RELEASE_FLAGS). bench-quick is the
+# short mode CI runs: it checks that they work.
 bench: deps
 	@scripts/install-deps.sh --with-tools
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --out .build/bench-results.json
 
 bench-quick: deps
 	@scripts/install-deps.sh --with-tools
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --quick --device null

@@ -9,10 +9,11 @@ Absolute numbers depend on the machine: docs/PERFORMANCE.md labels each with the
 import argparse, json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, ".build", "release")
+# The binaries as shipped: `make bench` builds them with RELEASE_FLAGS (the Swift runtime linked in).
+BIN = os.environ.get("CUED_BENCH_BIN") or os.path.join(ROOT, ".build", "release")
 SOUNDS = os.path.join(ROOT, "sounds")
 results = []
-# Extra cued options for the shell-to-sound run (bench/run.py --shell-buffer FRAMES sets a smaller ALSA buffer).
+# Extra cued options for the shell-to-sound run (bench/run.py --shell-period FRAMES sets a smaller ALSA buffer).
 SHELL_EXTRA = []
 
 

@@ -58,14 +58,19 @@ struct Session {
   func fail(_ error: ClientError) -> ExitCode { Self.fail(error, options: options, id: connection.lastRequestID) }
 
   static func fail(_ error: ClientError, options: GlobalOptions, id: RequestID? = nil) -> ExitCode {
-    if options.json, case .refused(let protocolError) = error {
+    ExitCode(report(error, json: options.json, id: id).rawValue)
+  }
+
+  /// Prints what went wrong (and, with --json, the error reply) and returns the exit status.
+  static func report(_ error: ClientError, json: Bool, id: RequestID?) -> ExitStatus {
+    if json, case .refused(let protocolError) = error {
       writeToStandardOutput(JSONWriter.write(Reply.failure(id: id, protocolError)) + "\n")
     }
     writeToStandardError("cuectl: \(error)\n")
     switch error {
-    case .unreachable: return ExitCode(ExitStatus.unreachable.rawValue)
-    case .refused: return ExitCode(ExitStatus.refused.rawValue)
-    case .disconnected, .protocolViolation, .timedOut: return ExitCode(ExitStatus.unreachable.rawValue)
+    case .unreachable: return .unreachable
+    case .refused: return .refused
+    case .disconnected, .protocolViolation, .timedOut: return .unreachable
     }
   }
 }
@@ -291,6 +296,9 @@ func table(_ rows: [[String]]) -> String {
     }.joined(separator: "  ")
   }.joined(separator: "\n") + "\n"
 }
+
+// The common `cuectl play` forms skip swift-argument-parser (QuickPlay.swift says why).
+if let status = QuickPlay.run(CommandLine.arguments.dropFirst()) { exit(status.rawValue) }
 
 // Usage errors exit 2 (swift-argument-parser's default is 64); help and --version exit 0.
 do {

@@ -96,6 +96,31 @@ struct DaemonTests {
     #expect(waited.stdout.contains(#""successfully":true"#))
   }
 
+  /// `cuectl play`'s common forms are parsed without swift-argument-parser (QuickPlay.swift); the
+  /// `--opt=value` spellings go through it. Both must send the same request and print the same.
+  @Test func theQuickAndTheFullPlayParsersAgree() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let quick = try daemon.cuectl(["play", "pico", "--volume", "0.25", "--pan", "-1", "--loops", "1", "--json"])
+    let full = try daemon.cuectl(["play", "pico", "--volume=0.25", "--pan=-1", "--loops=1", "--json"])
+    for result in [quick, full] {
+      #expect(result.status == 0, "\(result.stderr)")
+      let reply = try JSONParser.parse(Array(result.stdout.utf8))
+      #expect(reply["ok"] == true && reply["voice"]?.intValue != nil, "\(result.stdout)")
+    }
+    let voices = try daemon.cuectl(["play", "pico"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(Int(voices) == 3)
+    // Errors read the same either way: the daemon's message, exit 1; no daemon, exit 3.
+    let quickMissing = try daemon.cuectl(["play", "nosuch", "--json"])
+    let fullMissing = try daemon.cuectl(["play", "nosuch", "--json", "--volume=1"])
+    #expect(quickMissing.status == 1 && fullMissing.status == 1)
+    #expect(quickMissing.stdout.contains("unknown-cue") && fullMissing.stdout.contains("unknown-cue"))
+    #expect(quickMissing.stderr.contains("nosuch") && fullMissing.stderr.contains("nosuch"))
+    let absent = Harness.temporaryDirectory() + "/absent.sock"
+    #expect(try run(Harness.cuectl, ["play", "pico", "--socket", absent]).status == 3)
+    #expect(try run(Harness.cuectl, ["play", "pico", "--socket=" + absent]).status == 3)
+  }
+
   @Test func stopEndsALoopingVoiceAndWaitExits1() throws {
     let (daemon, _) = try Self.start()
     defer { daemon.stop() }
