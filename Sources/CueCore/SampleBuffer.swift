@@ -5,6 +5,8 @@
 public final class SampleBuffer: @unchecked Sendable {
   public let frameCount: Int
   private let storage: UnsafeMutablePointer<Float>
+  /// Frees `storage` when it did not come from `UnsafeMutablePointer.allocate`.
+  private let release: (@Sendable (UnsafeMutablePointer<Float>) -> Void)?
 
   /// Allocates `frameCount` silent frames.
   public init(frameCount: Int) {
@@ -12,6 +14,7 @@ public final class SampleBuffer: @unchecked Sendable {
     self.frameCount = frameCount
     storage = .allocate(capacity: max(frameCount * 2, 2))
     storage.initialize(repeating: 0, count: max(frameCount * 2, 2))
+    release = nil
   }
 
   /// Takes ownership of `storage` (allocated with `UnsafeMutablePointer.allocate`, holding at least
@@ -20,6 +23,20 @@ public final class SampleBuffer: @unchecked Sendable {
     precondition(frameCount >= 0)
     self.frameCount = frameCount
     self.storage = storage
+    release = nil
+  }
+
+  /// Takes ownership of `storage` (holding at least `2 * frameCount` initialised floats), which
+  /// `release` frees with the buffer: for memory that `UnsafeMutablePointer.allocate` did not
+  /// provide, such as a mapping of its own.
+  public init(
+    adopting storage: UnsafeMutablePointer<Float>, frameCount: Int,
+    release: @escaping @Sendable (UnsafeMutablePointer<Float>) -> Void
+  ) {
+    precondition(frameCount >= 0)
+    self.frameCount = frameCount
+    self.storage = storage
+    self.release = release
   }
 
   /// Copies interleaved stereo samples (`count` must be even).
@@ -32,7 +49,7 @@ public final class SampleBuffer: @unchecked Sendable {
   }
 
   deinit {
-    storage.deallocate()
+    if let release { release(storage) } else { storage.deallocate() }
   }
 
   /// The view voices read.

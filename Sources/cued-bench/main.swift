@@ -2,7 +2,10 @@
 //
 //   cued-bench mixer [--seconds S]     cost per voice-frame (diagonal, panned, ramping, varispeed) and
 //                                      the share of one core that mixing 256 voices at 48 kHz takes
-//   cued-bench decode FILE [--repeat N] decode + rate conversion time of one file with MP3Decoder
+//   cued-bench decode FILE [--repeat N] [--dump OUT.f32]
+//                                      decode + rate conversion time of one file with MP3Decoder (best
+//                                      of N, with the page faults of that run, and the warnings);
+//                                      --dump writes the decoded interleaved stereo as raw float32
 //
 // Prints one JSON object per line. Build it in release (`swift build -c release`).
 import CueAudio
@@ -16,6 +19,19 @@ func now() -> UInt64 {
   var ts = timespec()
   clock_gettime(CLOCK_MONOTONIC, &ts)
   return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func jsonString(_ text: String) -> String {
+  var out = "\""
+  for scalar in text.unicodeScalars {
+    switch scalar {
+    case "\"": out += "\\\""
+    case "\\": out += "\\\\"
+    case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+    default: out.unicodeScalars.append(scalar)
+    }
+  }
+  return out + "\""
 }
 
 func emit(_ fields: [(String, String)]) {
@@ -78,30 +94,58 @@ case "mixer":
   }
 case "decode":
   guard arguments.count >= 2 else {
-    print("usage: cued-bench decode FILE [--repeat N]")
+    print("usage: cued-bench decode FILE [--repeat N] [--dump OUT.f32]")
     exit(2)
   }
   let repeats = Int(option("--repeat", 5))
   var best = UInt64.max
+  var bestFaults = 0
   var frames = 0
   var sourceRate = 0
+  var warnings: [String] = []
+  var last: SampleBuffer? = nil
+  func minorFaults() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_minflt
+  }
   for _ in 0..<max(repeats, 1) {
+    last = nil  // free the previous run's samples before timing the next one
+    let faults = minorFaults()
     let began = now()
     do {
       let decoded = try MP3Decoder.decode(path: arguments[1], options: DecodeOptions(maximumSeconds: 3600, maximumFileBytes: 1 << 30))
+      let elapsed = now() - began
+      if elapsed < best { best = elapsed; bestFaults = minorFaults() - faults }
       frames = decoded.buffer.frameCount
       sourceRate = decoded.sourceRate
+      warnings = decoded.warnings
+      last = decoded.buffer
     } catch {
-      print("{\"error\":\"\(error)\"}")
+      print("{\"error\":\(jsonString(error.description))}")
       exit(1)
     }
-    best = min(best, now() - began)
+  }
+  if let index = arguments.firstIndex(of: "--dump"), index + 1 < arguments.count, let buffer = last {
+    let path = arguments[index + 1]
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    var offset = 0
+    let total = buffer.byteCount
+    let base = UnsafeRawPointer(buffer.samples.base)
+    while fd >= 0 && offset < total {
+      let n = write(fd, base + offset, total - offset)
+      if n <= 0 { break }
+      offset += n
+    }
+    if fd < 0 || offset != total { print("{\"error\":\(jsonString("cannot write \(path)"))}"); exit(1) }
+    close(fd)
   }
   emit([
-    ("benchmark", "\"decode\""), ("file", "\"\(arguments[1])\""), ("seconds", String(Double(best) / 1e9)),
-    ("frames", "\(frames)"), ("sourceRate", "\(sourceRate)"),
+    ("benchmark", "\"decode\""), ("file", jsonString(arguments[1])), ("seconds", String(Double(best) / 1e9)),
+    ("frames", "\(frames)"), ("sourceRate", "\(sourceRate)"), ("pageFaults", "\(bestFaults)"),
+    ("warnings", "[" + warnings.map(jsonString).joined(separator: ",") + "]"),
   ])
 default:
-  print("usage: cued-bench mixer [--seconds S] | decode FILE [--repeat N]")
+  print("usage: cued-bench mixer [--seconds S] | decode FILE [--repeat N] [--dump OUT.f32]")
   exit(2)
 }
