@@ -69,6 +69,8 @@ let package = Package(
       ]),
     // Micro-benchmarks for `make bench` (the mixer, the decoder); not installed.
     .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueAudio"]),
+    // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift; not installed.
+    .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"]),
     .executableTarget(
       name: "cued-config",
       dependencies: ["CueProtocol", .product(name: "TOMLKit", package: "TOMLKit")]),

@@ -1,0 +1,221 @@
+import CueProtocol
+import Synchronization
+
+/// Every voice the soak caused, from the replies the workers read and the events the monitor reads.
+///
+/// A voice is *known* once a reply named it (`play`, `sound.play`) or a `started` event did (plays
+/// whose reply nobody read); it is *live* until its `finished` event. At the end no voice may be
+/// live: each must have ended and been reported. Player voices are left out, since `player.pause`,
+/// `player.stop` and `player.destroy` end a voice without a `finished` event (docs/PROTOCOL.md);
+/// the `players` and `voices` fields of `status` cover them.
+///
+/// The live count, plus the requests in flight, bounds the voices the workers keep sounding.
+final class Ledger: Sendable {
+  private struct State {
+    var voices: [UInt64: UInt8] = [:]
+    var live = 0
+    var reserved = 0
+    var started = 0
+    var finished = 0
+    var playerStarted = 0
+    var playerFinished = 0
+    var reasons: [String: Int] = [:]
+    var eventsDropped = 0
+    var deviceEvents: [String: Int] = [:]
+  }
+
+  private static let replied: UInt8 = 1
+  private static let startedBit: UInt8 = 2
+  private static let finishedBit: UInt8 = 4
+  /// A reply's `stole` named it.
+  private static let stolenBit: UInt8 = 8
+  /// The high nibble: the `finished` reason, as an index into `reasonNames` plus one.
+  private static let reasonNames = ["end", "stopped", "stolen", "disposed", "device-lost", "error"]
+
+  private let state = Mutex(State())
+
+  /// Voices sounding (as far as the soak knows) plus requests that may start one.
+  var inFlight: Int { state.withLock { $0.live + $0.reserved } }
+  var live: Int { state.withLock { $0.live } }
+
+  /// Before sending a request that may start a voice.
+  func reserve() { state.withLock { $0.reserved += 1 } }
+  /// When its reply has come (or will never be read).
+  func release() { state.withLock { $0.reserved -= 1 } }
+
+  func replied(voice: UInt64) { mark(voice, Self.replied) }
+  func stole(voice: UInt64) { mark(voice, Self.stolenBit) }
+
+  private func mark(_ voice: UInt64, _ bit: UInt8) {
+    state.withLock { s in
+      let old = s.voices[voice] ?? 0
+      let new = old | bit
+      s.voices[voice] = new
+      let wasLive = old & (Self.replied | Self.startedBit) != 0 && old & Self.finishedBit == 0
+      let isLive = new & (Self.replied | Self.startedBit) != 0 && new & Self.finishedBit == 0
+      if isLive && !wasLive { s.live += 1 }
+      if wasLive && !isLive { s.live -= 1 }
+    }
+  }
+
+  /// An event read by the monitor, which subscribes to `started`, `finished` and `device`.
+  func event(_ kind: String, _ body: JSONValue) {
+    let voice = body["voice"]?.intValue.map { UInt64($0) }
+    let isPlayer = body["player"] != nil
+    switch kind {
+    case "started":
+      if isPlayer {
+        state.withLock { $0.playerStarted += 1 }
+      } else if let voice {
+        state.withLock { $0.started += 1 }
+        mark(voice, Self.startedBit)
+      }
+    case "finished":
+      let reason = body["reason"]?.stringValue ?? "?"
+      state.withLock { $0.reasons[reason, default: 0] += 1 }
+      if isPlayer {
+        state.withLock { $0.playerFinished += 1 }
+      } else if let voice {
+        state.withLock { $0.finished += 1 }
+        let code = UInt8((Self.reasonNames.firstIndex(of: reason) ?? Self.reasonNames.count) + 1)
+        mark(voice, Self.finishedBit | code << 4)
+      }
+    case "events-dropped":
+      state.withLock { $0.eventsDropped += body["count"]?.intValue ?? 1 }
+    case "device":
+      state.withLock { $0.deviceEvents[body["state"]?.stringValue ?? "?", default: 0] += 1 }
+    default:
+      break
+    }
+  }
+
+  struct Summary: Sendable {
+    /// Voices known and never reported finished, with a few of their ids.
+    var unfinished: Int
+    var unfinishedSample: [UInt64]
+    /// `finished` events for voices nobody saw start or named in a read reply (refused voices of unread plays).
+    var unclaimedFinished: Int
+    var known: Int
+    var started: Int
+    var finished: Int
+    var playerStarted: Int
+    var playerFinished: Int
+    var reasons: [String: Int]
+    /// How the voices that replies said were stolen ended ("unseen": a player's voice, whose end is not tracked).
+    var stolenEnds: [String: Int]
+    var eventsDropped: Int
+    var deviceEvents: [String: Int]
+  }
+
+  func summary() -> Summary {
+    state.withLock { s in
+      var unfinished: [UInt64] = []
+      var unclaimed = 0
+      var known = 0
+      var stolenEnds: [String: Int] = [:]
+      for (voice, bits) in s.voices {
+        if bits & Self.stolenBit != 0 {
+          let code = Int(bits >> 4)
+          let name = bits & Self.finishedBit == 0 ? "unseen" : code >= 1 && code <= Self.reasonNames.count ? Self.reasonNames[code - 1] : "other"
+          stolenEnds[name, default: 0] += 1
+        }
+        if bits & ~(Self.stolenBit | 0xF0) == 0 { continue }  // only named by a `stole`: a player's voice
+        let isKnown = bits & (Self.replied | Self.startedBit) != 0
+        if isKnown { known += 1 }
+        if isKnown && bits & Self.finishedBit == 0 { unfinished.append(voice) }
+        if !isKnown { unclaimed += 1 }
+      }
+      unfinished.sort()
+      return Summary(
+        unfinished: unfinished.count, unfinishedSample: Array(unfinished.prefix(10)), unclaimedFinished: unclaimed,
+        known: known, started: s.started, finished: s.finished, playerStarted: s.playerStarted,
+        playerFinished: s.playerFinished, reasons: s.reasons, stolenEnds: stolenEnds, eventsDropped: s.eventsDropped, deviceEvents: s.deviceEvents)
+    }
+  }
+}
+
+/// What one worker did; merged over all of them.
+struct Counts: Sendable {
+  /// One-shot `play` requests whose reply was read, and those answered with a voice.
+  var playRequests = 0
+  var plays = 0
+  var notifyPlays = 0
+  /// Replies (`play`, `sound.play`) that stole a voice.
+  var steals = 0
+  var stops = 0
+  var cycles = 0
+  var cycleKinds: [String: Int] = [:]
+  var playerSessions = 0
+  var playersCreated = 0
+  var playersDestroyed = 0
+  var soundSessions = 0
+  var soundsCreated = 0
+  var soundPlays = 0
+  var soundsDisposed = 0
+  /// Players and sounds left for a closing connection to clean up.
+  var leftToClose = 0
+  /// Requests whose reply was awaited, and replies received (ok or error).
+  var requests = 0
+  var replies = 0
+  /// Requests written on connections closed without reading the replies.
+  var unread = 0
+  var errors: [String: Int] = [:]
+  var unexpectedErrors = 0
+  var transportFailures = 0
+  var problems: [String] = []
+  var events: [String: Int] = [:]
+  /// Milliseconds workers waited for voices to end (the voice budget).
+  var budgetWaitMilliseconds = 0
+  var budgetStalls = 0
+
+  mutating func problem(_ text: String) {
+    if problems.count < 20 { problems.append(text) }
+  }
+
+  /// Counts a reply; returns the body of a success. Errors in `expected` are counted, not failures.
+  mutating func record(
+    _ op: String, _ result: Result<JSONValue, ProtocolError>, expected: Set<ErrorCode> = []
+  ) -> JSONValue? {
+    replies += 1
+    switch result {
+    case .success(let body):
+      return body
+    case .failure(let error):
+      errors[error.code.rawValue, default: 0] += 1
+      // A full command queue and a configured limit are the daemon protecting itself: counted, not failures.
+      if !expected.contains(error.code) && error.code != .busy && error.code != .limitReached {
+        unexpectedErrors += 1
+        problem("\(op): \(error.code.rawValue): \(error.message)")
+      }
+      return nil
+    }
+  }
+
+  mutating func merge(_ o: Counts) {
+    playRequests += o.playRequests
+    plays += o.plays
+    notifyPlays += o.notifyPlays
+    steals += o.steals
+    stops += o.stops
+    cycles += o.cycles
+    cycleKinds.merge(o.cycleKinds, uniquingKeysWith: +)
+    playerSessions += o.playerSessions
+    playersCreated += o.playersCreated
+    playersDestroyed += o.playersDestroyed
+    soundSessions += o.soundSessions
+    soundsCreated += o.soundsCreated
+    soundPlays += o.soundPlays
+    soundsDisposed += o.soundsDisposed
+    leftToClose += o.leftToClose
+    requests += o.requests
+    replies += o.replies
+    unread += o.unread
+    errors.merge(o.errors, uniquingKeysWith: +)
+    unexpectedErrors += o.unexpectedErrors
+    transportFailures += o.transportFailures
+    for p in o.problems { problem(p) }
+    events.merge(o.events, uniquingKeysWith: +)
+    budgetWaitMilliseconds += o.budgetWaitMilliseconds
+    budgetStalls += o.budgetStalls
+  }
+}
