@@ -2,6 +2,7 @@
 #include "CSystemShims.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -91,4 +92,8 @@ int cued_set_realtime(int priority) {
 
 int cued_pipe_nonblocking(int fds[2]) {
   return pipe2(fds, O_CLOEXEC | O_NONBLOCK);
+}
+
+int cued_limit_malloc_arenas(int count) {
+  return mallopt(M_ARENA_MAX, count);
 }

@@ -1,3 +1,4 @@
+import CSystemShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,6 +20,13 @@ public enum ResourceLimits {
       if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return Int(wanted) }
     }
     return Int(limit.rlim_cur)
+  }
+
+  /// Caps glibc's malloc arenas. glibc gives each thread that allocates under contention an
+  /// arena of its own (up to 8 per core), so short-lived threads leave arenas behind and RSS steps
+  /// up for good.
+  public static func limitMallocArenas(to count: Int32) {
+    _ = cued_limit_malloc_arenas(count)
   }
 
   /// The soft limit on open files.

@@ -26,6 +26,9 @@ int cued_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// A shim because Swift's Glibc module does not export SO_PEERGROUPS.
 int cued_peer_groups(int fd, gid_t *groups, int capacity);
 
+/// `mallopt(M_ARENA_MAX, count)`: glibc's malloc.h is not in Swift's Glibc module.
+int cued_limit_malloc_arenas(int count);
+
 /// `accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)`.
 int cued_accept(int fd);
 
