@@ -56,7 +56,7 @@ struct RequestTests {
     "bad requests get a code and a message naming the problem",
     arguments: [
       Bad(line: "{", code: .parseError, mentions: "byte"),
-      Bad(line: "", code: .parseError, mentions: ""),
+      Bad(line: "", code: .parseError, mentions: "byte"),
       Bad(line: "42", code: .invalidRequest, mentions: "object"),
       Bad(line: #"{"id":1}"#, code: .invalidRequest, mentions: "op"),
       Bad(line: #"{"id":1,"op":"dance"}"#, code: .unknownOp, mentions: "dance"),

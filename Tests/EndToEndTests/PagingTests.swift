@@ -36,7 +36,7 @@ let pagingCues = ["page-next": "tone-48000-mono.mp3", "page-prev": "tone-48000-m
 @Suite("Audible paging: bindings and rapid-paging policies on captured samples", .serialized)
 struct PagingTests {
   @Test func directionPansTheRightWay() throws {
-    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = \"page-next\"\npage-prev = \"page-prev\"\npan-by-direction = 1.0\n")
+    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = { cue = \"page-next\", deadline = 1.0 }\npage-prev = { cue = \"page-prev\", deadline = 1.0 }\npan-by-direction = 1.0\n")
     let client = try rig.client()
     #expect(try client.page(1, 2, of: 5)["decision"] == "played")
     usleep(300_000)
@@ -107,7 +107,7 @@ struct PagingTests {
   }
 
   @Test func theMinimumIntervalIsKept() throws {
-    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = { cue = \"page-next\", retrigger = \"overlap\", min-interval = 5.0 }\n")
+    let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = { cue = \"page-next\", retrigger = \"overlap\", min-interval = 5.0, deadline = 1.0 }\n")
     let client = try rig.client()
     #expect(try client.page(0, 1, of: 5)["decision"] == "played")
     #expect(try client.page(1, 2, of: 5)["decision"] == "too-soon")

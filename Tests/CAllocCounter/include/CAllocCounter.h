@@ -11,5 +11,8 @@ void cued_alloc_counter_start(void);
 long cued_alloc_counter_stop(void);
 /// True when the interposer is linked in (a counting call of our own malloc was seen), so a 0 result means something.
 int cued_alloc_counter_is_active(void);
+/// Why the counter is not built into this binary (it is left out under AddressSanitizer and
+/// ThreadSanitizer, whose runtimes own malloc), or NULL when it is.
+const char *cued_alloc_counter_unavailable_reason(void);
 
 #endif
