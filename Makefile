@@ -115,3 +115,43 @@ bench-quick: deps
 	@scripts/install-deps.sh --with-tools
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --quick --device null
+
+# The fuzzer (scripts/fuzz.sh, docs/RELIABILITY.md): libFuzzer on the request path (framing, JSON,
+# request decoding, replies) for FUZZ_SECONDS, from Fuzz/corpus with Fuzz/protocol.dict. New inputs go
+# to .build-fuzz/fuzz-finds, a crashing input to .build-fuzz/artifacts/ (and the target fails).
+#   make fuzz                       60 s
+#   make fuzz FUZZ_SECONDS=3600     an hour; FUZZ_JOBS=2 runs two workers
+FUZZ_SECONDS ?= 60
+
+.PHONY: fuzz
+
+fuzz:
+	SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The soak test (scripts/soak.sh, docs/RELIABILITY.md): a release cued on the null sink through
+# 100,000 one-shot plays and 10,000 connect/disconnect cycles, with players and system sounds made and
+# disposed of throughout; fails when RSS grows by 1 MiB or more after the warm-up, or a descriptor,
+# thread, voice, player, sound or client is left over. The short mode runs in `make test` (SoakTests).
+#   make soak                                   the full size, about 90 s on 2 cores
+#   make soak SOAK_ARGS="--plays 1000000 --cycles 100000"   longer
+SOAK_ARGS ?=
+
+.PHONY: soak
+
+soak: deps
+	SWIFT="$(SWIFT)" scripts/soak.sh $(SOAK_ARGS)
+
+# The test suite under a sanitizer (scripts/sanitize.sh, docs/RELIABILITY.md), in its own scratch path
+# (.build-tsan / .build-asan). Reports from the test runner and from every cued/cuectl it starts go to
+# files in .build-tsan/sanitizer-reports (.build-asan/…); any report fails the target. Suppressions:
+# scripts/tsan.supp, scripts/lsan.supp. A few tests are skipped (SANITIZE_SKIP, scripts/sanitize.sh).
+#   make sanitize SANITIZER=thread                      ThreadSanitizer (the default)
+#   make sanitize SANITIZER=address                     AddressSanitizer and LeakSanitizer
+#   make sanitize SANITIZE_FILTER='CueCoreTests|PlayerTests'   some suites (a swift test --filter)
+SANITIZER ?= thread
+SANITIZE_FILTER ?=
+
+.PHONY: sanitize
+
+sanitize: deps
+	SWIFT="$(SWIFT)" scripts/sanitize.sh $(SANITIZER) $(if $(SANITIZE_FILTER),'$(SANITIZE_FILTER)')

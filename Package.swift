@@ -69,6 +69,9 @@ let package = Package(
       ]),
     // Micro-benchmarks for `make bench` (the mixer, the decoder); not installed.
     .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueAudio"]),
+    // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
+    // a replayer of fuzz inputs. Not installed.
+    .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocol"]),
     // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift; not installed.
     .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"]),
     .executableTarget(
