@@ -56,7 +56,7 @@ if [[ "$mode" == merge ]]; then
   # keeps the committed corpus to about a hundred small files instead of a thousand.
   "$fuzzer" -merge=1 -use_counters=0 -max_len=131072 -timeout=5 -rss_limit_mb=2048 Fuzz/corpus "$finds"
   after=$(find Fuzz/corpus -type f | wc -l)
-  echo "fuzz.sh: Fuzz/corpus had $before inputs and has $after ($(du -sh Fuzz/corpus | cut -f1)); review and commit the new ones"
+  echo "fuzz.sh: Fuzz/corpus had $before inputs and has $after ($(cat Fuzz/corpus/* | wc -c) bytes); review and commit the new ones"
   exit 0
 fi
 
