@@ -15,6 +15,9 @@ public struct DecodeOptions: Sendable {
   public var maximumSeconds: Double
   /// The largest file read, in bytes.
   public var maximumFileBytes: Int
+  /// When set, only files that (once opened) lie inside these directories are read: the sound
+  /// directories, for a path a client named, checked again at open time.
+  public var confinedTo: [String]? = nil
 
   public init(outputRate: Int = 48000, maximumSeconds: Double = 60, maximumFileBytes: Int = 64 << 20) {
     self.outputRate = outputRate
@@ -67,7 +70,7 @@ public enum MP3Decoder {
   /// and files over the size limit with a reason a person can act on.
   public static func readFile(path: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> (bytes: [UInt8], status: Files.Status) {
     do {
-      return try Files.readWithStatus(path: path, limit: options.maximumFileBytes)
+      return try Files.readWithStatus(path: path, limit: options.maximumFileBytes, confinedTo: options.confinedTo)
     } catch {
       let reason: String
       switch error.code {
@@ -76,6 +79,7 @@ public enum MP3Decoder {
       case 27: reason = "it is larger than \(options.maximumFileBytes >> 20) MiB; cues are short sound effects"  // EFBIG
       case 13, 1: reason = "permission denied: make it readable by the user cued runs as"  // EACCES, EPERM
       case 40: reason = "it is a symlink loop (or a chain of more than 40 symlinks)"  // ELOOP
+      case 18: reason = "it resolves outside the sound directories now (it changed after it was checked)"  // EXDEV
       case 2:  // ENOENT
         if let target = Files.symbolicLinkTarget(path) {
           reason = "it is a dangling symlink: its target \(target) does not exist"

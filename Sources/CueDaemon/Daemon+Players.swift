@@ -168,8 +168,11 @@ extension Daemon {
   }
 
   func decodeInBackground(path: String, token: UInt64) {
-    let options = loader.options
-    work.run {
+    var options = loader.options
+    // Checked when the request came; checked again on the descriptor the decoder opens, so a
+    // component swapped for a symlink in between cannot lead outside.
+    if !configuration.allowAnyPath { options.confinedTo = configuration.soundDirectories.compactMap { Files.realPath($0) } }
+    work.run { [options] in
       do throws(DecodeError) {
         let decoded = try MP3Decoder.decode(path: path, options: options)
         let name = CueLoader.cueName(forFile: String(path.split(separator: "/").last ?? "")) ?? path

@@ -35,12 +35,23 @@ public enum Files {
   /// with no writer cannot block the caller) and again on the descriptor, which is opened
   /// O_NONBLOCK in case the path was swapped in between. A file rewritten in place while it is
   /// read (its size or times change) is read again, up to three times, then fails with EAGAIN.
-  public static func readWithStatus(path: String, limit: Int) throws(SystemError) -> (bytes: [UInt8], status: Status) {
+  ///
+  /// With `directories`, the file actually opened must lie inside one of them (resolved real
+  /// paths, compared as bytes), judged from the descriptor (`/proc/self/fd`), so a path that was
+  /// checked earlier and swapped for a symlink since fails with EXDEV instead of being read.
+  public static func readWithStatus(
+    path: String, limit: Int, confinedTo directories: [String]? = nil
+  ) throws(SystemError) -> (bytes: [UInt8], status: Status) {
     var info = stat()
     if stat(path, &info) != 0 { throw SystemError("stat(\(path))") }
     try requireRegularFile(info, path)
     let fd = try retryingOnInterrupt("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
     defer { Glibc.close(fd) }
+    if let directories {
+      guard let opened = realPath("/proc/self/fd/\(fd)"),
+        directories.contains(where: { opened.utf8.starts(with: ($0 + "/").utf8) })
+      else { throw SystemError("open(\(path)): outside the allowed directories", code: EXDEV) }
+    }
     var attempts = 0
     while true {
       if fstat(fd, &info) != 0 { throw SystemError("stat(\(path))") }

@@ -245,6 +245,32 @@ struct HostileDecodeTests {
     }
   }
 
+  /// A client-named path is checked when the request comes and decoded a moment later: confined
+  /// decoding judges the file it actually opened, so a path swapped for a symlink in between
+  /// (simulated here by naming one directly) is refused, not read.
+  @Test func confinedDecodingRefusesAFileThatResolvesOutsideWhenOpened() throws {
+    let dir = try Self.scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let sounds = dir + "/sounds"
+    try FileManager.default.createDirectory(atPath: sounds, withIntermediateDirectories: false)
+    try FileManager.default.copyItem(atPath: fixture("tone-48000-mono.mp3"), toPath: sounds + "/inside.mp3")
+    try FileManager.default.copyItem(atPath: fixture("tone-48000-mono.mp3"), toPath: dir + "/outside.mp3")
+    try FileManager.default.createSymbolicLink(atPath: sounds + "/swapped.mp3", withDestinationPath: dir + "/outside.mp3")
+    var options = DecodeOptions()
+    let real = try #require(realpath(sounds, nil))
+    defer { free(real) }
+    options.confinedTo = [String(cString: real)]
+    let inside = try MP3Decoder.decode(path: sounds + "/inside.mp3", options: options)
+    #expect(inside.sourceFrameCount > 0)
+    #expect {
+      _ = try MP3Decoder.decode(path: sounds + "/swapped.mp3", options: options)
+    } throws: { error in
+      (error as? DecodeError)?.reason == "it resolves outside the sound directories now (it changed after it was checked)"
+    }
+    // Unconfined, the same link is read (the loader's own scan follows links, as documented).
+    #expect(try MP3Decoder.decode(path: sounds + "/swapped.mp3").sourceFrameCount == inside.sourceFrameCount)
+  }
+
   @Test func aFileOverTheSizeLimitIsRefusedWithoutReadingIt() throws {
     let dir = try Self.scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
