@@ -71,7 +71,7 @@ let package = Package(
     .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueAudio"]),
     // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
     // a replayer of fuzz inputs. Not installed.
-    .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocol"]),
+    .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocol", "CuePosix"]),
     // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift; not installed.
     .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"]),
     .executableTarget(
@@ -81,7 +81,7 @@ let package = Package(
     // Counts malloc/free per thread by interposing them in the test binary (allocation tests).
     .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
-    .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol"]),
+    .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CuePosix"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueAudio", "CuePosix"]),
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),

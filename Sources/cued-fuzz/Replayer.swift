@@ -8,6 +8,7 @@
 // It prints one summary line and exits 0, or names the file whose invariant broke and exits 1.
 // A crash is a crash. The fuzzing build (FuzzTarget.swift, -DCUED_FUZZ) leaves this out.
 #if !CUED_FUZZ
+import CuePosix
 import CueProtocol
 
 #if canImport(Glibc)
@@ -26,8 +27,8 @@ struct Replayer {
     }
     var files: [String] = []
     for argument in arguments {
-      if let names = directoryEntries(argument) {
-        files += names.map { argument.hasSuffix("/") ? argument + $0 : argument + "/" + $0 }
+      if Files.kind(of: argument) == .directory {
+        files += corpusFiles(in: argument)
       } else {
         files.append(argument)
       }
@@ -35,15 +36,18 @@ struct Replayer {
     var total = ProtocolFuzzing.Outcome()
     var bytes = 0
     for file in files {
-      guard let contents = readFile(file) else {
-        printError("cued-fuzz: cannot read \(file): \(String(cString: strerror(errno)))")
+      let contents: [UInt8]
+      do {
+        contents = try Files.read(path: file, limit: 16 << 20)
+      } catch {
+        writeToStandardError("cued-fuzz: cannot read \(file): \(error.reason)\n")
         exit(1)
       }
       bytes += contents.count
       do {
         total += try ProtocolFuzzing.check(contents)
       } catch {
-        printError("cued-fuzz: \(file): \(error)")
+        writeToStandardError("cued-fuzz: \(file): \(error)\n")
         exit(1)
       }
     }
@@ -52,46 +56,13 @@ struct Replayer {
         + "\(total.carouselMessages) carousel messages, \(total.errorReplies) error replies "
         + "(\(total.oversizeLines) oversize); every invariant held")
   }
+}
 
-  /// One line on standard error (the C `stderr` global is not concurrency-safe in Swift 6).
-  static func printError(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-  }
-
-  /// The names of a directory's regular files, sorted, without dot files; nil when `path` is not a directory.
-  static func directoryEntries(_ path: String) -> [String]? {
-    guard let directory = opendir(path) else { return nil }
-    defer { closedir(directory) }
-    var names: [String] = []
-    while let entry = readdir(directory) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-      }
-      if name.hasPrefix(".") { continue }
-      var info = stat()
-      let full = path.hasSuffix("/") ? path + name : path + "/" + name
-      if stat(full, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG { names.append(name) }
-    }
-    return names.sorted()
-  }
-
-  /// A whole file's bytes, or nil (errno set).
-  static func readFile(_ path: String) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var contents: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
-      let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if n < 0 {
-        if errno == EINTR { continue }
-        return nil
-      }
-      if n == 0 { return contents }
-      contents += chunk[0..<n]
-    }
-  }
+/// The regular files of a corpus directory, sorted, without dot files.
+func corpusFiles(in directory: String) -> [String] {
+  let base = directory.hasSuffix("/") ? directory : directory + "/"
+  return ((try? Files.list(directory: directory)) ?? [])
+    .filter { !$0.hasPrefix(".") && Files.kind(of: base + $0) == .regular }
+    .map { base + $0 }
 }
 #endif
