@@ -6,7 +6,6 @@ final class ClientConnection {
   /// Serial number, never reused: voices refer to their owner by it.
   let serial: UInt64
   let fd: FileDescriptor
-  let credentials: UnixSocket.PeerCredentials?
   var framer: LineFramer
   private var output: [UInt8] = []
   private var outputOffset = 0
@@ -32,7 +31,6 @@ final class ClientConnection {
   init(serial: UInt64, fd: FileDescriptor, maximumLineBytes: Int, queueBytes: Int = 1024 * 1024) {
     self.serial = serial
     self.fd = fd
-    self.credentials = try? UnixSocket.peerCredentials(fd)
     framer = LineFramer(maxLineBytes: maximumLineBytes)
     eventDropBytes = queueBytes
     readPauseBytes = queueBytes / 4

@@ -45,11 +45,11 @@ public final class Daemon<Device: OutputDevice> {
   var nextClientSerial: UInt64 = 1
   /// Connections refused because the peer was another user, and when that was last logged.
   var refusedConnections = 0
-  var lastRefusalLog: UInt64 = 0
+  var refusalLogs = LogThrottle(seconds: 1)
   /// A descriptor kept free for refusing clients when the process runs out (EMFILE).
   var reserve = ReservedDescriptor()
   var descriptorShortages = 0
-  var lastShortageLog: UInt64 = 0
+  var shortageLogs = LogThrottle(seconds: 10)
   var readScratch = [UInt8](repeating: 0, count: 64 * 1024)
 
   // Voices.
@@ -399,34 +399,32 @@ public final class Daemon<Device: OutputDevice> {
       }
       guard let fd = accepted else { return }
       if let refusal = accessRefusal(for: fd) {
-        // One line saying why, then the connection goes: nothing it sends is read.
-        let line = Reply.line(Reply.failure(id: nil, refusal))
-        _ = line.withUnsafeBytes { try? fd.write($0) }
-        fd.close()
+        refuse(fd, refusal)
+        continue
+      }
+      if clients.count >= configuration.maximumClients {
+        refuse(
+          fd, ProtocolError(.limitReached, "cued already serves \(configuration.maximumClients) clients (--max-clients); try again later"))
         continue
       }
       let client = ClientConnection(
         serial: nextClientSerial, fd: fd, maximumLineBytes: 64 * 1024, queueBytes: configuration.clientQueueBytes)
       nextClientSerial += 1
-      if clients.count >= configuration.maximumClients {
-        client.send(
-          Reply.failure(
-            id: nil,
-            ProtocolError(.limitReached, "cued already serves \(configuration.maximumClients) clients (--max-clients); try again later")))
-        fd.close()
-        continue
-      }
       clients[client.serial] = client
     }
+  }
+
+  /// Sends a connection one line saying why it is refused, and closes it: nothing it sends is read.
+  func refuse(_ fd: FileDescriptor, _ refusal: ProtocolError) {
+    _ = Reply.line(Reply.failure(id: nil, refusal)).withUnsafeBytes { try? fd.write($0) }
+    fd.close()
   }
 
   /// Out of descriptors: frees the reserved one, accepts the waiting connection, says why and
   /// closes it, so the backlog drains and the loop does not spin on a readable listener.
   func refuseForWantOfDescriptors(_ listener: FileDescriptor, _ error: SystemError) {
     descriptorShortages += 1
-    let now = MonotonicClock.nanoseconds()
-    if now - lastShortageLog >= 10_000_000_000 {
-      lastShortageLog = now
+    if shortageLogs.allows() {
       logger.warning(
         "out of file descriptors (\(error.reason)); new clients are refused until some disconnect. Raise LimitNOFILE or lower --max-clients",
         metadata: ["limit": "\(ResourceLimits.openFileLimit)", "refused": "\(descriptorShortages)"])
@@ -434,10 +432,7 @@ public final class Daemon<Device: OutputDevice> {
     reserve.release()
     defer { _ = reserve.restore() }
     guard let fd = try? UnixSocket.accept(listener) else { return }
-    let refusal = ProtocolError(
-      .limitReached, "cued is out of file descriptors (limit \(ResourceLimits.openFileLimit)); try again later")
-    _ = Reply.line(Reply.failure(id: nil, refusal)).withUnsafeBytes { try? fd.write($0) }
-    fd.close()
+    refuse(fd, ProtocolError(.limitReached, "cued is out of file descriptors (limit \(ResourceLimits.openFileLimit)); try again later"))
   }
 
   /// Why the peer on `fd` may not connect, or nil when it may: it must run as cued's own user or
@@ -453,9 +448,7 @@ public final class Daemon<Device: OutputDevice> {
       if let groups = try? UnixSocket.peerGroups(fd), groups.contains(group) { return nil }
     }
     refusedConnections += 1
-    let now = MonotonicClock.nanoseconds()
-    if now - lastRefusalLog >= 1_000_000_000 {
-      lastRefusalLog = now
+    if refusalLogs.allows() {
       logger.notice(
         "refused a connection from another user",
         metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "refused": "\(refusedConnections)"])
@@ -1058,4 +1051,19 @@ final class WorkQueue: Sendable {
 func formatMilliseconds(_ value: Double) -> String {
   let tenths = (value * 10).rounded() / 10
   return String(tenths)
+}
+
+/// At most one log line per interval, for what a client can make happen at will (connections
+/// refused, descriptors run out): the first is logged, the rest counted until the interval passes.
+struct LogThrottle {
+  let interval: UInt64
+  private var last: UInt64? = nil
+
+  init(seconds: Double) { interval = UInt64(seconds * 1e9) }
+
+  mutating func allows(now: UInt64 = MonotonicClock.nanoseconds()) -> Bool {
+    if let last, now - last < interval { return false }
+    last = now
+    return true
+  }
 }
