@@ -32,7 +32,7 @@ func waitForEvent(_ session: Session, _ matches: (String, JSONValue) -> Bool) th
       throw session.fail(error)
     }
     if matches(event.kind, event.body) {
-      if session.options.json { writeToStandardOutput(JSONWriter.write(event.body) + "\n") }
+      if session.json { writeToStandardOutput(JSONWriter.write(event.body) + "\n") }
       return event.body
     }
   }
@@ -250,9 +250,7 @@ struct Monitor: ParsableCommand {
   func run() throws {
     let session = try Session(global)
     let filter = EventFilter(kinds: kind.isEmpty ? nil : Set(kind), ids: id.isEmpty ? nil : Set(id))
-    var quiet = global
-    quiet.json = false
-    _ = try Session.send(session.connection, .subscribe(filter), options: quiet)
+    _ = try Session.send(session.connection, .subscribe(filter), json: false)
     var seen = 0
     while count.map({ seen < $0 }) ?? true {
       let event: (kind: String, body: JSONValue)

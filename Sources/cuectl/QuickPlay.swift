@@ -1,3 +1,4 @@
+import ArgumentParser
 import CueClient
 import CuePosix
 import CueProtocol
@@ -8,8 +9,8 @@ import CueProtocol
 /// latency ("shell to sound" in docs/PERFORMANCE.md). Building swift-argument-parser's command
 /// tree for every subcommand costs about 5 ms per run, more than the rest of cuectl together, so
 /// these forms (valid values, no `--wait`, no `--opt=value`) are recognised here and run
-/// directly. Anything else, including every mistake, returns nil and goes to swift-argument-parser,
-/// which owns help and error messages; the request and output are those of `Play` in main.swift.
+/// directly, through the same `Play.play` as the full command. Anything else, including every
+/// mistake, returns nil and goes to swift-argument-parser, which owns help and error messages.
 enum QuickPlay {
   static func run(_ arguments: ArraySlice<String>) -> ExitStatus? {
     guard arguments.first == "play" else { return nil }
@@ -44,22 +45,13 @@ enum QuickPlay {
     }
     guard let cue else { return nil }
     parameters.cue = cue
-    let connection: CueConnection
     do {
-      connection = try CueConnection.connect(socketPath: socket)
-    } catch {
-      return Session.report(error, json: json, id: nil)
-    }
-    do {
-      let reply = try connection.send(.play(parameters))
-      if json { writeToStandardOutput(JSONWriter.write(reply) + "\n") }
-      guard let voice = reply["voice"]?.intValue else {
-        return Session.report(.protocolViolation("play reply without a voice"), json: json, id: connection.lastRequestID)
-      }
-      if !json { writeToStandardOutput("\(voice)\n") }
+      try Play.play(Session(socket: socket, json: json), parameters)
       return .ok
+    } catch let exit as ExitCode {
+      return ExitStatus(rawValue: exit.rawValue) ?? .unreachable
     } catch {
-      return Session.report(error, json: json, id: connection.lastRequestID)
+      return Session.report(.protocolViolation("\(error)"), json: json, id: nil)
     }
   }
 }

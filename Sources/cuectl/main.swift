@@ -29,36 +29,41 @@ struct GlobalOptions: ParsableArguments {
 
 /// Connects, sends, prints; maps every failure to its exit status.
 struct Session {
-  let options: GlobalOptions
+  /// --json: print the daemon's replies raw.
+  let json: Bool
   let connection: CueConnection
 
   init(_ options: GlobalOptions) throws {
-    self.options = options
+    try self.init(socket: options.socket, json: options.json)
+  }
+
+  init(socket: String?, json: Bool) throws {
+    self.json = json
     do {
-      connection = try CueConnection.connect(socketPath: options.socket)
+      connection = try CueConnection.connect(socketPath: socket)
     } catch {
-      throw Self.fail(error, options: options)
+      throw Self.fail(error, json: json)
     }
   }
 
   func send(_ request: Request) throws -> JSONValue {
-    try Self.send(connection, request, options: options)
+    try Self.send(connection, request, json: json)
   }
 
-  static func send(_ connection: CueConnection, _ request: Request, options: GlobalOptions) throws -> JSONValue {
+  static func send(_ connection: CueConnection, _ request: Request, json: Bool) throws -> JSONValue {
     do {
       let reply = try connection.send(request)
-      if options.json { writeToStandardOutput(JSONWriter.write(reply) + "\n") }
+      if json { writeToStandardOutput(JSONWriter.write(reply) + "\n") }
       return reply
     } catch {
-      throw fail(error, options: options, id: connection.lastRequestID)
+      throw fail(error, json: json, id: connection.lastRequestID)
     }
   }
 
-  func fail(_ error: ClientError) -> ExitCode { Self.fail(error, options: options, id: connection.lastRequestID) }
+  func fail(_ error: ClientError) -> ExitCode { Self.fail(error, json: json, id: connection.lastRequestID) }
 
-  static func fail(_ error: ClientError, options: GlobalOptions, id: RequestID? = nil) -> ExitCode {
-    ExitCode(report(error, json: options.json, id: id).rawValue)
+  static func fail(_ error: ClientError, json: Bool, id: RequestID? = nil) -> ExitCode {
+    ExitCode(report(error, json: json, id: id).rawValue)
   }
 
   /// Prints what went wrong (and, with --json, the error reply) and returns the exit status.
@@ -127,11 +132,16 @@ struct Play: ParsableCommand {
   }
 
   func run() throws {
-    let session = try Session(global)
-    let reply = try session.send(.play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops, notify: wait)))
+    try Self.play(Session(global), PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops, notify: wait))
+  }
+
+  /// Plays and prints the voice id; with `notify` (--wait), waits for the voice's end.
+  static func play(_ session: Session, _ parameters: PlayParameters) throws {
+    let cue = parameters.cue
+    let reply = try session.send(.play(parameters))
     guard let voice = reply["voice"]?.intValue else { throw session.fail(.protocolViolation("play reply without a voice")) }
-    if !global.json { writeToStandardOutput("\(voice)\n") }
-    guard wait else { return }
+    if !session.json { writeToStandardOutput("\(voice)\n") }
+    guard parameters.notify else { return }
     // Built on events: the `finished` event this play asked for (notify).
     let finished = try waitForEvent(session) { kind, body in kind == "finished" && body["voice"]?.intValue == voice }
     if finished["successfully"]?.boolValue == true { return }
