@@ -168,6 +168,16 @@ final class Worker {
     counts.budgetWaitMilliseconds += Int((MonotonicClock.seconds() - began) * 1000)
   }
 
+  /// One `sound.play` within the voice budget, its voice noted.
+  private func playSound(_ sound: UInt64, on wire: Wire) throws(WireError) {
+    waitForBudget()
+    context.ledger.reserve()
+    defer { context.ledger.release() }
+    guard let body = try ask(wire, .sound(.play(sound: sound))) else { return }
+    counts.soundPlays += 1
+    started(body, "sound.play")
+  }
+
   /// Notes the voice a `play` or `sound.play` reply named.
   private func started(_ body: JSONValue, _ op: String) {
     if let voice = body["voice"]?.intValue {
@@ -256,12 +266,7 @@ final class Worker {
     let sound = UInt64(id)
     if chance(50) { _ = try ask(wire, .sound(.completion(sound: sound, enabled: true))) }
     for _ in 0..<(2 + random(0..<3)) {
-      waitForBudget()
-      context.ledger.reserve()
-      defer { context.ledger.release() }
-      guard let body = try ask(wire, .sound(.play(sound: sound))) else { continue }
-      counts.soundPlays += 1
-      started(body, "sound.play")
+      try playSound(sound, on: wire)
     }
     // Disposed of right after the last play: by default what plays finishes; `now` fades it out.
     if try ask(wire, .sound(.dispose(sound: sound, now: chance(30)))) != nil { counts.soundsDisposed += 1 }
@@ -352,15 +357,7 @@ final class Worker {
         counts.soundsCreated += 1
         counts.leftToClose += 1
         if chance(50) { _ = try ask(wire, .sound(.completion(sound: UInt64(id), enabled: true))) }
-        for _ in 0..<2 {
-          waitForBudget()
-          context.ledger.reserve()
-          defer { context.ledger.release() }
-          if let body = try ask(wire, .sound(.play(sound: UInt64(id)))) {
-            counts.soundPlays += 1
-            started(body, "sound.play")
-          }
-        }
+        for _ in 0..<2 { try playSound(UInt64(id), on: wire) }
       }
       wire.close()
     case "notify-close":
@@ -391,13 +388,7 @@ final class Worker {
       if let body = try ask(wire, .sound(.create(.cue(cue().name), detached: true))), let id = body["sound"]?.intValue {
         counts.soundsCreated += 1
         sound = UInt64(id)
-        waitForBudget()
-        context.ledger.reserve()
-        defer { context.ledger.release() }
-        if let body = try ask(wire, .sound(.play(sound: UInt64(id)))) {
-          counts.soundPlays += 1
-          started(body, "sound.play")
-        }
+        try playSound(UInt64(id), on: wire)
       }
       wire.close()
       if let player, try ask(own, .player(.destroy(player: player))) != nil { counts.playersDestroyed += 1 }
