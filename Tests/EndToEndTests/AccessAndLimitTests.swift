@@ -127,10 +127,18 @@ struct AccessAndLimitTests {
     #expect((try daemon.status()["cues"] as? Int) == 1)
     #expect(daemon.log.contains("the cue limit (1) is reached; raise --max-cues"), "\(daemon.log)")
 
-    let (small, _) = try DaemonTests.start(["--max-memory", "1"], sounds: ["long": "tone-44100-stereo.mp3", "pico": "tone-48000-mono.mp3"])
+    // 40 copies of a file with no Info tag decode to about 4.8 s: 1.8 MiB, past a 1 MiB limit.
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3"])
+    let frames = try Data(contentsOf: URL(fileURLWithPath: Harness.fixture("tone-44100-notag.mp3")))
+    try Data((0..<40).flatMap { _ in frames }).write(to: URL(fileURLWithPath: sounds + "/long.mp3"))
+    let small = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null", "--max-memory", "1"], logPath: dir + "/cued.log")
     defer { small.stop() }
-    let bytes = try #require(small.status()["cueBytes"] as? Int)
-    #expect(bytes <= 1 << 20)
+    let status = try small.status()
+    #expect(status["cues"] as? Int == 1)
+    #expect((status["cueBytes"] as? Int ?? .max) <= 1 << 20)
+    #expect(small.log.contains("long.mp3") && small.log.contains("the decoded-memory limit (1 MiB) is reached; raise --max-memory"), "\(small.log)")
   }
 
   @Test func thePerClientQueueIsAFlag() throws {
@@ -139,23 +147,10 @@ struct AccessAndLimitTests {
     let stalled = try ProtocolClient(socket: daemon.socket)
     try stalled.request("subscribe")
     let busy = try ProtocolClient(socket: daemon.socket)
-    var batch = ""
-    for i in 0..<200 { batch += #"{"id":\#(i + 1000),"op":"play","cue":"pico","volume":0}"# + "\n" }
-    var batches = 0
-    // 16 KiB holds about a hundred events: a few hundred plays overflow it (bounded loop).
-    while batches < 50, (try busy.request("status")["eventsDropped"]?.intValue ?? 0) == 0 {
-      try busy.raw.send(batch)
-      for _ in 0..<200 { _ = try busy.raw.receive() }
-      batches += 1
-    }
+    // 16 KiB holds about a hundred events: a few hundred plays overflow it (1 MiB would take 25 batches).
+    let (batches, _) = try SoundAndEventTests.playUntilEventsAreDropped(busy, batchSize: 200, maximumBatches: 50)
     #expect(batches <= 10, "a 16 KiB queue took \(batches) batches of 200 plays to overflow")
-    var dropped: JSONValue? = nil
-    let deadline = Date().addingTimeInterval(10)
-    while dropped == nil && Date() < deadline {
-      let message = try stalled.raw.receive()
-      if message["event"] == "events-dropped" { dropped = message }
-    }
-    #expect((dropped?["count"]?.intValue ?? 0) > 0)
+    #expect((try SoundAndEventTests.eventsDroppedNotice(stalled)?["count"]?.intValue ?? 0) > 0)
   }
 
   @Test func aThousandConnectionsAtOnceAreAllServed() throws {

@@ -157,31 +157,43 @@ struct SoundAndEventTests {
     let stalled = try ProtocolClient(socket: daemon.socket)
     try stalled.request("subscribe")
     let busy = try ProtocolClient(socket: daemon.socket)
-    var batch = ""
-    for i in 0..<400 { batch += #"{"id":\#(i + 1000),"op":"play","cue":"pico","volume":0}"# + "\n" }
-    // Play until the daemon reports dropping events for the stalled subscriber (bounded).
-    var batches = 0
-    var slowest = 0.0
-    while batches < 200, (try busy.request("status")["eventsDropped"]?.intValue ?? 0) == 0 {
-      let began = Date()
-      try busy.raw.send(batch)
-      for _ in 0..<400 { _ = try busy.raw.receive() }
-      slowest = max(slowest, Date().timeIntervalSince(began))
-      batches += 1
-    }
+    let (_, slowest) = try Self.playUntilEventsAreDropped(busy, batchSize: 400, maximumBatches: 200)
     #expect((try busy.request("status")["eventsDropped"]?.intValue ?? 0) > 0)
     // The busy client was never held up by the one that does not read (a liveness bound, not a speed target).
     #expect(slowest < 10, "a batch of 400 plays took \(slowest) s")
     #expect(try busy.request("ping")["pong"] == true)
     // ...and the stalled one, reading at last, is told how many events it missed.
-    var dropped: JSONValue? = nil
-    let deadline = Date().addingTimeInterval(10)
-    while dropped == nil && Date() < deadline {
-      let message = try stalled.raw.receive()
-      if message["event"] == "events-dropped" { dropped = message }
-    }
-    let count = try #require(dropped?["count"]?.intValue)
+    let count = try #require(Self.eventsDroppedNotice(stalled)?["count"]?.intValue)
     #expect(count > 0)
     #expect((try busy.request("status")["eventsDropped"]?.intValue ?? 0) >= count)
+  }
+
+  /// Sends silent plays from `busy` in batches, reading every reply, until `status` reports dropped
+  /// events (or `maximumBatches` pass): the batches sent, and the slowest batch in seconds.
+  static func playUntilEventsAreDropped(
+    _ busy: ProtocolClient, batchSize: Int, maximumBatches: Int
+  ) throws -> (batches: Int, slowest: Double) {
+    var batch = ""
+    for i in 0..<batchSize { batch += #"{"id":\#(i + 1000),"op":"play","cue":"pico","volume":0}"# + "\n" }
+    var batches = 0
+    var slowest = 0.0
+    while batches < maximumBatches, (try busy.request("status")["eventsDropped"]?.intValue ?? 0) == 0 {
+      let began = Date()
+      try busy.raw.send(batch)
+      for _ in 0..<batchSize { _ = try busy.raw.receive() }
+      slowest = max(slowest, Date().timeIntervalSince(began))
+      batches += 1
+    }
+    return (batches, slowest)
+  }
+
+  /// The `events-dropped` event a stalled subscriber reads once it reads again (within 10 s).
+  static func eventsDroppedNotice(_ stalled: ProtocolClient) throws -> JSONValue? {
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline {
+      let message = try stalled.raw.receive()
+      if message["event"] == "events-dropped" { return message }
+    }
+    return nil
   }
 }
