@@ -168,6 +168,10 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     return true
   }
 
+  /// Commands that can be queued now; `send` succeeds this many times at least (the audio
+  /// thread only makes more room). Lets the control side check before changing its own state.
+  public var commandRoom: Int { commands.capacity - commands.count }
+
   /// The next event from the audio thread, or nil.
   public func nextEvent() -> EngineEvent? { events.pop() }
 

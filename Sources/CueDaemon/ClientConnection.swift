@@ -1,11 +1,27 @@
 import CueProtocol
 import CuePosix
 
+/// A connection's byte stream: a socket in the daemon, memory in the in-process tests.
+///
+/// Nonblocking: `read` and `write` transfer what they can now and say when nothing could move.
+protocol ClientTransport {
+  func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> FileDescriptor.IOResult
+  func write(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> FileDescriptor.IOResult
+  func close()
+  /// The descriptor the control loop polls; nil for a transport that is not a descriptor.
+  var pollDescriptor: FileDescriptor? { get }
+}
+
+extension FileDescriptor: ClientTransport {
+  func write(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> IOResult { try write(buffer, isSocket: true) }
+  var pollDescriptor: FileDescriptor? { self }
+}
+
 /// One connected client, as the control loop sees it: bytes in, lines out, never blocking.
 final class ClientConnection {
   /// Serial number, never reused: voices refer to their owner by it.
   let serial: UInt64
-  let fd: FileDescriptor
+  let transport: any ClientTransport
   var framer: LineFramer
   private var output: [UInt8] = []
   private var outputOffset = 0
@@ -28,10 +44,10 @@ final class ClientConnection {
   /// Past this, events for the client are dropped instead of queued (`--max-client-queue`).
   let eventDropBytes: Int
 
-  init(serial: UInt64, fd: FileDescriptor, maximumLineBytes: Int, queueBytes: Int = 1024 * 1024) {
+  init(serial: UInt64, transport: any ClientTransport, queueBytes: Int = 1024 * 1024) {
     self.serial = serial
-    self.fd = fd
-    framer = LineFramer(maxLineBytes: maximumLineBytes)
+    self.transport = transport
+    framer = LineFramer(maxLineBytes: LineFramer.protocolLineLimit)
     eventDropBytes = queueBytes
     readPauseBytes = queueBytes / 4
   }
@@ -79,7 +95,7 @@ final class ClientConnection {
       let result: FileDescriptor.IOResult
       do {
         result = try output.withUnsafeBytes { raw in
-          try fd.write(UnsafeRawBufferPointer(rebasing: raw[outputOffset...]))
+          try transport.write(UnsafeRawBufferPointer(rebasing: raw[outputOffset...]))
         }
       } catch {
         isClosed = true
@@ -106,17 +122,17 @@ final class ClientConnection {
   }
 
   /// Reads what is available into the framer. Returns true when bytes arrived.
-  func receive(into scratch: inout [UInt8]) -> Bool {
+  func receive(into scratch: inout [UInt8], now: UInt64) -> Bool {
     let result: FileDescriptor.IOResult
     do {
-      result = try scratch.withUnsafeMutableBytes { try fd.read(into: $0) }
+      result = try scratch.withUnsafeMutableBytes { try transport.read(into: $0) }
     } catch {
       isClosed = true
       return false
     }
     switch result {
     case .bytes(let n):
-      lastReceived = MonotonicClock.nanoseconds()
+      lastReceived = now
       framer.append(scratch[0..<n])
       return true
     case .wouldBlock:

@@ -1,21 +1,40 @@
 import CuePosix
 import Logging
+import Synchronization
 
 /// Writes log lines to standard error, unbuffered, in the form the reader expects.
 ///
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with a syslog priority prefix such as
 /// `<4>`, which journald turns into the entry's priority; on a terminal lines read
 /// `cued: warning: …`. Metadata follows the message as `key=value`.
+///
+/// Every copy of a logger made from one handler shares its level, so a reload that changes
+/// `log-level` through any owner's logger changes it for all of them.
 public struct StandardErrorLogHandler: LogHandler {
   public var metadata: Logger.Metadata = [:]
-  public var logLevel: Logger.Level
+  private let level: SharedLevel
   private let journald: Bool
   private let label: String
 
   public init(label: String, level: Logger.Level, journald: Bool) {
     self.label = label
-    self.logLevel = level
+    self.level = SharedLevel(level)
     self.journald = journald
+  }
+
+  public var logLevel: Logger.Level {
+    get { level.value }
+    nonmutating set { level.value = newValue }
+  }
+
+  /// A level that every copy of the handler reads.
+  private final class SharedLevel: Sendable {
+    private let raw: Atomic<Int>
+    init(_ level: Logger.Level) { raw = Atomic(Logger.Level.allCases.firstIndex(of: level) ?? 0) }
+    var value: Logger.Level {
+      get { Logger.Level.allCases[raw.load(ordering: .relaxed)] }
+      set { raw.store(Logger.Level.allCases.firstIndex(of: newValue) ?? 0, ordering: .relaxed) }
+    }
   }
 
   /// True when standard error is connected to the journal (systemd sets JOURNAL_STREAM to its device:inode).

@@ -21,7 +21,7 @@ enum PagingDecision: String {
   case failed
 }
 
-/// The paging side of the daemon: carousel messages in, bound cues out, under each binding's policy.
+/// What paging remembers between carousel messages.
 struct PagingState {
   /// Bindings per carousel name ("default" for carousels without their own table).
   var carousels: [String: CarouselBindings] = ["default": .builtIn]
@@ -48,9 +48,33 @@ struct PagingState {
   }
 }
 
-extension Daemon {
+/// Audible paging: carousel messages in, bound cues out, under each binding's policy.
+final class Paging {
+  private(set) var state = PagingState()
+  private let voices: VoiceTable
+  private let catalog: CueCatalog
+  private let events: EventRouter
+  private let clock: DaemonClock
+
+  init(voices: VoiceTable, catalog: CueCatalog, events: EventRouter, clock: DaemonClock) {
+    self.voices = voices
+    self.catalog = catalog
+    self.events = events
+    self.clock = clock
+  }
+
+  /// The carousel bindings in force (nil: the built-in ones).
+  func setCarousels(_ carousels: [String: CarouselBindings]?) {
+    state.carousels = carousels ?? ["default": .builtIn]
+  }
+
+  var carousels: [String: CarouselBindings] { state.carousels }
+
+  /// The decision counters, for `status`.
+  var counts: [String: UInt64] { state.counts }
+
   /// Handles one carousel message; returns the reply fields (sent only when the message had an id).
-  func handleCarousel(_ message: CarouselMessage, arrivedAt arrival: UInt64, client: ClientConnection) -> [(String, JSONValue)] {
+  func handle(_ message: CarouselMessage, arrivedAt arrival: UInt64) -> [(String, JSONValue)] {
     var decision: PagingDecision
     var cue: String? = nil
     var voice: VoiceID? = nil
@@ -64,14 +88,14 @@ extension Daemon {
       let forward = (to - from + count) % count
       let backward = (from - to + count) % count
       let isNext = forward <= backward
-      let bindings = paging.bindings(for: message.carousel)
+      let bindings = state.bindings(for: message.carousel)
       let wraps = count > 2 && ((isNext && from == count - 1 && to == 0) || (!isNext && from == 0 && to == count - 1))
       if wraps, bindings.bindings["wrap"] != nil {
         if mergesWithLastWrap(message.carousel, from: from, to: to, byPageChange: true) {
           decision = .merged
         } else {
           (decision, cue, voice) = play("wrap", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
-          paging.lastWrap[message.carousel] = (from, to, true, MonotonicClock.nanoseconds())
+          state.lastWrap[message.carousel] = (from, to, true, clock.nanoseconds())
         }
       } else {
         (decision, cue, voice) = play(isNext ? "page-next" : "page-prev", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
@@ -83,20 +107,17 @@ extension Daemon {
         decision = .merged
       } else {
         (decision, cue, voice) = play("wrap", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
-        paging.lastWrap[message.carousel] = (from, to, false, MonotonicClock.nanoseconds())
+        state.lastWrap[message.carousel] = (from, to, false, clock.nanoseconds())
       }
       extra = [("from", .number(Double(from))), ("to", .number(Double(to)))]
     case .dragBegan, .dragEnded, .decelerationEnded, .scrollAnimationEnded:
       (decision, cue, voice) = play(message.event.name, of: message.carousel, direction: 0, page: nil, arrival: arrival)
     }
-    paging.counts[decision.rawValue, default: 0] += 1
+    state.counts[decision.rawValue, default: 0] += 1
     var fields: [(String, JSONValue)] = [("decision", .string(decision.rawValue))]
     if let cue { fields.append(("cue", .string(cue))) }
     if let voice { fields.append(("voice", .number(Double(voice.rawValue)))) }
-    emit(
-      "paging",
-      [("carousel", .string(message.carousel)), ("message", .string(message.event.name))] + extra + fields,
-      ids: voice.map { [$0.rawValue] } ?? [])
+    events.paging([("carousel", .string(message.carousel)), ("message", .string(message.event.name))] + extra + fields, voice: voice)
     return fields
   }
 
@@ -104,11 +125,11 @@ extension Daemon {
   /// carousel may send both `page-changed` and `wrapped` for one move, and it sounds once. A second
   /// move of the same kind (the carousel wrapped again) is a new wrap.
   func mergesWithLastWrap(_ carousel: String, from: Int, to: Int, byPageChange: Bool) -> Bool {
-    guard let last = paging.lastWrap[carousel], last.from == from, last.to == to, last.byPageChange != byPageChange else {
+    guard let last = state.lastWrap[carousel], last.from == from, last.to == to, last.byPageChange != byPageChange else {
       return false
     }
-    if MonotonicClock.nanoseconds() - last.at < 500_000_000 {
-      paging.lastWrap[carousel] = nil
+    if clock.nanoseconds() - last.at < 500_000_000 {
+      state.lastWrap[carousel] = nil
       return true
     }
     return false
@@ -118,68 +139,58 @@ extension Daemon {
   func play(
     _ bindingName: String, of carousel: String, direction: Int, page: Int?, arrival: UInt64
   ) -> (PagingDecision, String?, VoiceID?) {
-    let bindings = paging.bindings(for: carousel)
+    let bindings = state.bindings(for: carousel)
     guard let binding = bindings.bindings[bindingName] else { return (.unbound, nil, nil) }
-    guard let cue = library[binding.cue] else { return (.unbound, binding.cue, nil) }
+    guard let cue = catalog[binding.cue] else { return (.unbound, binding.cue, nil) }
     let key = carousel + "/" + bindingName
-    let now = MonotonicClock.nanoseconds()
+    let now = clock.nanoseconds()
     // Forget voices that have ended.
-    paging.voices[key] = (paging.voices[key] ?? []).filter { voices[$0]?.stopping == false }
-    let sounding = paging.voices[key] ?? []
+    state.voices[key] = (state.voices[key] ?? []).filter { voices.isSounding($0) }
+    let sounding = state.voices[key] ?? []
     if binding.retrigger == .ignoreWhilePlaying && !sounding.isEmpty { return (.ignored, binding.cue, nil) }
-    if binding.minInterval > 0, let last = paging.lastStart[key], now - last < UInt64(binding.minInterval * 1e9) {
+    if binding.minInterval > 0, let last = state.lastStart[key], now - last < UInt64(binding.minInterval * 1e9) {
       return (.tooSoon, binding.cue, nil)
     }
-    if now - arrival > UInt64(binding.deadline * 1e9) { return (.late, binding.cue, nil) }
-    let attachPending: Bool
-    do {
-      attachPending = try prepareDevice()
-    } catch {
-      return (.failed, binding.cue, nil)
-    }
-    defer { if attachPending { attachDevice() } }
-    // Opening the device may itself have taken the event past its deadline.
-    if MonotonicClock.nanoseconds() - arrival > UInt64(binding.deadline * 1e9) { return (.late, binding.cue, nil) }
+    let deadline = arrival + UInt64(binding.deadline * 1e9)
+    if now > deadline { return (.late, binding.cue, nil) }
+    var replacing: [(VoiceID, VoiceEndReason)] = []
     switch binding.retrigger {
     case .restart:
-      for old in sounding where engine.send(.stop(old, fadeFrames: stopFadeFrames, reason: .stopped)) { voices[old]?.stopping = true }
+      replacing = sounding.map { ($0, .stopped) }
     case .overlap:
-      if sounding.count >= binding.maxVoices, let oldest = sounding.first,
-        engine.send(.stop(oldest, fadeFrames: stopFadeFrames, reason: .stolen))
-      {
-        voices[oldest]?.stopping = true
-      }
+      if sounding.count >= binding.maxVoices, let oldest = sounding.first { replacing = [(oldest, .stolen)] }
     case .ignoreWhilePlaying:
       break
     }
-    _ = try? makeRoomForAVoice()
     let panAmount = binding.panByDirection ?? bindings.panByDirection
     let pan = max(-1, min(1, binding.pan + Double(direction) * panAmount))
     var rate = 1.0
     let spread = binding.rateSpread ?? bindings.rateSpread
-    if spread > 0 { rate += spread * paging.nextUnit() }
+    if spread > 0 { rate += spread * state.nextUnit() }
     let step = binding.rateByPage ?? bindings.rateByPage
     if step > 0, let page { rate += step * Double(page % 8) }
-    rate = max(0.5, min(2, rate))
-    let id = VoiceID(nextID)
-    let start = VoiceStart(
-      id: id, samples: cue.decoded.buffer.samples,
-      gain: StereoGain.voice(volume: binding.volume, pan: pan, sourceIsMono: cue.isMono), loops: .count(binding.loops), rate: rate)
-    guard engine.send(.start(start)) else { return (.failed, binding.cue, nil) }
-    nextID += 1
-    playsStarted += 1
-    voices[id] = LiveVoice(cue: cue, owner: 0, notify: false, startedAt: now, loops: .count(binding.loops), requestArrival: arrival)
-    paging.voices[key, default: []].append(id)
-    paging.lastStart[key] = now
+    var request = VoiceRequest(
+      cue: cue, gain: StereoGain.voice(volume: binding.volume, pan: pan, sourceIsMono: cue.isMono), loops: .count(binding.loops))
+    request.rate = max(0.5, min(2, rate))
+    request.requestArrival = arrival
+    let id: VoiceID
+    do {
+      id = try voices.start(request, deadline: deadline, replacing: replacing).id
+    } catch {
+      // Opening the device may itself have taken the event past its deadline.
+      return (clock.nanoseconds() > deadline ? .late : .failed, binding.cue, nil)
+    }
+    state.voices[key, default: []].append(id)
+    state.lastStart[key] = now
     return (.played, binding.cue, id)
   }
 
   /// Checks that every bound cue is loaded; the first missing one, with its config line.
-  func missingBoundCue(in carousels: [String: CarouselBindings], path: String?, known: Set<String>) -> String? {
+  static func missingBoundCue(in carousels: [String: CarouselBindings], path: String?, known: Set<String>, hint: String) -> String? {
     for (name, carousel) in carousels.sorted(by: { $0.key < $1.key }) {
       for (bindingName, binding) in carousel.bindings.sorted(by: { $0.key < $1.key }) where !known.contains(binding.cue) {
         let place = path.map { binding.line > 0 ? "\($0):\(binding.line): " : "\($0): " } ?? ""
-        return "\(place)[carousel.\(name)] \(bindingName) plays cue '\(binding.cue)', which is not loaded; \(cueHint())"
+        return "\(place)[carousel.\(name)] \(bindingName) plays cue '\(binding.cue)', which is not loaded; \(hint)"
       }
     }
     return nil

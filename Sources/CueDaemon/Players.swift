@@ -1,0 +1,322 @@
+import CueAudio
+import CueCore
+import CueProtocol
+import Logging
+
+/// The players (AVAudioPlayer's model): their requests, their voices' news, and their lifetimes.
+final class Players {
+  private(set) var players: [UInt64: PlayerState] = [:]
+  /// `--max-players`; reloadable.
+  var maximum: Int
+  private let voices: VoiceTable
+  private let device: DeviceController
+  private let catalog: CueCatalog
+  private let files: PathDecoder
+  private let events: EventRouter
+  private let engine: EngineControl
+  private let ids: IDAllocator
+  private let logger: Logger
+  private let sampleRate: Double
+
+  init(
+    maximum: Int, voices: VoiceTable, device: DeviceController, catalog: CueCatalog, files: PathDecoder,
+    events: EventRouter, engine: EngineControl, ids: IDAllocator, sampleRate: Int, logger: Logger
+  ) {
+    self.maximum = maximum
+    self.voices = voices
+    self.device = device
+    self.catalog = catalog
+    self.files = files
+    self.events = events
+    self.engine = engine
+    self.ids = ids
+    self.sampleRate = Double(sampleRate)
+    self.logger = logger
+  }
+
+  var count: Int { players.count }
+
+  /// Carries out a `player.*` request; nil when the reply is deferred (it goes to `waiter` later).
+  func perform(_ request: PlayerRequest, waiter: Waiter) throws(ProtocolError) -> [(String, JSONValue)]? {
+    switch request {
+    case .create(let creation):
+      return try create(creation, owner: waiter.client)
+    case .prepare(let id):
+      let player = try player(id)
+      // prepareToPlay: decoded and the device open, so that play starts within one period.
+      if player.cue == nil {
+        decode(player)
+        player.pendingReplies.append(waiter)
+        return nil  // answered once the file is decoded
+      }
+      if try device.prepare() { device.attach() }
+      return fields(player)
+    case .play(let id, let at):
+      try play(try player(id), atDeviceTime: at)
+      return [("playing", .bool(true))]
+    case .pause(let id):
+      // Answered with the exact position once the audio thread reports where the voice stopped.
+      return try end(try player(id), fadeFrames: 0, waiter: waiter)
+    case .stop(let id):
+      return try end(try player(id), fadeFrames: voices.stopFadeFrames, waiter: waiter)
+    case .set(let id, let settings):
+      let player = try player(id)
+      try apply(settings, to: player)
+      return fields(player)
+    case .get(let id):
+      return fields(try player(id))
+    case .destroy(let id):
+      destroy(try player(id))
+      return [("destroyed", .number(Double(id)))]
+    }
+  }
+
+  func player(_ id: UInt64) throws(ProtocolError) -> PlayerState {
+    guard let player = players[id] else {
+      throw ProtocolError(
+        .unknownPlayer,
+        "no player \(id): it was never made, was destroyed, or went with the connection that made it (create it with \"detached\":true to keep it)")
+    }
+    return player
+  }
+
+  private func create(_ creation: PlayerCreation, owner: UInt64) throws(ProtocolError) -> [(String, JSONValue)] {
+    guard players.count < maximum else {
+      throw ProtocolError(.limitReached, "cued already has \(maximum) players (--max-players); destroy some first")
+    }
+    var cue: Cue? = nil
+    var path: String? = nil
+    switch creation.source {
+    case .cue(let name): cue = try catalog.cue(named: name)
+    case .path(let requested): path = try files.resolve(requested)
+    }
+    let player = PlayerState(
+      id: ids.peek, owner: owner, detached: creation.detached, enableRate: creation.enableRate,
+      meteringEnabled: creation.meteringEnabled, cue: cue, path: path)
+    try apply(creation.settings, to: player)
+    _ = ids.make()
+    players[player.id] = player
+    player.loopsLeft = player.numberOfLoops
+    return [("player", .number(Double(player.id)))] + fields(player)
+  }
+
+  /// Starts decoding a path player's file in the background (once).
+  private func decode(_ player: PlayerState) {
+    guard player.cue == nil, player.phase == .idle, let path = player.path else { return }
+    player.phase = .decoding
+    files.decode(path: path, token: player.id)
+  }
+
+  private func play(_ player: PlayerState, atDeviceTime: Double?) throws(ProtocolError) {
+    switch player.phase {
+    case .playing:
+      return  // already playing, as AVAudioPlayer's play()
+    case .idle where player.cue != nil:
+      try startVoice(player, atDeviceTime: atDeviceTime)
+    case .idle, .decoding, .ending:
+      // Decoding, or the last voice is still ending: start as soon as it is done.
+      player.pendingPlay = PlayerState.PendingPlay(atDeviceTime: atDeviceTime)
+      decode(player)
+    }
+  }
+
+  private func startVoice(_ player: PlayerState, atDeviceTime: Double?) throws(ProtocolError) {
+    guard let cue = player.cue else { return }
+    if player.position >= cue.frameCount { player.position = 0 }
+    let loops: LoopCount = player.numberOfLoops < 0 ? .forever : .count(max(player.loopsLeft, 0))
+    var request = VoiceRequest(cue: cue, gain: player.gain(for: cue), loops: loops, origin: .player(player.id), owner: player.owner)
+    request.startPosition = player.position
+    if let atDeviceTime { request.startAtFrame = UInt64(max(0, atDeviceTime * sampleRate).rounded()) }
+    request.rate = player.voiceRate
+    let started = try voices.start(request)
+    player.phase = .playing(voice: started.id, startPosition: player.position, firstFrame: nil)
+  }
+
+  /// A play that waited (for a decode or the last voice's end) starts now; if it cannot, the
+  /// owner hears `finished` with reason `error` rather than nothing.
+  private func startPendingPlay(_ player: PlayerState) {
+    guard let pending = player.pendingPlay else { return }
+    player.pendingPlay = nil
+    do {
+      try startVoice(player, atDeviceTime: pending.atDeviceTime)
+    } catch {
+      logger.warning("player \(player.id): the play it was waiting for could not start: \(error.message)")
+      events.playerFailed(player.id, owner: player.owner)
+    }
+  }
+
+  /// Pause (no fade, sample-exact) or stop (a short fade): the player keeps its position either
+  /// way. The reply waits for the voice's end, which reports the position; nil then.
+  private func end(_ player: PlayerState, fadeFrames: Int, waiter: Waiter) throws(ProtocolError) -> [(String, JSONValue)]? {
+    player.pendingPlay = nil
+    switch player.phase {
+    case .idle, .decoding:
+      return fields(player)
+    case .ending:
+      player.pendingReplies.append(waiter)
+      return nil
+    case .playing(let voice, _, _):
+      guard voices.stop(voice, fadeFrames: fadeFrames, reason: .paused) else { throw VoiceTable.busy }
+      player.pendingReplies.append(waiter)
+      return nil
+    }
+  }
+
+  private func destroy(_ player: PlayerState) {
+    if let voice = player.voice { voices.stop(voice, reason: .stopped) }
+    players[player.id] = nil
+  }
+
+  /// Applies settings; while a voice plays, they reach it too. Nothing changes when the command
+  /// ring cannot take every command the change needs (`busy`).
+  private func apply(_ settings: PlayerSettings, to player: PlayerState) throws(ProtocolError) {
+    if settings.rate != nil && !player.enableRate {
+      throw ProtocolError(.notEnabled, "player \(player.id) was made without \"enableRate\":true, so its rate cannot change")
+    }
+    var voice: VoiceID? = nil
+    if case .playing(let playing, _, _) = player.phase { voice = playing }
+    if voice != nil {
+      let needed = [settings.volume != nil || settings.pan != nil, settings.rate != nil, settings.numberOfLoops != nil, settings.currentTime != nil]
+      guard engine.commandRoom >= needed.filter({ $0 }).count else { throw VoiceTable.busy }
+    }
+    if let volume = settings.volume { player.volume = volume }
+    if let pan = settings.pan { player.pan = pan }
+    if let loops = settings.numberOfLoops {
+      player.numberOfLoops = loops
+      // AVAudioPlayer: a new count applies to the play under way.
+      player.loopsLeft = loops
+    }
+    if let rate = settings.rate, rate != player.rate {
+      // Rebase the position estimate: frames so far counted at the old rate, from now at the new one.
+      if case .playing(let id, _, _?) = player.phase {
+        let heard = device.heardFrame()
+        player.phase = .playing(voice: id, startPosition: player.currentFrame(heardFrame: heard), firstFrame: heard)
+      }
+      player.rate = rate
+    }
+    if let voice, let cue = player.cue {
+      if settings.volume != nil || settings.pan != nil {
+        let ramp = Int((settings.fade ?? 0) * sampleRate)
+        send(.setGain(voice, player.gain(for: cue), rampFrames: ramp))
+      }
+      if let rate = settings.rate { send(.setRate(voice, rate: rate)) }
+      if let loops = settings.numberOfLoops { send(.setLoops(voice, loopsLeft: loops)) }
+    }
+    if let time = settings.currentTime {
+      let target = min(Int((time * sampleRate).rounded()), player.cue?.frameCount ?? Int.max)
+      if let voice {
+        send(.seek(voice, position: target))
+        player.phase = .playing(voice: voice, startPosition: target, firstFrame: device.heardFrame())
+      } else {
+        player.position = target
+      }
+    }
+  }
+
+  /// Queues a command the caller made room for.
+  private func send(_ command: EngineCommand) {
+    let queued = engine.send(command)
+    precondition(queued, "the command ring had room a moment ago")
+  }
+
+  // MARK: - News from the engine and the decoder
+
+  /// The engine reported the first frame of a player's voice: the position estimate starts there.
+  func voiceStarted(_ id: VoiceID, player playerID: UInt64, frame: UInt64) {
+    guard let player = players[playerID], case .playing(id, let start, _) = player.phase else { return }
+    player.phase = .playing(voice: id, startPosition: start, firstFrame: frame)
+  }
+
+  /// The control side stopped a player's voice (a stop, a steal): the player is ending now.
+  func voiceStopping(_ id: VoiceID, player playerID: UInt64) {
+    guard let player = players[playerID], case .playing(id, let start, _) = player.phase else { return }
+    player.phase = .ending(voice: id, startPosition: start)
+  }
+
+  /// The engine reported the end of a player's voice.
+  func voiceEnded(_ end: VoiceEnd, voice: LiveVoice, player playerID: UInt64) {
+    guard let player = players[playerID], player.voice == end.id else { return }
+    player.phase = .idle
+    switch end.reason {
+    case .paused:
+      player.position = end.position
+      player.loopsLeft = end.loopsLeft
+    case .end:
+      // As AVAudioPlayer: back to the start, the loop count whole again, and `finished`.
+      player.position = 0
+      player.loopsLeft = player.numberOfLoops
+      events.finished(end.id, voice, reason: .end, alsoTo: [player.owner])
+    default:
+      player.position = end.position
+      player.loopsLeft = end.loopsLeft
+      events.finished(end.id, voice, reason: end.reason, alsoTo: [player.owner])
+    }
+    answerPendingReplies(player)
+    startPendingPlay(player)
+  }
+
+  /// A background decode finished; false when `token` is not a player's.
+  func decoded(token: UInt64, _ outcome: Result<Cue, DecodeError>) -> Bool {
+    guard let player = players[token] else { return false }
+    player.phase = .idle
+    switch outcome {
+    case .success(let cue):
+      player.cue = cue
+      if !player.pendingReplies.isEmpty, (try? device.prepare()) == true { device.attach() }
+      answerPendingReplies(player)
+      startPendingPlay(player)
+    case .failure(let error):
+      logger.warning("player \(player.id): cannot decode \(error.path): \(error.reason)")
+      let wanted = player.pendingPlay != nil
+      player.pendingPlay = nil
+      for waiter in player.pendingReplies { events.fail(waiter, PathDecoder.failure(error)) }
+      player.pendingReplies.removeAll()
+      events.decodeError(player: player.id, owner: player.owner, path: error.path, reason: error.reason)
+      if wanted { events.playerFailed(player.id, owner: player.owner) }
+    }
+    return true
+  }
+
+  /// Answers the requests waiting on this player with its properties now.
+  private func answerPendingReplies(_ player: PlayerState) {
+    let waiting = player.pendingReplies
+    player.pendingReplies.removeAll()
+    for waiter in waiting { events.reply(to: waiter, fields(player)) }
+  }
+
+  // MARK: - Connections
+
+  /// True while `client` is owed something: its player plays (a `finished` will come) or a reply waits.
+  func owes(_ client: UInt64) -> Bool {
+    players.values.contains { ($0.owner == client && $0.isPlaying) || $0.pendingReplies.contains { $0.client == client } }
+  }
+
+  /// A connection closed: its players go with it (fading), unless made detached.
+  func release(ownedBy client: UInt64) {
+    for player in players.values where player.owner == client && !player.detached { destroy(player) }
+  }
+
+  // MARK: - Properties
+
+  func fields(_ player: PlayerState) -> [(String, JSONValue)] {
+    let heard = device.heardFrame()
+    var fields: [(String, JSONValue)] = [
+      ("volume", .number(player.volume)), ("pan", .number(player.pan)),
+      ("numberOfLoops", .number(Double(player.numberOfLoops))),
+      ("currentTime", .number(Double(player.currentFrame(heardFrame: heard)) / sampleRate)),
+      ("duration", .number(Double(player.cue?.frameCount ?? 0) / sampleRate)),
+      ("isPlaying", .bool(player.isPlaying)),
+      ("numberOfChannels", .number(Double(player.cue?.decoded.sourceChannels ?? 0))),
+      ("deviceCurrentTime", .number(Double(heard) / sampleRate)),
+      ("enableRate", .bool(player.enableRate)), ("rate", .number(player.rate)),
+      ("meteringEnabled", .bool(player.meteringEnabled)), ("detached", .bool(player.detached)),
+    ]
+    if let cue = player.cue { fields.append(("cue", .string(cue.name))) }
+    if player.meteringEnabled {
+      let (average, peak) = player.meters(at: player.currentFrame(heardFrame: heard))
+      fields.append(("averagePower", .array(average.map { .number($0) })))
+      fields.append(("peakPower", .array(peak.map { .number($0) })))
+    }
+    return fields
+  }
+}

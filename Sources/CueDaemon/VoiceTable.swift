@@ -1,0 +1,171 @@
+import CueCore
+import CueProtocol
+
+/// What a voice belongs to: a one-shot `play` (or a paging cue), a player, or a system sound.
+enum VoiceOrigin: Equatable {
+  case oneShot
+  case player(UInt64)
+  case sound(UInt64)
+
+  /// The player's or sound's id, for events and subscriptions.
+  var objectID: UInt64? {
+    switch self {
+    case .oneShot: nil
+    case .player(let id), .sound(let id): id
+    }
+  }
+}
+
+/// A voice as the control side keeps it, from its start until the engine reports its end.
+struct LiveVoice {
+  /// Held here so the decoded samples outlive the voice on the audio thread.
+  let cue: Cue
+  /// The connection that started it (0: none, as for paging).
+  let owner: UInt64
+  /// The owner asked for its `finished` event whatever it subscribed to.
+  let notify: Bool
+  /// When it was started (daemon clock, ns): a device loss drops one-shots that would play too late.
+  let startedAt: UInt64
+  let loops: LoopCount
+  let origin: VoiceOrigin
+  /// A stop has been sent; its end is on its way.
+  var stopping = false
+  /// When the request that started it arrived (ns), for the trigger latency; 0 unknown.
+  let requestArrival: UInt64
+}
+
+/// What to start: a cue with its gain, loops and position, and whose it is.
+struct VoiceRequest {
+  var cue: Cue
+  var gain: StereoGain
+  var loops: LoopCount
+  var origin: VoiceOrigin = .oneShot
+  var owner: UInt64 = 0
+  var notify = false
+  /// The cue frame to start from.
+  var startPosition = 0
+  /// The mixer frame to start on (0: the next period).
+  var startAtFrame: UInt64 = 0
+  var rate = 1.0
+  var requestArrival: UInt64 = 0
+}
+
+/// Every voice the control side has started and not yet seen end: the one place voices start and stop.
+///
+/// It owns the voice ids (shared with players and sounds), the voice limit and stealing (the
+/// oldest sounding voice makes room, fading), the count of plays, and the rule that the command
+/// ring is checked before anything changes: a request either happens whole or is refused `busy`.
+final class VoiceTable {
+  private(set) var voices: [VoiceID: LiveVoice] = [:]
+  private let engine: EngineControl
+  private let device: DeviceController
+  private let ids: IDAllocator
+  private let clock: DaemonClock
+  /// Voices sounding at once (`--max-voices`); reloadable.
+  var limit: Int
+  /// The fade of a stop or a steal, in frames.
+  let stopFadeFrames: Int
+  private(set) var playsStarted: UInt64 = 0
+  /// Told when a voice starts ending by the control side's word (stop, steal, late drop), so its
+  /// owner's state follows at once rather than when the end arrives.
+  var onStopping: (VoiceID, LiveVoice) -> Void = { _, _ in }
+
+  init(engine: EngineControl, device: DeviceController, ids: IDAllocator, clock: DaemonClock, limit: Int, stopFadeFrames: Int) {
+    self.engine = engine
+    self.device = device
+    self.ids = ids
+    self.clock = clock
+    self.limit = limit
+    self.stopFadeFrames = stopFadeFrames
+  }
+
+  static let busy = ProtocolError(.busy, "the audio thread's queue is full; try again in a few milliseconds")
+
+  subscript(id: VoiceID) -> LiveVoice? { voices[id] }
+
+  /// Voices not on their way out.
+  var soundingCount: Int { voices.values.reduce(0) { $1.stopping ? $0 : $0 + 1 } }
+
+  /// True while `id` plays and no stop has been sent.
+  func isSounding(_ id: VoiceID) -> Bool { voices[id].map { !$0.stopping } ?? false }
+
+  /// The voices not on their way out that `include` accepts, oldest first.
+  func sounding(where include: (LiveVoice) -> Bool = { _ in true }) -> [VoiceID] {
+    voices.filter { !$0.value.stopping && include($0.value) }.keys.sorted { $0.rawValue < $1.rawValue }
+  }
+
+  /// Starts a voice: opens the device if it is closed (handing it to the audio thread after the
+  /// start, so the cue is the device's first frame), steals the oldest voice past the limit,
+  /// takes an id and queues the start. Returns the new voice and the stolen one.
+  ///
+  /// `deadline` (ns, daemon clock): refused when opening the device took it past that.
+  /// `replacing`: voices to stop (fading) in the same step, once the start is sure to be queued.
+  func start(
+    _ request: VoiceRequest, deadline: UInt64? = nil, replacing: [(VoiceID, VoiceEndReason)] = []
+  ) throws(ProtocolError) -> (id: VoiceID, stolen: VoiceID?) {
+    let attachPending = try device.prepare()
+    defer { if attachPending { device.attach() } }
+    if let deadline, clock.nanoseconds() > deadline { throw ProtocolError(.busy, "the cue could not start before its deadline") }
+    let replaced = replacing.filter { isSounding($0.0) }
+    let replacedIDs = Set(replaced.map(\.0))
+    let staying = sounding().filter { !replacedIDs.contains($0) }
+    let victim = staying.count >= limit ? staying.first : nil
+    guard engine.commandRoom >= replaced.count + (victim == nil ? 1 : 2) else { throw Self.busy }
+    for (id, reason) in replaced { stopQueued(id, fadeFrames: stopFadeFrames, reason: reason) }
+    if let victim { stopQueued(victim, fadeFrames: stopFadeFrames, reason: .stolen) }
+    let id = VoiceID(ids.make())
+    let start = VoiceStart(
+      id: id, samples: request.cue.decoded.buffer.samples, gain: request.gain, loops: request.loops,
+      startPosition: request.startPosition, startAtFrame: request.startAtFrame, rate: request.rate)
+    let queued = engine.send(.start(start))
+    precondition(queued, "the command ring had room a moment ago")
+    playsStarted += 1
+    voices[id] = LiveVoice(
+      cue: request.cue, owner: request.owner, notify: request.notify, startedAt: clock.nanoseconds(), loops: request.loops,
+      origin: request.origin, requestArrival: request.requestArrival)
+    return (id, victim)
+  }
+
+  /// Stops one voice (fading over `fadeFrames`, the stop fade when nil). True when it is on its
+  /// way out (or already was); false when the command ring is full and nothing changed.
+  @discardableResult
+  func stop(_ id: VoiceID, fadeFrames: Int? = nil, reason: VoiceEndReason) -> Bool {
+    guard let voice = voices[id] else { return false }
+    if voice.stopping { return true }
+    guard engine.commandRoom >= 1 else { return false }
+    stopQueued(id, fadeFrames: fadeFrames ?? stopFadeFrames, reason: reason)
+    return true
+  }
+
+  /// Stops every voice in `ids` or, when the ring cannot take them all, none (`busy`). Returns how many stopped.
+  func stop(_ ids: [VoiceID], fadeFrames: Int? = nil, reason: VoiceEndReason) throws(ProtocolError) -> Int {
+    let targets = ids.filter { isSounding($0) }
+    guard engine.commandRoom >= targets.count else {
+      throw ProtocolError(.busy, "the audio thread's queue is full (\(targets.count) voices to stop); nothing was stopped, try again")
+    }
+    for id in targets { stopQueued(id, fadeFrames: fadeFrames ?? stopFadeFrames, reason: reason) }
+    return targets.count
+  }
+
+  private func stopQueued(_ id: VoiceID, fadeFrames: Int, reason: VoiceEndReason) {
+    let queued = engine.send(.stop(id, fadeFrames: fadeFrames, reason: reason))
+    precondition(queued, "the command ring had room a moment ago")
+    voices[id]?.stopping = true
+    if let voice = voices[id] { onStopping(id, voice) }
+  }
+
+  /// The engine reported `id`'s first frame: the voice, for its event and the trigger latency.
+  func started(_ id: VoiceID) -> LiveVoice? { voices[id] }
+
+  /// The engine reported `id`'s end: forgets it and returns what it was.
+  func ended(_ id: VoiceID) -> LiveVoice? { voices.removeValue(forKey: id) }
+
+  /// After a device loss, one-shots started longer than `lateNanoseconds` ago are dropped (reason
+  /// `device-lost`) rather than played late; loops carry on.
+  func dropLate(olderThan lateNanoseconds: UInt64) {
+    let now = clock.nanoseconds()
+    for id in sounding(where: { $0.loops != .forever && now - $0.startedAt > lateNanoseconds }) {
+      stop(id, fadeFrames: 0, reason: .deviceLost)
+    }
+  }
+}
