@@ -9,6 +9,12 @@ public struct NegotiatedFormat: Sendable, Equatable, CustomStringConvertible {
   public var rate: Int
   public var periodFrames: Int
   public var bufferFrames: Int
+  public init(sampleFormat: SampleFormat, rate: Int, periodFrames: Int, bufferFrames: Int) {
+    self.sampleFormat = sampleFormat
+    self.rate = rate
+    self.periodFrames = periodFrames
+    self.bufferFrames = bufferFrames
+  }
   public var description: String {
     "\(sampleFormat.rawValue) \(rate) Hz stereo, period \(periodFrames) frames, buffer \(bufferFrames) frames"
   }
@@ -20,6 +26,12 @@ public struct AudioDeviceError: Error, Sendable, Equatable, CustomStringConverti
   public var step: String
   public var code: Int32
   public var detail: String
+  public init(device: String, step: String, code: Int32, detail: String) {
+    self.device = device
+    self.step = step
+    self.code = code
+    self.detail = detail
+  }
   public var description: String {
     var text = "cannot open audio device '\(device)': \(step) failed: \(detail)"
     if code == -2 || code == -19 {

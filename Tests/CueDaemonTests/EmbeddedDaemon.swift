@@ -1,0 +1,177 @@
+import CueAudio
+import CueCore
+import CuePosix
+import CueProtocol
+import Foundation
+import Logging
+import Testing
+
+@testable import CueDaemon
+
+/// A clock the test moves by hand.
+final class ManualClock: DaemonClock {
+  var now: UInt64 = 1_000_000_000
+  func nanoseconds() -> UInt64 { now }
+  func advance(milliseconds: UInt64) { now += milliseconds * 1_000_000 }
+}
+
+/// An output device that keeps what it is given, and fails when told to.
+final class TestSink: OutputDevice, @unchecked Sendable {
+  let name = "test"
+  var format = NegotiatedFormat(sampleFormat: .float32, rate: 48000, periodFrames: 240, bufferFrames: 960)
+  /// Interleaved stereo, every frame written since the test began.
+  var written: [Float] = []
+  var isOpen = false
+  var opens = 0
+  /// The next open fails with this.
+  var openFailure: AudioDeviceError? = nil
+  /// The next write fails with this status.
+  var nextWriteStatus: SinkStatus = .ok
+
+  func open() throws(AudioDeviceError) -> NegotiatedFormat {
+    if let failure = openFailure { throw failure }
+    isOpen = true
+    opens += 1
+    return format
+  }
+
+  func close() { isOpen = false }
+
+  func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
+    let status = nextWriteStatus
+    nextWriteStatus = .ok
+    if case .lost = status { return status }
+    written.append(contentsOf: UnsafeBufferPointer(start: interleaved, count: frameCount * 2))
+    return status
+  }
+
+  func delayFrames() -> Int { 0 }
+}
+
+/// A connection's bytes in memory: what the test writes is read by the daemon, and the other way.
+final class MemoryTransport: ClientTransport {
+  var input: [UInt8] = []
+  var output: [UInt8] = []
+  /// The peer shut down its sending side (read returns end of file once input is drained).
+  var finishedSending = false
+  var closed = false
+
+  func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> FileDescriptor.IOResult {
+    if input.isEmpty { return finishedSending ? .endOfFile : .wouldBlock }
+    let n = min(buffer.count, input.count)
+    buffer.copyBytes(from: input[..<n])
+    input.removeFirst(n)
+    return .bytes(n)
+  }
+
+  func write(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> FileDescriptor.IOResult {
+    output.append(contentsOf: buffer)
+    return .bytes(buffer.count)
+  }
+
+  func close() { closed = true }
+  var pollDescriptor: FileDescriptor? { nil }
+}
+
+/// One client of an embedded daemon: sends lines, reads what came back.
+final class EmbeddedClient {
+  let connection: ClientConnection
+  let transport: MemoryTransport
+  private unowned let daemon: EmbeddedDaemon
+  private var consumed = 0
+
+  init(connection: ClientConnection, transport: MemoryTransport, daemon: EmbeddedDaemon) {
+    self.connection = connection
+    self.transport = transport
+    self.daemon = daemon
+  }
+
+  var serial: UInt64 { connection.serial }
+
+  /// Sends one line and lets the daemon serve it.
+  func send(_ line: String) {
+    transport.input.append(contentsOf: Array((line + "\n").utf8))
+    daemon.daemon.clients.service(connection, events: .readable)
+  }
+
+  /// Every line received since the last call, parsed.
+  func received() -> [JSONValue] {
+    let bytes = transport.output[consumed...]
+    consumed = transport.output.count
+    return bytes.split(separator: 0x0A).map { try! JSONParser.parse(Array($0)) }
+  }
+
+  /// Sends a request and returns the lines it produced (the reply first, unless deferred).
+  @discardableResult
+  func request(_ line: String) -> [JSONValue] {
+    send(line)
+    return received()
+  }
+
+  /// The reply to a request sent now (the first line that is not an event).
+  func reply(_ line: String) -> JSONValue {
+    request(line).first { $0["event"] == nil } ?? .null
+  }
+}
+
+/// A whole daemon in the test's thread, with no sockets, processes or audio thread: the test
+/// drives the engine's cycles and the clock itself (the spirit of SwiftNIO's EmbeddedChannel).
+final class EmbeddedDaemon {
+  let daemon: Daemon<TestSink>
+  let sink = TestSink()
+  let clock = ManualClock()
+
+  init(voiceLimit: Int = 32, idleSeconds: Double = 0.02, sounds: [String]? = nil, configure: (inout DaemonConfiguration) -> Void = { _ in }) throws {
+    var configuration = DaemonConfiguration(
+      soundDirectories: sounds ?? [Self.repositorySounds], socketPath: "/nonexistent/cued.sock", device: "test")
+    configuration.voiceLimit = voiceLimit
+    configuration.idleSeconds = idleSeconds
+    configure(&configuration)
+    var logger = Logger(label: "cued-test")
+    logger.logLevel = .critical
+    daemon = try Daemon(configuration: configuration, device: sink, logger: logger, clock: clock)
+    daemon.loadCues()
+  }
+
+  static var repositorySounds: String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("sounds").path
+  }
+
+  func connect() -> EmbeddedClient {
+    let transport = MemoryTransport()
+    let connection = daemon.clients.connect(transport)
+    return EmbeddedClient(connection: connection, transport: transport, daemon: self)
+  }
+
+  /// Runs `count` audio cycles (each one period), then hands the engine's news to the daemon.
+  func runCycles(_ count: Int = 1) {
+    for _ in 0..<count { _ = daemon.engine.runCycle() }
+    daemon.drainEngineEvents()
+  }
+
+  /// Runs cycles until `done` holds or `limit` cycles have run; returns whether it held.
+  @discardableResult
+  func runCycles(until done: () -> Bool, limit: Int = 2000) -> Bool {
+    for _ in 0..<limit {
+      if done() { return true }
+      runCycles(1)
+    }
+    return done()
+  }
+
+  /// Waits (for real, a few seconds at most) for background work such as a decode, and applies it.
+  func finishBackgroundWork() {
+    var request = pollfd(fd: daemon.work.doneFD.rawValue, events: Int16(POLLIN), revents: 0)
+    _ = poll(&request, 1, 5000)
+    daemon.finishWork()
+  }
+
+  func cue(_ name: String) -> Cue { daemon.catalog[name]! }
+
+  /// The decoded samples of a cue, interleaved stereo.
+  func samples(of name: String) -> [Float] {
+    let cue = cue(name)
+    return Array(UnsafeBufferPointer(start: cue.decoded.buffer.samples.base, count: cue.frameCount * 2))
+  }
+}
