@@ -46,10 +46,14 @@ public final class Daemon<Device: OutputDevice> {
 
   /// From a request's last byte arriving to its voice's first frame handed to the device.
   var triggerLatency = LatencyHistogram()
+  var status: DaemonStatus {
+    DaemonStatus(
+      configuration: configuration, startedAt: startedAt, clock: clock, engine: engine, device: device, voices: voices, catalog: catalog,
+      clients: clients, players: players, sounds: sounds, paging: paging, triggerLatency: triggerLatency)
+  }
   var running = true
   private var signalFD: FileDescriptor? = nil
-  private var nextWatchdog: UInt64? = nil
-  private var lastHeartbeat: UInt64 = .max
+  private var watchdog: Watchdog? = nil
 
   /// The configuration in force (reloads change the reloadable part).
   public var configuration: DaemonConfiguration { reloader.configuration }
@@ -124,7 +128,7 @@ public final class Daemon<Device: OutputDevice> {
   private func wire() {
     device.voicesWaiting = { [unowned self] in !voices.voices.isEmpty }
     device.onChange = { [unowned self] change in
-      notifier.notify(["STATUS=" + statusLine()])
+      notifier.notify(["STATUS=" + status.line])
       events.device(change, name: device.name)
       if change == .restored { voices.dropLate(olderThan: UInt64(configuration.lateVoiceSeconds * 1e9)) }
     }
@@ -148,7 +152,7 @@ public final class Daemon<Device: OutputDevice> {
       if scanning {
         notifier.notify(["RELOADING=1", "MONOTONIC_USEC=\(clock.nanoseconds() / 1000)", "STATUS=reloading"])
       } else {
-        notifier.notify(["READY=1", "STATUS=" + statusLine()])
+        notifier.notify(["READY=1", "STATUS=" + status.line])
       }
     }
     reloader.apply = { [unowned self] configuration, values in
@@ -189,21 +193,7 @@ public final class Daemon<Device: OutputDevice> {
 
   /// Decodes every cue (in parallel) and logs what was loaded, skipped and why.
   public func loadCues() {
-    let began = clock.nanoseconds()
-    let scan = reloader.loader.scan()
-    catalog.replace(with: scan.cues)
-    reloader.report(scan)
-    let elapsed = Double(clock.nanoseconds() - began) / 1e6
-    logger.info(
-      "loaded \(scan.cues.count) cue\(scan.cues.count == 1 ? "" : "s") (\(scan.totalBytes / 1024) KiB decoded) in \(formatMilliseconds(elapsed)) ms",
-      metadata: ["directories": "\(configuration.soundDirectories.joined(separator: ":"))"])
-    if let missing = reloader.missingBoundCue(in: paging.carousels, known: catalog.names) {
-      logger.error("\(missing) (the binding plays nothing until the cue exists)")
-    }
-    if scan.cues.isEmpty {
-      logger.warning(
-        "no cues loaded: put .mp3 files in one of \(configuration.soundDirectories.joined(separator: ", ")) or pass --sounds DIR")
-    }
+    reloader.loadAll(carousels: paging.carousels)
   }
 
   /// Starts the audio thread.
@@ -231,8 +221,8 @@ public final class Daemon<Device: OutputDevice> {
     self.signalFD = signalFD
     defer { signalFD.close() }
     guard let listener = clients.listener else { throw StartupError("run() needs bindSocket() first") }
-    notifier.notify(["READY=1", "STATUS=" + statusLine()])
-    if let interval = notifier.watchdogInterval { nextWatchdog = clock.nanoseconds() + interval }
+    notifier.notify(["READY=1", "STATUS=" + status.line])
+    if let interval = notifier.watchdogInterval { watchdog = Watchdog(interval: interval, now: clock.nanoseconds()) }
     logger.info(
       "cued \(cuedVersion) ready on \(configuration.socketPath); device '\(device.name)' opens on the first cue",
       metadata: audioThread.realtimeStatus == 0 ? ["audio-thread": "SCHED_FIFO"] : [:])
@@ -268,40 +258,16 @@ public final class Daemon<Device: OutputDevice> {
       clients.retireHalfClosed()
       if fixedReady.contains(.listener) { clients.acceptWaiting() }
       device.retryIfDue()
-      feedWatchdogIfDue()
+      watchdog?.feedIfDue(now: clock.nanoseconds(), engine: engine, notifier: notifier, logger: logger)
     }
     shutdown()
   }
 
   private func pollTimeout() -> Int32 {
-    guard let next = [device.retryDeadline, nextWatchdog].compactMap({ $0 }).min() else { return -1 }
+    guard let next = [device.retryDeadline, watchdog?.due].compactMap({ $0 }).min() else { return -1 }
     let now = clock.nanoseconds()
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))
-  }
-
-  /// WATCHDOG=1 at systemd's cadence, but only while both threads are alive: this loop is (it
-  /// runs this), and the audio thread is if it is parked (waiting for work) or has cycled since
-  /// the last ping. A stuck audio thread starves the watchdog and systemd restarts cued.
-  private func feedWatchdogIfDue() {
-    guard let interval = notifier.watchdogInterval, let due = nextWatchdog else { return }
-    let now = clock.nanoseconds()
-    guard now >= due else { return }
-    nextWatchdog = now + interval
-    let beat = engine.counters.heartbeat.load(ordering: .relaxed)
-    let audioAlive = engine.isParked || beat != lastHeartbeat
-    lastHeartbeat = beat
-    if audioAlive {
-      notifier.notify(["WATCHDOG=1"])
-    } else {
-      logger.error("the audio thread has not cycled for \(interval / 1_000_000) ms; not feeding the watchdog")
-    }
-  }
-
-  /// One line for systemd's STATUS=: cues and the device state.
-  func statusLine() -> String {
-    let state = device.lossError.map { "lost: \($0)" } ?? (device.stateName == "open" ? "open" : "closed (idle)")
-    return "\(catalog.count) cues; device \(device.name) \(state); \(voices.voices.count) voices"
   }
 
   // MARK: - Requests
@@ -347,11 +313,12 @@ public final class Daemon<Device: OutputDevice> {
       let started = try voices.start(request)
       return [("voice", .number(Double(started.id.rawValue)))] + (started.stolen.map { [("stole", .number(Double($0.rawValue)))] } ?? [])
     case .stop(let target, let fade):
-      return [("stopped", .number(Double(try stop(target, fadeSeconds: fade))))]
+      let fadeFrames = fade.map { Int($0 * Double(configuration.sampleRate)) }
+      return [("stopped", .number(Double(try voices.stop(target, fadeFrames: fadeFrames, catalog: catalog))))]
     case .list:
       return [("cues", .array(catalog.listing()))]
     case .status:
-      return statusFields()
+      return status.fields
     case .subscribe(let filter):
       client.subscription = filter
       return [("kinds", .array((filter.kinds ?? EventFilter.knownKinds).sorted().map { .string($0) }))]
@@ -367,23 +334,6 @@ public final class Daemon<Device: OutputDevice> {
     case .reload:
       try reloader.request(from: waiter)
       return nil
-    }
-  }
-
-  /// `stop`: the voices a target names, fading; returns how many.
-  private func stop(_ target: StopTarget, fadeSeconds: Double?) throws(ProtocolError) -> Int {
-    let fade = fadeSeconds.map { Int($0 * Double(configuration.sampleRate)) }
-    switch target {
-    case .voice(let raw):
-      guard voices.isSounding(VoiceID(raw)) else {
-        throw ProtocolError(.unknownVoice, "no voice \(raw) is playing (it may have finished); `cuectl status` counts the voices playing")
-      }
-      return try voices.stop([VoiceID(raw)], fadeFrames: fade, reason: .stopped)
-    case .cue(let name):
-      guard catalog[name] != nil || voices.voices.values.contains(where: { $0.cue.name == name }) else { throw catalog.unknown(name) }
-      return try voices.stop(voices.sounding { $0.cue.name == name }, fadeFrames: fade, reason: .stopped)
-    case .all:
-      return try voices.stop(voices.sounding(), fadeFrames: fade, reason: .stopped)
     }
   }
 
@@ -446,46 +396,6 @@ public final class Daemon<Device: OutputDevice> {
 
   // MARK: - Status, signals and shutdown
 
-  func statusFields() -> [(String, JSONValue)] {
-    var deviceFields: [(String, JSONValue)] = [("name", .string(device.name)), ("state", .string(device.stateName))]
-    if let error = device.lossError { deviceFields.append(("error", .string(error))) }
-    if let format = device.lastFormat {
-      deviceFields.append(("format", .string(format.sampleFormat.rawValue)))
-      deviceFields.append(("rate", .number(Double(format.rate))))
-      deviceFields.append(("periodFrames", .number(Double(format.periodFrames))))
-      deviceFields.append(("bufferFrames", .number(Double(format.bufferFrames))))
-    }
-    deviceFields.append(("delayFrames", .number(Double(device.delayFrames))))
-    deviceFields.append(("opens", .number(Double(device.opens))))
-    deviceFields.append(("losses", .number(Double(device.losses))))
-    let counters = engine.counters
-    let pagingNames = ["played", "ignored", "too-soon", "late", "unbound", "merged", "unchanged", "failed"]
-    return [
-      ("version", .string(cuedVersion)),
-      ("pid", .number(Double(ProcessInfo.processID))),
-      ("uptime", .number(Double(clock.nanoseconds() - startedAt) / 1e9)),
-      ("device", .object(deviceFields)),
-      ("voices", .number(Double(voices.soundingCount))),
-      ("voiceLimit", .number(Double(voices.limit))),
-      ("plays", .number(Double(voices.playsStarted))),
-      ("underruns", .number(Double(counters.underruns.load(ordering: .relaxed)))),
-      ("framesWritten", .number(Double(counters.framesWritten.load(ordering: .relaxed)))),
-      ("cues", .number(Double(catalog.count))),
-      ("cueBytes", .number(Double(catalog.byteCount))),
-      ("clients", .number(Double(clients.count))),
-      ("players", .number(Double(players.count))),
-      ("sounds", .number(Double(sounds.count))),  // held: disposed ones count until their last play ends
-      ("systemVolume", .number(sounds.volume)),
-      ("systemMuted", .bool(sounds.muted)),
-      ("deviceCurrentTime", .number(Double(device.heardFrame()) / Double(configuration.sampleRate))),
-      ("triggerLatency", triggerLatency.json),
-      ("paging", .object(pagingNames.map { ($0, .number(Double(paging.counts[$0] ?? 0))) })),
-      ("eventsDropped", .number(Double(clients.eventsDropped))),
-      ("refusedConnections", .number(Double(clients.refusedConnections))),
-      ("socket", .string(configuration.socketPath)),
-    ]
-  }
-
   private func handleSignals() {
     guard let signalFD else { return }
     while true {
@@ -535,9 +445,4 @@ public final class Daemon<Device: OutputDevice> {
     clients.close()
     logger.info("stopped")
   }
-}
-
-func formatMilliseconds(_ value: Double) -> String {
-  let tenths = (value * 10).rounded() / 10
-  return String(tenths)
 }

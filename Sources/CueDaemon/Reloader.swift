@@ -57,6 +57,25 @@ final class Reloader {
     Paging.missingBoundCue(in: carousels, path: configPath, known: known, hint: catalog.hint())
   }
 
+  /// The first load, at start: every cue decoded (in parallel), what was skipped and why logged.
+  func loadAll(carousels: [String: CarouselBindings]) {
+    let began = MonotonicClock.nanoseconds()
+    let scan = loader.scan()
+    catalog.replace(with: scan.cues)
+    report(scan)
+    let elapsed = Double(MonotonicClock.nanoseconds() - began) / 1e6
+    logger.info(
+      "loaded \(scan.cues.count) cue\(scan.cues.count == 1 ? "" : "s") (\(scan.totalBytes / 1024) KiB decoded) in \(formatMilliseconds(elapsed)) ms",
+      metadata: ["directories": "\(configuration.soundDirectories.joined(separator: ":"))"])
+    if let missing = missingBoundCue(in: carousels, known: catalog.names) {
+      logger.error("\(missing) (the binding plays nothing until the cue exists)")
+    }
+    if scan.cues.isEmpty {
+      logger.warning(
+        "no cues loaded: put .mp3 files in one of \(configuration.soundDirectories.joined(separator: ", ")) or pass --sounds DIR")
+    }
+  }
+
   /// Reads the config file again and applies what can change while running. Returns the problem, if any.
   @discardableResult
   func reloadConfiguration() -> String? {
@@ -168,4 +187,9 @@ final class Reloader {
     waiters.removeAll { $0.client == client }
     nextWaiters.removeAll { $0.client == client }
   }
+}
+
+func formatMilliseconds(_ value: Double) -> String {
+  let tenths = (value * 10).rounded() / 10
+  return String(tenths)
 }

@@ -1,4 +1,5 @@
 import CuePosix
+import Logging
 
 /// Tells systemd how cued is doing (sd_notify): READY, STATUS, WATCHDOG, RELOADING, STOPPING.
 ///
@@ -26,5 +27,35 @@ public struct SystemdNotifier: Sendable {
   public func notify(_ fields: [String]) {
     guard let socketPath else { return }
     try? UnixSocket.sendDatagram(Array(fields.joined(separator: "\n").utf8), to: socketPath)
+  }
+}
+
+/// systemd's watchdog: WATCHDOG=1 at its cadence, but only while both threads are alive.
+///
+/// The control loop is alive (it calls this); the audio thread is if it is parked (waiting for
+/// work) or has cycled since the last ping. A stuck audio thread starves the watchdog, and
+/// systemd restarts cued.
+struct Watchdog {
+  let interval: UInt64
+  /// When the next ping is due (daemon clock, ns).
+  private(set) var due: UInt64
+  private var lastHeartbeat: UInt64 = .max
+
+  init(interval: UInt64, now: UInt64) {
+    self.interval = interval
+    due = now + interval
+  }
+
+  mutating func feedIfDue(now: UInt64, engine: some EngineControl, notifier: SystemdNotifier, logger: Logger) {
+    guard now >= due else { return }
+    due = now + interval
+    let beat = engine.counters.heartbeat.load(ordering: .relaxed)
+    let audioAlive = engine.isParked || beat != lastHeartbeat
+    lastHeartbeat = beat
+    if audioAlive {
+      notifier.notify(["WATCHDOG=1"])
+    } else {
+      logger.error("the audio thread has not cycled for \(interval / 1_000_000) ms; not feeding the watchdog")
+    }
   }
 }

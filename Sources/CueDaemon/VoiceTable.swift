@@ -168,4 +168,20 @@ final class VoiceTable {
       stop(id, fadeFrames: 0, reason: .deviceLost)
     }
   }
+
+  /// `stop`: the voices `target` names, fading over `fadeFrames` (the stop fade when nil); how many.
+  func stop(_ target: StopTarget, fadeFrames: Int?, catalog: CueCatalog) throws(ProtocolError) -> Int {
+    switch target {
+    case .voice(let raw):
+      guard isSounding(VoiceID(raw)) else {
+        throw ProtocolError(.unknownVoice, "no voice \(raw) is playing (it may have finished); `cuectl status` counts the voices playing")
+      }
+      return try stop([VoiceID(raw)], fadeFrames: fadeFrames, reason: .stopped)
+    case .cue(let name):
+      guard catalog[name] != nil || voices.values.contains(where: { $0.cue.name == name }) else { throw catalog.unknown(name) }
+      return try stop(sounding { $0.cue.name == name }, fadeFrames: fadeFrames, reason: .stopped)
+    case .all:
+      return try stop(sounding(), fadeFrames: fadeFrames, reason: .stopped)
+    }
+  }
 }
