@@ -10,10 +10,7 @@ public struct NegotiatedFormat: Sendable, Equatable, CustomStringConvertible {
   public var periodFrames: Int
   public var bufferFrames: Int
   public init(sampleFormat: SampleFormat, rate: Int, periodFrames: Int, bufferFrames: Int) {
-    self.sampleFormat = sampleFormat
-    self.rate = rate
-    self.periodFrames = periodFrames
-    self.bufferFrames = bufferFrames
+    (self.sampleFormat, self.rate, self.periodFrames, self.bufferFrames) = (sampleFormat, rate, periodFrames, bufferFrames)
   }
   public var description: String {
     "\(sampleFormat.rawValue) \(rate) Hz stereo, period \(periodFrames) frames, buffer \(bufferFrames) frames"
@@ -27,10 +24,7 @@ public struct AudioDeviceError: Error, Sendable, Equatable, CustomStringConverti
   public var code: Int32
   public var detail: String
   public init(device: String, step: String, code: Int32, detail: String) {
-    self.device = device
-    self.step = step
-    self.code = code
-    self.detail = detail
+    (self.device, self.step, self.code, self.detail) = (device, step, code, detail)
   }
   public var description: String {
     var text = "cannot open audio device '\(device)': \(step) failed: \(detail)"
