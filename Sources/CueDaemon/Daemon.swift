@@ -430,7 +430,7 @@ public final class Daemon<Device: OutputDevice> {
         case .ended(let end): voiceEnded(end)
         case .refused(let id): voiceEnded(VoiceEnd(id: id, reason: .error, position: 0))
         case .released(let reason):
-          device.released(reason)
+          device.close()  // no events, no reopening: cued is on its way out
           if reason == .shutdown { released = true }
         case .started: break
         }
