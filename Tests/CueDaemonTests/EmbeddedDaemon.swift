@@ -91,7 +91,8 @@ final class EmbeddedClient {
   /// Sends one line and lets the daemon serve it.
   func send(_ line: String) {
     transport.input.append(contentsOf: Array((line + "\n").utf8))
-    daemon.daemon.clients.service(connection, events: .readable)
+    // One read per readiness, as in the loop: as many as it takes to read it all.
+    repeat { daemon.daemon.clients.service(connection, events: .readable) } while !transport.input.isEmpty
   }
 
   /// Every line received since the last call, parsed.

@@ -254,4 +254,67 @@ struct InProcessDaemonTests {
     embedded.daemon.clients.disconnect(client.connection)
     #expect(Array(embedded.daemon.players.players.keys) == [UInt64(kept)])
   }
+
+  @Test func reloadAnswersWhenTheScanIsDoneAndABadConfigChangesNothing() throws {
+    let embedded = try EmbeddedDaemon()
+    let client = embedded.connect()
+    #expect(client.request(#"{"id":1,"op":"reload"}"#).isEmpty)
+    embedded.finishBackgroundWork()
+    let reply = client.received().first { $0["id"] == .number(1) }
+    #expect(reply?["cues"] == .number(5))
+    embedded.daemon.configReader = { () throws(ConfigError) -> ConfigValues in
+      throw ConfigError(path: "/x/cued.toml", line: 3, message: "max-voices must be a whole number")
+    }
+    let refused = client.reply(#"{"id":2,"op":"reload"}"#)
+    #expect(refused["error"]?["code"] == .string("config-error"))
+    #expect(refused["error"]?["message"]?.stringValue?.contains("/x/cued.toml:3") == true)
+    #expect(embedded.daemon.voices.limit == 32)
+  }
+
+  @Test func aReloadedConfigReachesEveryOwner() throws {
+    let embedded = try EmbeddedDaemon()
+    let client = embedded.connect()
+    embedded.daemon.configReader = { () throws(ConfigError) -> ConfigValues in
+      var values = ConfigValues()
+      values.maxVoices = 3
+      values.maxPlayers = 7
+      values.systemVolume = 0.5
+      values.rate = 44100  // restart-only: kept
+      return values
+    }
+    #expect(client.request(#"{"id":1,"op":"reload"}"#).isEmpty)
+    #expect(embedded.daemon.voices.limit == 3)
+    #expect(embedded.daemon.players.maximum == 7)
+    #expect(embedded.daemon.sounds.volume == 0.5)
+    #expect(embedded.daemon.configuration.sampleRate == 48000)
+    embedded.finishBackgroundWork()
+  }
+
+  @Test func badLinesGetErrorsNamingTheProblemAndTheConnectionCarriesOn() throws {
+    let embedded = try EmbeddedDaemon()
+    let client = embedded.connect()
+    #expect(client.reply("{nope")["error"]?["code"] == .string("parse-error"))
+    #expect(client.reply(#"{"id":1,"op":"fly"}"#)["error"]?["code"] == .string("unknown-op"))
+    #expect(client.reply(#"{"id":2,"op":"play","cue":"nothing"}"#)["error"]?["message"]?.stringValue?.hasPrefix("no cue named 'nothing'; loaded: ") == true)
+    client.send(String(repeating: "x", count: 70_000))
+    #expect(client.received().first?["error"]?["code"] == .string("line-too-long"))
+    #expect(client.reply(#"{"id":3,"op":"ping"}"#)["pong"] == .bool(true))
+  }
+
+  @Test func statusCountsWhatTheOwnersHold() throws {
+    let embedded = try EmbeddedDaemon()
+    let client = embedded.connect()
+    _ = client.reply(#"{"id":1,"op":"play","cue":"tick","loops":-1}"#)
+    _ = client.reply(#"{"id":2,"op":"player.create","cue":"pico"}"#)
+    _ = client.reply(#"{"id":3,"op":"sound.create","cue":"pico"}"#)
+    let status = client.reply(#"{"id":4,"op":"status"}"#)
+    #expect(status["voices"] == .number(1))
+    #expect(status["plays"] == .number(1))
+    #expect(status["players"] == .number(1))
+    #expect(status["sounds"] == .number(1))
+    #expect(status["clients"] == .number(1))
+    #expect(status["cues"] == .number(5))
+    #expect(status["device"]?["state"] == .string("open"))
+    #expect(status["device"]?["opens"] == .number(1))
+  }
 }
