@@ -1,6 +1,7 @@
 import CuePosix
 
-/// Everything the daemon is told at start: flags (and later the config file) end up here.
+/// Everything the daemon is told at start: flags and the config file end up here. The fields that
+/// settings set (Settings.all) start at the settings' defaults; a test keeps the two equal.
 public struct DaemonConfiguration: Sendable {
   /// Sound directories in search order: a cue name found in an earlier one wins.
   public var soundDirectories: [String]
@@ -38,6 +39,8 @@ public struct DaemonConfiguration: Sendable {
   /// The system-sound volume and mute switch at start.
   public var systemVolume = 1.0
   public var systemMuted = false
+  /// trace, debug, info, notice, warning, error or critical.
+  public var logLevel = "info"
 
   public init(soundDirectories: [String], socketPath: String, device: String) {
     self.soundDirectories = soundDirectories
@@ -45,28 +48,12 @@ public struct DaemonConfiguration: Sendable {
     self.device = device
   }
 
-  /// The configuration that `values` describe (flags over the config file), built-in defaults for the rest.
+  /// The configuration that `values` describe (flags over the config file), the settings' defaults for the rest.
   public init(_ values: ConfigValues) {
-    self.init(
-      soundDirectories: values.sounds ?? Self.defaultSoundDirectories(), socketPath: DefaultPaths.socket(explicit: values.socket),
-      device: values.device ?? "default")
-    if let v = values.rate { sampleRate = v }
-    if let v = values.periodFrames { periodFrames = v }
-    if let v = values.bufferFrames { bufferFrames = v }
-    if let v = values.idleTimeout { idleSeconds = v }
-    if let v = values.maxVoices { voiceLimit = v }
-    if let v = values.maxCueSeconds { maximumCueSeconds = v }
-    if let v = values.maxMemory { maximumDecodedBytes = v << 20 }
-    if let v = values.maxCues { maximumCues = v }
-    if let v = values.maxClients { maximumClients = v }
-    if let v = values.maxPlayers { maximumPlayers = v }
-    if let v = values.maxSounds { maximumSounds = v }
-    if let v = values.maxClientQueue { clientQueueBytes = v << 10 }
-    if let v = values.allowAnyPath { allowAnyPath = v }
-    if let v = values.allowGroup { allowedGroup = Users.groupID(named: v) }
-    if let v = values.realtimePriority { realtimePriority = Int32(v) }
-    if let v = values.systemVolume { systemVolume = v }
-    if let v = values.systemMuted { systemMuted = v }
+    self.init(soundDirectories: Self.defaultSoundDirectories(), socketPath: DefaultPaths.socket(), device: "default")
+    for setting in Settings.all {
+      if let value = values[setting] ?? setting.defaultValue { setting.apply(value, &self) }
+    }
   }
 
   /// What is wrong with this combination of settings, if anything (each value alone was checked).

@@ -9,9 +9,10 @@ import Glibc
 #endif
 
 /// `cued`: the audio cue daemon. Every option has a key of the same name in the config file
-/// (docs/CONFIG.md); an option given here wins over the file (CommandLine.swift).
+/// (docs/CONFIG.md); an option given here wins over the file (CueDaemon's DaemonCommandLine.swift,
+/// from the settings table in Settings.swift).
 struct Cued {
-  let options: CommandLineOptions
+  let options: DaemonCommandLine
   var commandLineValues: ConfigValues { options.values }
   var noConfig: Bool { options.noConfig }
   var config: String? { options.configPath }
@@ -21,24 +22,26 @@ struct Cued {
   struct ExitCode: Error { var status: Int32; init(_ status: Int32) { self.status = status } }
 
   static func main() {
-    let options: CommandLineOptions
+    let options: DaemonCommandLine
     do {
-      options = try CommandLineOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+      options = try DaemonCommandLine(arguments: Array(CommandLine.arguments.dropFirst()))
     } catch {
       writeToStandardError("cued: \(error.message)\n")
       exit(2)
     }
     switch options.action {
     case .help:
-      writeToStandardOutput(CommandLineOptions.helpText)
+      writeToStandardOutput(DaemonCommandLine.helpText)
     case .version:
       writeToStandardOutput(cuedVersion + "\n")
     case .completionScript(let shell):
-      guard let script = CommandLineOptions.completionScript(for: shell) else {
+      guard let script = DaemonCommandLine.completionScript(for: shell) else {
         writeToStandardError("cued: no completion script for '\(shell)'; choose bash, zsh or fish\n")
         exit(2)
       }
       writeToStandardOutput(script)
+    case .manualOptions:
+      writeToStandardOutput(DaemonCommandLine.manualOptions)
     case .run:
       do {
         try Cued(options: options).run()
@@ -73,7 +76,7 @@ struct Cued {
       writeToStandardError("cued: \(problem)\n")
       throw ExitCode(2)
     }
-    let level = values.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .info
+    let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
     let journald = StandardErrorLogHandler.standardErrorIsJournal
     LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label, level: level, journald: journald) }
     let logger = Logger(label: "cued")

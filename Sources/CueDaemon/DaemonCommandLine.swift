@@ -1,86 +1,96 @@
-import CueDaemon
 import CuePosix
 import CueProtocol
 
 /// cued's command line, parsed by hand.
 ///
 /// cued is a long-running daemon whose every setting is also a config-file key, so each option is
-/// `--KEY VALUE` for a key of docs/CONFIG.md, checked by the same code that checks the file. A
-/// hand-written parser keeps swift-argument-parser, and with it FoundationEssentials, out of the
+/// `--KEY VALUE` for a setting of the table (Settings.swift), checked by the same code that checks
+/// the file; `--help`, the completion scripts and the man page's options come from the same table.
+/// A hand-written parser keeps swift-argument-parser, and with it FoundationEssentials, out of the
 /// daemon: about 3 MiB of resident memory and 2 ms of start-up (docs/PERFORMANCE.md). `cuectl`,
 /// which people type at, keeps swift-argument-parser.
-struct CommandLineOptions {
-  /// What a config key's value is on the command line.
-  enum Kind { case integer, number, string, list, flag }
-
+public struct DaemonCommandLine: Sendable {
+  /// One option as `--help`, the completion scripts and the man page show it.
   struct Option {
-    var key: String
-    var kind: Kind
+    /// As `--help` writes it: `--rate`, `-h, --help`.
+    var flag: String
+    /// The value's name ("" when it takes none).
     var valueName: String
     var help: String
+    /// The man page's text, in mdoc.
+    var manual: String
+    var completion: ValueCompletion
   }
 
-  /// Every setting, in the order `--help` lists them. Each is also a config-file key.
-  static let settings: [Option] = [
-    Option(key: "sounds", kind: .list, valueName: "dir", help: "A sound directory; repeat for more (earlier wins)."),
-    Option(key: "socket", kind: .string, valueName: "path",
-           help: "The Unix socket to listen on (default: $CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock)."),
-    Option(key: "device", kind: .string, valueName: "name",
-           help: "The ALSA PCM to play through, or 'null' for a silent clock-paced sink (default: default)."),
-    Option(key: "rate", kind: .integer, valueName: "hz", help: "The output sample rate; every cue is converted to it (default: 48000)."),
-    Option(key: "period-frames", kind: .integer, valueName: "frames", help: "Frames per ALSA period (default: 240, 5 ms)."),
-    Option(key: "buffer-frames", kind: .integer, valueName: "frames", help: "Frames in the ALSA buffer (default: 960)."),
-    Option(key: "idle-timeout", kind: .number, valueName: "seconds", help: "Seconds of silence before the device is closed (default: 2)."),
-    Option(key: "max-voices", kind: .integer, valueName: "n",
-           help: "Voices sounding at once; past it the oldest is stolen with a fade (default: 32)."),
-    Option(key: "max-cue-seconds", kind: .number, valueName: "seconds", help: "The longest cue accepted (default: 60)."),
-    Option(key: "max-memory", kind: .integer, valueName: "MiB", help: "The most decoded memory all cues may take (default: 256)."),
-    Option(key: "max-cues", kind: .integer, valueName: "n", help: "The most cues loaded (default: 4096)."),
-    Option(key: "max-clients", kind: .integer, valueName: "n", help: "The most clients connected at once (default: 1024)."),
-    Option(key: "max-players", kind: .integer, valueName: "n", help: "The most players at once (default: 1024)."),
-    Option(key: "max-sounds", kind: .integer, valueName: "n", help: "The most system sounds at once (default: 1024)."),
-    Option(key: "max-client-queue", kind: .integer, valueName: "KiB",
-           help: "Unread replies and events one client may queue; past it its events are dropped and counted (default: 1024)."),
-    Option(key: "allow-any-path", kind: .flag, valueName: "",
-           help: "Let clients name MP3 files outside the sound directories (player.create / sound.create with a path)."),
-    Option(key: "allow-group", kind: .string, valueName: "group",
-           help: "Let members of this group connect too (the system-wide mode); otherwise only cued's own user may."),
-    Option(key: "realtime-priority", kind: .integer, valueName: "n",
-           help: "SCHED_FIFO priority for the audio thread, 0 for normal scheduling (default: 20)."),
-    Option(key: "log-level", kind: .string, valueName: "level", help: "trace, debug, info, notice, warning, error or critical (default: info)."),
-  ]
+  /// What a shell offers for an option's value.
+  enum ValueCompletion: Equatable {
+    case anything, directory, file, words(String)
+
+    init(_ type: SettingType) {
+      switch type {
+      case .directories: self = .directory
+      case .path: self = .file
+      case .choice(let words): self = .words(words.joined(separator: " "))
+      default: self = .anything
+      }
+    }
+  }
 
   /// The options that are not settings.
-  static let others: [(flag: String, valueName: String, help: String)] = [
-    ("--config", "path", "The config file (default: $XDG_CONFIG_HOME/cued/cued.toml, else /etc/cued/cued.toml, if present)."),
-    ("--no-config", "", "Read no config file."),
-    ("--check-config", "", "Check the config file, print what is wrong (file:line: message) and exit: 0 when it is good."),
-    ("--version", "", "Show the version."),
-    ("-h, --help", "", "Show help information."),
-    ("--generate-completion-script", "shell", "Print a completion script for bash, zsh or fish."),
+  static let others: [Option] = [
+    Option(
+      flag: "--config", valueName: "path",
+      help: "The config file (default: $XDG_CONFIG_HOME/cued/cued.toml, else /etc/cued/cued.toml, if present).",
+      manual: "The config file. Default:\n.Pa $XDG_CONFIG_HOME/cued/cued.toml ,\nelse\n.Pa /etc/cued/cued.toml ,\nif present.",
+      completion: .file),
+    Option(flag: "--no-config", valueName: "", help: "Read no config file.", manual: "Read no config file.", completion: .anything),
+    Option(
+      flag: "--check-config", valueName: "",
+      help: "Check the config file, print what is wrong (file:line: message) and exit: 0 when it is good.",
+      manual: "Check the config file, print what is wrong as FILE:LINE: message, and exit: 0 when it is good.", completion: .anything),
+    Option(flag: "--version", valueName: "", help: "Show the version.", manual: "Print the version.", completion: .anything),
+    Option(flag: "-h, --help", valueName: "", help: "Show help information.", manual: "Print the options.", completion: .anything),
+    Option(
+      flag: "--generate-completion-script", valueName: "shell", help: "Print a completion script for bash, zsh or fish.",
+      manual: "Print a completion script for bash, zsh or fish.", completion: .words("bash zsh fish")),
   ]
 
+  /// Every option, in the order of `--help`: the settings (Settings.all), then the others.
+  static var options: [Option] {
+    Settings.all.filter(\.isOption).map { setting in
+      Option(
+        flag: "--" + setting.key, valueName: setting.type == .boolean ? "" : setting.valueName, help: setting.helpText,
+        manual: mdocText(setting.manualText), completion: ValueCompletion(setting.type))
+    } + others
+  }
+
+  /// Not in `--help`: prints the man page's OPTIONS list (mdoc), which `packaging/install.sh` puts
+  /// into packaging/man/cued.1 when it stages the page.
+  public static let manualOptionsFlag = "--generate-manual-options"
+
   /// What the command line asks for.
-  enum Action: Equatable {
+  public enum Action: Equatable, Sendable {
     case run
     case help
     case version
     case completionScript(String)
+    case manualOptions
   }
 
-  var action = Action.run
-  /// The settings given, as config values (nil where an option was not given).
-  var values = ConfigValues()
-  var configPath: String?
-  var noConfig = false
-  var checkConfig = false
+  public var action = Action.run
+  /// The settings given, as config values (absent where an option was not given).
+  public var values = ConfigValues()
+  public var configPath: String?
+  public var noConfig = false
+  public var checkConfig = false
 
   /// A command line that cannot be used: the message names the option and what to do.
-  struct UsageError: Error { var message: String }
+  public struct UsageError: Error, Sendable { public var message: String }
 
-  init(arguments: [String]) throws(UsageError) {
+  public init(arguments: [String]) throws(UsageError) {
     var members: [(String, JSONValue)] = []
-    var sounds: [JSONValue] = []
+    // Repeated options (--sounds), given to the check as one list each, after the others.
+    var lists: [String: [JSONValue]] = [:]
     var index = 0
     func usage(_ message: String) -> UsageError { UsageError(message: message + "\nSee 'cued --help'.") }
     while index < arguments.count {
@@ -102,21 +112,22 @@ struct CommandLineOptions {
       case "-h", "--help": action = .help; return
       case "--version": action = .version; return
       case "--generate-completion-script": action = .completionScript(try value()); return
+      case Self.manualOptionsFlag: action = .manualOptions; return
       case "--config": configPath = try value()
       case "--no-config": noConfig = true
       case "--check-config": checkConfig = true
       default:
-        guard name.hasPrefix("--"), let option = Self.settings.first(where: { "--" + $0.key == name }) else {
+        guard name.hasPrefix("--"), let option = Settings.setting(String(name.dropFirst(2))) else {
           let hint = name.hasPrefix("-") ? "" : " (cued takes no arguments, only options)"
           throw usage("unknown option '\(argument)'\(hint)")
         }
-        switch option.kind {
-        case .flag:
+        switch option.type {
+        case .boolean:
           guard inlineValue == nil else { throw usage("\(name) takes no value") }
           members.append((option.key, .bool(true)))
-        case .list:
-          sounds.append(.string(try value()))
-        case .string:
+        case .directories:
+          lists[option.key, default: []].append(.string(try value()))
+        case .text, .path, .choice, .group:
           members.append((option.key, .string(try value())))
         case .integer, .number:
           let text = try value()
@@ -126,7 +137,7 @@ struct CommandLineOptions {
         }
       }
     }
-    if !sounds.isEmpty { members.append(("sounds", .array(sounds))) }
+    for setting in Settings.all { if let list = lists[setting.key] { members.append((setting.key, .array(list))) } }
     if noConfig && configPath != nil { throw usage("--config and --no-config contradict each other") }
     // The checks the config file gets, so a flag and a key mean the same thing.
     do {
@@ -136,7 +147,7 @@ struct CommandLineOptions {
     }
   }
 
-  static var helpText: String {
+  public static var helpText: String {
     var text = """
       cued: plays short pre-decoded sound cues through ALSA on request.
 
@@ -175,11 +186,8 @@ struct CommandLineOptions {
       }
       for rest in lines.dropFirst() { text += indent + rest + "\n" }
     }
-    for option in settings {
-      line(option.kind == .flag ? "--\(option.key)" : "--\(option.key) <\(option.valueName)>", option.help)
-    }
-    for other in others {
-      line(other.valueName.isEmpty ? other.flag : "\(other.flag) <\(other.valueName)>", other.help)
+    for option in options {
+      line(option.valueName.isEmpty ? option.flag : "\(option.flag) <\(option.valueName)>", option.help)
     }
     text += """
 
@@ -193,42 +201,32 @@ struct CommandLineOptions {
     return text
   }
 
-  /// Every option as written on the command line, with its value's name ("" for none) and help.
-  static var allFlags: [(flag: String, valueName: String, help: String)] {
-    settings.map { ("--" + $0.key, $0.kind == .flag ? "" : $0.valueName, $0.help) }
-      + others.flatMap { other in other.flag.split(separator: ", ").map { (String($0), other.valueName, other.help) } }
-  }
-
-  /// What a shell offers for an option's value.
-  enum ValueCompletion: Equatable {
-    case anything, directory, file, words(String)
-
-    init(valueName: String) {
-      switch valueName {
-      case "dir": self = .directory
-      case "path": self = .file
-      case "level": self = .words("trace debug info notice warning error critical")
-      case "shell": self = .words("bash zsh fish")
-      default: self = .anything
+  /// Every option as written on the command line (`-h, --help` is two), with its value's name and help.
+  static var allFlags: [Option] {
+    options.flatMap { option in
+      option.flag.split(separator: ", ").map { flag in
+        var one = option
+        one.flag = String(flag)
+        return one
       }
     }
   }
 
   /// A completion script for `shell` (bash, zsh or fish), from the same table as `--help`.
-  static func completionScript(for shell: String) -> String? {
+  public static func completionScript(for shell: String) -> String? {
     let flags = allFlags
     switch shell {
     case "bash":
       var cases = ""
-      for (flag, valueName, _) in flags where !valueName.isEmpty {
+      for option in flags where !option.valueName.isEmpty {
         let action: String
-        switch ValueCompletion(valueName: valueName) {
+        switch option.completion {
         case .directory: action = "COMPREPLY=($(compgen -d -- \"$cur\"))"
         case .file: action = "COMPREPLY=($(compgen -f -- \"$cur\"))"
         case .anything: action = "COMPREPLY=()"
         case .words(let words): action = "COMPREPLY=($(compgen -W '\(words)' -- \"$cur\"))"
         }
-        cases += "    \(flag)) \(action); return ;;\n"
+        cases += "    \(option.flag)) \(action); return ;;\n"
       }
       return """
         # bash completion for cued (generated by cued --generate-completion-script bash)
@@ -245,11 +243,12 @@ struct CommandLineOptions {
         """
     case "zsh":
       var specs = ""
-      for (flag, valueName, help) in flags {
-        let text = help.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "(")
+      for option in flags {
+        let (flag, valueName) = (option.flag, option.valueName)
+        let text = option.help.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "(")
           .replacingOccurrences(of: "]", with: ")").replacingOccurrences(of: ":", with: "\\:")
         var action = ""
-        switch valueName.isEmpty ? nil : ValueCompletion(valueName: valueName) {
+        switch valueName.isEmpty ? nil : option.completion {
         case nil: action = ""
         case .directory?: action = ":\(valueName):_files -/"
         case .file?: action = ":\(valueName):_files"
@@ -267,21 +266,40 @@ struct CommandLineOptions {
         """
     case "fish":
       var lines = "# fish completion for cued (generated by cued --generate-completion-script fish)\n"
-      for (flag, valueName, help) in flags {
+      for option in flags {
+        let flag = option.flag
         let name = flag.hasPrefix("--") ? "-l \(flag.dropFirst(2))" : "-s \(flag.dropFirst())"
         var extra = ""
-        switch valueName.isEmpty ? nil : ValueCompletion(valueName: valueName) {
+        switch option.valueName.isEmpty ? nil : option.completion {
         case nil: extra = ""
         case .directory?, .file?: extra = " -r -F"
         case .anything?: extra = " -r -f"
         case .words(let words)?: extra = " -r -f -a '\(words)'"
         }
-        lines += "complete -c cued \(name)\(extra) -d '\(help.replacingOccurrences(of: "'", with: "\\'"))'\n"
+        lines += "complete -c cued \(name)\(extra) -d '\(option.help.replacingOccurrences(of: "'", with: "\\'"))'\n"
       }
       return lines
     default:
       return nil
     }
+  }
+
+  /// Plain text as one mdoc text line: backslashes escaped, and a leading period or apostrophe
+  /// (which would make it a request) guarded.
+  static func mdocText(_ text: String) -> String {
+    let escaped = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "\n", with: " ")
+    return escaped.hasPrefix(".") || escaped.hasPrefix("'") ? "\\&" + escaped : escaped
+  }
+
+  /// The man page's OPTIONS list (mdoc), from the same table as `--help`.
+  public static var manualOptions: String {
+    var text = ".Bl -tag -width Ds\n"
+    for option in options {
+      let flags = option.flag.split(separator: ", ").map { "Fl " + $0.dropFirst() }.joined(separator: " , ")
+      text += ".It " + flags + (option.valueName.isEmpty ? "" : " Ar " + option.valueName) + "\n"
+      text += option.manual + "\n"
+    }
+    return text + ".El\n"
   }
 }
 
@@ -289,7 +307,7 @@ extension String {
   /// A config-file message about `key` rewritten for the command line (`--key`).
   func replacingKeysWithFlags() -> String {
     var text = self
-    for key in ConfigFile.flagKeys where text.hasPrefix(key + " ") { text = "--" + text }
+    for key in Settings.topLevelKeys where text.hasPrefix(key + " ") { text = "--" + text }
     return text
   }
 

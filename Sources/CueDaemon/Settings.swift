@@ -1,0 +1,327 @@
+import CuePosix
+import CueProtocol
+
+// The settings table: every setting of cued, once. The command line (parsing, `--help`, the
+// completion scripts and the man page's options, DaemonCommandLine.swift), the config file (keys,
+// types, ranges, the unknown-key message, ConfigFile.swift) and the reload rules
+// (`DaemonConfiguration.reloading(to:)`) are all made from it.
+//
+// Adding a plain setting: one entry in `Settings.all` and the field it sets in DaemonConfiguration
+// (with the same default; a test compares them), and its row in docs/CONFIG.md.
+
+/// A setting's value once checked, in the config file's units (MiB, KiB, seconds).
+public enum SettingValue: Sendable, Equatable {
+  case integer(Int)
+  case number(Double)
+  case string(String)
+  case strings([String])
+  case bool(Bool)
+
+  var int: Int {
+    switch self {
+    case .integer(let n): n
+    case .number(let x): Int(x)
+    default: 0
+    }
+  }
+  var double: Double {
+    switch self {
+    case .integer(let n): Double(n)
+    case .number(let x): x
+    default: 0
+    }
+  }
+  var string: String { if case .string(let s) = self { s } else { "" } }
+  var strings: [String] { if case .strings(let list) = self { list } else { [] } }
+  var bool: Bool { if case .bool(let b) = self { b } else { false } }
+
+  /// As `--help` and the man page show it: `2`, not `2.0`.
+  var shown: String {
+    switch self {
+    case .integer(let n): "\(n)"
+    case .number(let x): x == x.rounded() && abs(x) < 1e15 ? "\(Int(x))" : "\(x)"
+    case .string(let s): s
+    case .strings(let list): list.joined(separator: ", ")
+    case .bool(let b): "\(b)"
+    }
+  }
+}
+
+extension SettingValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
+  ExpressibleByBooleanLiteral
+{
+  public init(integerLiteral value: Int) { self = .integer(value) }
+  public init(floatLiteral value: Double) { self = .number(value) }
+  public init(stringLiteral value: String) { self = .string(value) }
+  public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+/// What a setting takes, and how it is checked (the same check for a flag and a key).
+public enum SettingType: Sendable, Equatable {
+  case integer(ClosedRange<Int>)
+  case number(ClosedRange<Double>)
+  /// true or false; on the command line, a flag that takes no value.
+  case boolean
+  /// A non-empty string.
+  case text
+  /// A non-empty string; `~/` is the home directory.
+  case path
+  /// One of these words.
+  case choice([String])
+  /// A group name or number that exists on this system.
+  case group
+  /// A list of directories (`~/` expanded); on the command line the flag is repeated.
+  case directories
+
+  /// `value` checked for `key`; the problem says what to write instead.
+  func check(_ value: JSONValue, key: String) throws(SettingProblem) -> SettingValue {
+    switch self {
+    case .integer(let range):
+      guard let n = value.intValue, range.contains(n) else {
+        throw SettingProblem("\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound), e.g. \(key) = \(range.lowerBound)")
+      }
+      return .integer(n)
+    case .number(let range):
+      guard let x = value.doubleValue, x.isFinite, range.contains(x) else {
+        throw SettingProblem("\(key) must be a number from \(range.lowerBound) to \(range.upperBound)")
+      }
+      return .number(x)
+    case .boolean:
+      guard let b = value.boolValue else { throw SettingProblem("\(key) must be true or false") }
+      return .bool(b)
+    case .text, .path, .choice, .group:
+      guard let s = value.stringValue, !s.isEmpty else {
+        throw SettingProblem("\(key) must be a non-empty string in quotes, e.g. \(key) = \"…\"")
+      }
+      switch self {
+      case .path: return .string(Settings.expandHome(s))
+      case .choice(let words) where !words.contains(s):
+        throw SettingProblem("\(key) must be one of \(words.joined(separator: ", "))")
+      case .group where Users.groupID(named: s) == nil:
+        throw SettingProblem("\(key) names no group on this system: \(s); give a group name from /etc/group or a number")
+      default: return .string(s)
+      }
+    case .directories:
+      guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue?.isEmpty == false }) else {
+        throw SettingProblem("\(key) must be a list of directories, e.g. \(key) = [\"~/.local/share/cued/sounds\"]")
+      }
+      return .strings(list.compactMap(\.stringValue).map(Settings.expandHome))
+    }
+  }
+}
+
+/// Why a value does not fit its setting.
+public struct SettingProblem: Error, Sendable {
+  public var message: String
+  init(_ message: String) { self.message = message }
+}
+
+/// One setting: its key, what it takes, its default, how it is described, where it goes in
+/// DaemonConfiguration, and whether a reload applies it.
+public struct Setting: Sendable {
+  public enum Reload: Sendable, Equatable {
+    /// A reload applies it (at once, at the rescan that follows, or to new connections).
+    case reloadable
+    /// Read at start only; a reload that changes it is logged as needing a restart.
+    case restartOnly
+  }
+
+  public let key: String
+  /// The config table it is in (`system-sounds` for `[system-sounds]`), "" for the top level.
+  /// Only top-level settings are command-line options.
+  public let table: String
+  public let type: SettingType
+  /// nil when the default is worked out at start (the socket, the sound directories).
+  public let defaultValue: SettingValue?
+  /// How `--help` and the man page state the default, when not just `defaultValue`.
+  let defaultNote: String?
+  /// The value's name in `--help` (`--rate <hz>`); "" for a flag.
+  public let valueName: String
+  /// What it does, for `--help` and the completions (no final period; the default is added).
+  public let help: String
+  /// More for the man page, after the help.
+  let details: String
+  public let reload: Reload
+  /// Stores a checked value into the configuration.
+  let apply: @Sendable (SettingValue, inout DaemonConfiguration) -> Void
+  /// Copies the setting from one configuration into another.
+  let copy: @Sendable (DaemonConfiguration, inout DaemonConfiguration) -> Void
+  /// Whether two configurations differ in this setting.
+  let differs: @Sendable (DaemonConfiguration, DaemonConfiguration) -> Bool
+
+  init<Field: Equatable & Sendable>(
+    _ key: String, in table: String = "", _ type: SettingType, default defaultValue: SettingValue?, shown defaultNote: String? = nil,
+    valueName: String = "", _ reload: Reload, help: String, details: String = "",
+    sets field: WritableKeyPath<DaemonConfiguration, Field> & Sendable, as convert: @escaping @Sendable (SettingValue) -> Field
+  ) {
+    self.key = key
+    self.table = table
+    self.type = type
+    self.defaultValue = defaultValue
+    self.defaultNote = defaultNote
+    self.valueName = valueName
+    self.help = help
+    self.details = details
+    self.reload = reload
+    apply = { value, configuration in configuration[keyPath: field] = convert(value) }
+    copy = { from, to in to[keyPath: field] = from[keyPath: field] }
+    differs = { a, b in a[keyPath: field] != b[keyPath: field] }
+  }
+
+  init<Field: SettingField>(
+    _ key: String, in table: String = "", _ type: SettingType, default defaultValue: SettingValue?, shown defaultNote: String? = nil,
+    valueName: String = "", _ reload: Reload, help: String, details: String = "",
+    sets field: WritableKeyPath<DaemonConfiguration, Field> & Sendable
+  ) {
+    self.init(
+      key, in: table, type, default: defaultValue, shown: defaultNote, valueName: valueName, reload, help: help, details: details,
+      sets: field, as: Field.init(setting:))
+  }
+
+  /// The key as the config values know it: `rate`, or `system-sounds.volume` in a table.
+  public var id: String { table.isEmpty ? key : table + "." + key }
+
+  /// Whether it is also a command-line option (`--key`).
+  public var isOption: Bool { table.isEmpty }
+
+  /// The default as the help states it, if it states one (not for flags).
+  public var shownDefault: String? {
+    if let defaultNote { return defaultNote }
+    if type == .boolean { return nil }
+    return defaultValue?.shown
+  }
+
+  /// The help line of `--help`: the help, the default, a period.
+  public var helpText: String { help + (shownDefault.map { " (default: \($0))" } ?? "") + "." }
+
+  /// The man page's description.
+  public var manualText: String {
+    help + "." + (details.isEmpty ? "" : " " + details) + (shownDefault.map { " Default: \($0)." } ?? "")
+  }
+}
+
+/// A DaemonConfiguration field that takes a setting's value as it is.
+protocol SettingField: Equatable, Sendable { init(setting: SettingValue) }
+extension Int: SettingField { init(setting: SettingValue) { self = setting.int } }
+extension Int32: SettingField { init(setting: SettingValue) { self = Int32(clamping: setting.int) } }
+extension Double: SettingField { init(setting: SettingValue) { self = setting.double } }
+extension String: SettingField { init(setting: SettingValue) { self = setting.string } }
+extension Bool: SettingField { init(setting: SettingValue) { self = setting.bool } }
+extension Array: SettingField where Element == String { init(setting: SettingValue) { self = setting.strings } }
+
+public enum Settings {
+  /// Every setting, in the order of `--help`, the man page, the unknown-key message and the
+  /// reload's list of restart-only keys.
+  public static let all: [Setting] = [
+    Setting(
+      "sounds", .directories, default: nil, valueName: "dir", .reloadable, help: "A sound directory; repeat for more (earlier wins)",
+      details: "A cue name found in an earlier directory wins. Default: $XDG_DATA_HOME/cued/sounds, /usr/local/share/cued/sounds, /usr/share/cued/sounds.",
+      sets: \.soundDirectories),
+    Setting(
+      "socket", .path, default: nil, shown: "$CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock", valueName: "path", .restartOnly,
+      help: "The Unix socket to listen on", details: "Else /tmp/cued-UID/cued.sock. The socket is made mode 0600 in a 0700 directory.",
+      sets: \.socketPath, as: { DefaultPaths.socket(explicit: $0.string) }),
+    Setting(
+      "device", .text, default: "default", valueName: "name", .restartOnly,
+      help: "The ALSA PCM to play through, or 'null' for a silent clock-paced sink", sets: \.device),
+    Setting(
+      "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
+      help: "The output sample rate; every cue is converted to it", details: "Once, at load.", sets: \.sampleRate),
+    Setting(
+      "period-frames", .integer(16...16384), default: 240, shown: "240, 5 ms", valueName: "frames", .restartOnly,
+      help: "Frames per ALSA period", sets: \.periodFrames),
+    Setting(
+      "buffer-frames", .integer(32...65536), default: 960, valueName: "frames", .restartOnly, help: "Frames in the ALSA buffer",
+      details: "At least two periods.", sets: \.bufferFrames),
+    Setting(
+      "idle-timeout", .number(0...86_400), default: 2, valueName: "seconds", .restartOnly,
+      help: "Seconds of silence before the device is closed", sets: \.idleSeconds),
+    Setting(
+      "max-voices", .integer(1...4096), default: 32, valueName: "n", .reloadable,
+      help: "Voices sounding at once; past it the oldest is stolen with a fade", details: "Its client is told.", sets: \.voiceLimit),
+    Setting(
+      "max-cue-seconds", .number(0.001...3600), default: 60, valueName: "seconds", .reloadable, help: "The longest cue accepted",
+      details: "Longer files are skipped.", sets: \.maximumCueSeconds),
+    Setting(
+      "max-memory", .integer(1...65536), default: 256, valueName: "MiB", .reloadable,
+      help: "The most decoded memory all cues may take", details: "Files past it are skipped.",
+      sets: \.maximumDecodedBytes, as: { $0.int << 20 }),
+    Setting(
+      "max-cues", .integer(1...1_000_000), default: 4096, valueName: "n", .reloadable, help: "The most cues loaded",
+      sets: \.maximumCues),
+    Setting(
+      "max-clients", .integer(1...65536), default: 1024, valueName: "n", .reloadable, help: "The most clients connected at once",
+      details: "One more is told limit-reached and closed.", sets: \.maximumClients),
+    Setting(
+      "max-players", .integer(1...1_000_000), default: 1024, valueName: "n", .reloadable, help: "The most players at once",
+      sets: \.maximumPlayers),
+    Setting(
+      "max-sounds", .integer(1...1_000_000), default: 1024, valueName: "n", .reloadable, help: "The most system sounds at once",
+      sets: \.maximumSounds),
+    Setting(
+      "max-client-queue", .integer(16...1_048_576), default: 1024, valueName: "KiB", .reloadable,
+      help: "Unread replies and events one client may queue; past it its events are dropped and counted",
+      details: "Past a quarter of it its requests are not read. New connections see a change.",
+      sets: \.clientQueueBytes, as: { $0.int << 10 }),
+    Setting(
+      "allow-any-path", .boolean, default: false, .reloadable,
+      help: "Let clients name MP3 files outside the sound directories (player.create / sound.create with a path)",
+      sets: \.allowAnyPath),
+    Setting(
+      "allow-group", .group, default: nil, valueName: "group", .reloadable,
+      help: "Let members of this group connect too (the system-wide mode); otherwise only cued's own user may",
+      details: "A name or a number. Connections from any other user are refused, whatever the socket file's mode.",
+      sets: \.allowedGroup, as: { Users.groupID(named: $0.string) }),
+    Setting(
+      "realtime-priority", .integer(0...99), default: 20, valueName: "n", .restartOnly,
+      help: "SCHED_FIFO priority for the audio thread, 0 for normal scheduling", sets: \.realtimePriority),
+    Setting(
+      "log-level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info",
+      valueName: "level", .reloadable, help: "trace, debug, info, notice, warning, error or critical", sets: \.logLevel),
+    // [system-sounds]: not options (cuectl system changes them while cued runs).
+    Setting(
+      "volume", in: "system-sounds", .number(0...1), default: 1, .reloadable,
+      help: "The system-sound volume at start (cuectl system --volume)", sets: \.systemVolume),
+    Setting(
+      "muted", in: "system-sounds", .boolean, default: false, .reloadable,
+      help: "Whether system sounds are muted at start (cuectl system --mute)", sets: \.systemMuted),
+  ]
+
+  /// The setting `key` of `table` ("" for the top level).
+  public static func setting(_ key: String, in table: String = "") -> Setting? {
+    all.first { $0.key == key && $0.table == table }
+  }
+
+  /// The top-level keys, in table order.
+  public static var topLevelKeys: [String] { all.filter(\.isOption).map(\.key) }
+
+  /// The tables settings are in (`system-sounds`), in table order.
+  public static var tables: [String] {
+    var seen: [String] = []
+    for setting in all where !setting.table.isEmpty && !seen.contains(setting.table) { seen.append(setting.table) }
+    return seen
+  }
+
+  /// `~/x` → `$HOME/x`.
+  static func expandHome(_ path: String) -> String {
+    guard path.hasPrefix("~/"), let home = ProcessInfo.environment("HOME") else { return path }
+    return home + path.dropFirst(1)
+  }
+}
+
+extension DaemonConfiguration {
+  /// The configuration a reload makes: the reloadable settings taken from `next`, the restart-only
+  /// ones kept from this one, and the keys of the restart-only ones that `next` changes, in table order
+  /// (to log that they need a restart). Fields that are not settings are kept.
+  public func reloading(to next: DaemonConfiguration) -> (configuration: DaemonConfiguration, restartOnly: [String]) {
+    var result = self
+    var restartOnly: [String] = []
+    for setting in Settings.all {
+      switch setting.reload {
+      case .reloadable: setting.copy(next, &result)
+      case .restartOnly: if setting.differs(self, next) { restartOnly.append(setting.key) }
+      }
+    }
+    return (result, restartOnly)
+  }
+}
