@@ -50,7 +50,7 @@ let package = Package(
     .executableTarget(
       name: "cued",
       dependencies: [
-        // No swift-argument-parser: it brings FoundationEssentials (cued/CommandLine.swift says why).
+        // No swift-argument-parser: it brings FoundationEssentials (CueDaemon/DaemonCommandLine.swift says why).
         "CueDaemon", "CueAudio", "CuePosix", "CueProtocol",
         .product(name: "Logging", package: "swift-log"),
       ]),

@@ -6,6 +6,8 @@
 #                                    recording what it wrote in $DATADIR/cued/install-manifest.txt
 #   packaging/install.sh uninstall   removes what the manifest lists: the files, then the directories
 #                                    install created, if they are empty. Nothing else.
+#   packaging/install.sh man-page BIN   prints packaging/man/cued.1 with the OPTIONS list of the cued
+#                                    binary BIN (from its settings table) in place of the @OPTIONS@ line
 #
 # Settings come from the environment (the Makefile passes them all): PREFIX, DESTDIR, BINDIR, DATADIR,
 # MANDIR, DOCDIR, BASH_COMPLETIONDIR, ZSH_COMPLETIONDIR, FISH_COMPLETIONDIR, SYSTEMD_USER_UNITDIR,
@@ -42,6 +44,18 @@ executables() {
 
 scratch_args=()
 [[ -n "$SCRATCH_PATH" ]] && scratch_args=(--scratch-path "$SCRATCH_PATH")
+
+# cued's man page: the hand-written packaging/man/cued.1, with the options list that the binary $1
+# makes from its settings table (`cued --generate-manual-options`) in place of its @OPTIONS@ line.
+man_page() {
+  local options
+  options=$("$1" --generate-manual-options) || die "$1 --generate-manual-options failed"
+  [[ "$options" == .Bl* ]] || die "$1 --generate-manual-options printed no options list"
+  grep -q '^\.\\" @OPTIONS@' packaging/man/cued.1 || die "packaging/man/cued.1 has no @OPTIONS@ line"
+  while IFS= read -r line; do
+    if [[ "$line" == '.\" @OPTIONS@'* ]]; then printf '%s\n' "$options"; else printf '%s\n' "$line"; fi
+  done <packaging/man/cued.1
+}
 
 stage() {
   local -a tools
@@ -88,9 +102,15 @@ stage() {
     "$STAGE/bin/$tool" --generate-completion-script zsh >"$STAGE/completions/_$tool"
     "$STAGE/bin/$tool" --generate-completion-script fish >"$STAGE/completions/$tool.fish"
   done
-  # Hand-written pages (packaging/man/) for tools that do not use ArgumentParser (cued, cued-config).
+  # Hand-written pages (packaging/man/) for tools that do not use ArgumentParser (cued, cued-config);
+  # cued's options list comes from its settings table.
   for tool in "${tools[@]}"; do
-    [[ -f "$STAGE/man/$tool.1" || ! -f "packaging/man/$tool.1" ]] || cp "packaging/man/$tool.1" "$STAGE/man/"
+    [[ -f "$STAGE/man/$tool.1" || ! -f "packaging/man/$tool.1" ]] && continue
+    if [[ $tool == cued ]]; then
+      man_page "$STAGE/bin/cued" >"$STAGE/man/cued.1"
+    else
+      cp "packaging/man/$tool.1" "$STAGE/man/"
+    fi
   done
   printf '%s\n' "${tools[@]}" >"$STAGE/executables"
   echo "staged in $STAGE: $(ls "$STAGE/bin" | tr '\n' ' ')"
@@ -240,5 +260,6 @@ case "${1:-}" in
   install) install_all ;;
   uninstall) uninstall_all ;;
   executables) executables ;;
-  *) die "usage: $0 stage|install|uninstall|executables" ;;
+  man-page) [[ -n "${2:-}" ]] || die "usage: $0 man-page CUED-BINARY"; man_page "$2" ;;
+  *) die "usage: $0 stage|install|uninstall|executables|man-page CUED-BINARY" ;;
 esac

@@ -194,9 +194,10 @@ public struct Setting: Sendable {
   /// The help line of `--help`: the help, the default, a period.
   public var helpText: String { help + (shownDefault.map { " (default: \($0))" } ?? "") + "." }
 
-  /// The man page's description.
+  /// The man page's description: the help, the default, the details, and what a reload does.
   public var manualText: String {
-    help + "." + (details.isEmpty ? "" : " " + details) + (shownDefault.map { " Default: \($0)." } ?? "")
+    help + "." + (shownDefault.map { " Default: \($0)." } ?? "") + (details.isEmpty ? "" : " " + details)
+      + (reload == .reloadable ? " A reload (SIGHUP) applies a change." : " A change takes effect when cued restarts.")
   }
 }
 
@@ -215,30 +216,30 @@ public enum Settings {
   public static let all: [Setting] = [
     Setting(
       "sounds", .directories, default: nil, valueName: "dir", .reloadable, help: "A sound directory; repeat for more (earlier wins)",
-      details: "A cue name found in an earlier directory wins. Default: $XDG_DATA_HOME/cued/sounds, /usr/local/share/cued/sounds, /usr/share/cued/sounds.",
+      details: "Default: $XDG_DATA_HOME/cued/sounds, /usr/local/share/cued/sounds, /usr/share/cued/sounds.",
       sets: \.soundDirectories),
     Setting(
       "socket", .path, default: nil, shown: "$CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock", valueName: "path", .restartOnly,
-      help: "The Unix socket to listen on", details: "Else /tmp/cued-UID/cued.sock. The socket is made mode 0600 in a 0700 directory.",
+      help: "The Unix socket to listen on", details: "Without either it is /tmp/cued-UID/cued.sock. The socket is made mode 0600 in a 0700 directory.",
       sets: \.socketPath, as: { DefaultPaths.socket(explicit: $0.string) }),
     Setting(
       "device", .text, default: "default", valueName: "name", .restartOnly,
       help: "The ALSA PCM to play through, or 'null' for a silent clock-paced sink", sets: \.device),
     Setting(
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
-      help: "The output sample rate; every cue is converted to it", details: "Once, at load.", sets: \.sampleRate),
+      help: "The output sample rate; every cue is converted to it", details: "The conversion happens once, at load.", sets: \.sampleRate),
     Setting(
       "period-frames", .integer(16...16384), default: 240, shown: "240, 5 ms", valueName: "frames", .restartOnly,
       help: "Frames per ALSA period", sets: \.periodFrames),
     Setting(
       "buffer-frames", .integer(32...65536), default: 960, valueName: "frames", .restartOnly, help: "Frames in the ALSA buffer",
-      details: "At least two periods.", sets: \.bufferFrames),
+      details: "It must hold at least two periods.", sets: \.bufferFrames),
     Setting(
       "idle-timeout", .number(0...86_400), default: 2, valueName: "seconds", .restartOnly,
       help: "Seconds of silence before the device is closed", sets: \.idleSeconds),
     Setting(
       "max-voices", .integer(1...4096), default: 32, valueName: "n", .reloadable,
-      help: "Voices sounding at once; past it the oldest is stolen with a fade", details: "Its client is told.", sets: \.voiceLimit),
+      help: "Voices sounding at once; past it the oldest is stolen with a fade", details: "The client whose voice is stolen is told.", sets: \.voiceLimit),
     Setting(
       "max-cue-seconds", .number(0.001...3600), default: 60, valueName: "seconds", .reloadable, help: "The longest cue accepted",
       details: "Longer files are skipped.", sets: \.maximumCueSeconds),
@@ -261,7 +262,7 @@ public enum Settings {
     Setting(
       "max-client-queue", .integer(16...1_048_576), default: 1024, valueName: "KiB", .reloadable,
       help: "Unread replies and events one client may queue; past it its events are dropped and counted",
-      details: "Past a quarter of it its requests are not read. New connections see a change.",
+      details: "Past a quarter of it its requests are not read. Connected clients keep the size they had.",
       sets: \.clientQueueBytes, as: { $0.int << 10 }),
     Setting(
       "allow-any-path", .boolean, default: false, .reloadable,
@@ -270,7 +271,7 @@ public enum Settings {
     Setting(
       "allow-group", .group, default: nil, valueName: "group", .reloadable,
       help: "Let members of this group connect too (the system-wide mode); otherwise only cued's own user may",
-      details: "A name or a number. Connections from any other user are refused, whatever the socket file's mode.",
+      details: "A group name or number. Connections from any other user are refused, whatever the socket file's mode.",
       sets: \.allowedGroup, as: { Users.groupID(named: $0.string) }),
     Setting(
       "realtime-priority", .integer(0...99), default: 20, valueName: "n", .restartOnly,
