@@ -1,0 +1,251 @@
+@testable import CueDaemon
+import CuePosix
+import CueProtocol
+import Foundation
+import Testing
+
+/// The settings table (Sources/CueDaemon/Settings.swift) and what it drives: the command line, the
+/// config file, `--help`, the completion scripts, the man page, the defaults and the reload rules.
+/// Every test runs over the whole table, so a new setting is checked without a new test.
+@Suite("The settings table")
+struct SettingsTests {
+  static let options = Settings.all.filter(\.isOption)
+
+  /// A value each setting accepts that is not its default, as the config file writes it.
+  static func sample(_ setting: Setting) -> JSONValue {
+    switch setting.type {
+    case .integer(let range):
+      let n = setting.defaultValue == .integer(range.upperBound) ? range.lowerBound : range.upperBound
+      return .number(Double(n))
+    case .number(let range):
+      let x = setting.defaultValue.map { $0.double == range.upperBound } == true ? range.lowerBound : range.upperBound
+      return .number(x)
+    case .boolean: return .bool(setting.defaultValue != .bool(true))
+    case .text: return .string("settings-test")
+    case .path: return .string("/tmp/settings-test.sock")
+    case .choice(let words): return .string(words.first { .string($0) != setting.defaultValue }!)
+    case .group: return .string("0")
+    case .directories: return .array([.string("/settings/one"), .string("/settings/two")])
+    }
+  }
+
+  /// The same value on the command line.
+  static func arguments(_ setting: Setting, _ value: JSONValue) -> [String] {
+    let flag = "--" + setting.key
+    switch value {
+    case .bool: return [flag]
+    case .array(let items): return items.flatMap { [flag, $0.stringValue ?? ""] }
+    case .number(let x): return [flag, x == x.rounded() ? "\(Int(x))" : "\(x)"]
+    default: return [flag, value.stringValue ?? ""]
+    }
+  }
+
+  /// Values each setting refuses, as the config file writes them.
+  static func refused(_ setting: Setting) -> [JSONValue] {
+    switch setting.type {
+    case .integer(let range): return [.number(Double(range.lowerBound - 1)), .number(Double(range.upperBound + 1)), .string("x")]
+    case .number(let range): return [.number(range.lowerBound - 1), .number(range.upperBound + 1), .string("x")]
+    case .boolean: return []  // a flag has no value on the command line
+    case .text, .path: return [.string("")]
+    case .choice: return [.string("not-a-choice"), .string("")]
+    case .group: return [.string("no-such-group-settings-test"), .string("")]
+    case .directories: return [.array([.string("")])]
+    }
+  }
+
+  static func fromFile(_ members: [(String, JSONValue)]) throws(ConfigError) -> ConfigValues {
+    try ConfigFile.interpret(.object(members), path: "test.toml", text: "")
+  }
+
+  static var plain: DaemonConfiguration { DaemonConfiguration(soundDirectories: [], socketPath: "", device: "default") }
+
+  @Test("every option reads the same from the command line and the config file", arguments: options.map(\.key))
+  func sameValueBothWays(_ key: String) throws {
+    let setting = try #require(Settings.setting(key))
+    let value = Self.sample(setting)
+    let file = try Self.fromFile([(key, value)])
+    let commandLine = try DaemonCommandLine(arguments: Self.arguments(setting, value))
+    #expect(file[setting] != nil)
+    #expect(commandLine.values[setting] == file[setting], "\(key): \(String(describing: commandLine.values[setting]))")
+    // And it reaches its field: not the default any more, the same through both.
+    let fromFile = DaemonConfiguration(file)
+    let fromCommandLine = DaemonConfiguration(commandLine.values)
+    #expect(!setting.differs(fromFile, fromCommandLine), "\(key)")
+    #expect(setting.differs(fromFile, DaemonConfiguration(ConfigValues())), "\(key) = \(value) did not change the configuration")
+  }
+
+  @Test("settings in tables are read from their table", arguments: Settings.all.filter { !$0.isOption }.map(\.id))
+  func tableSettings(_ id: String) throws {
+    let setting = try #require(Settings.all.first { $0.id == id })
+    let values = try Self.fromFile([(setting.table, .object([(setting.key, Self.sample(setting))]))])
+    #expect(values[setting] != nil)
+    #expect(setting.differs(DaemonConfiguration(values), DaemonConfiguration(ConfigValues())), "\(id)")
+    // Not an option.
+    #expect(throws: DaemonCommandLine.UsageError.self) { try DaemonCommandLine(arguments: ["--" + setting.key, "1"]) }
+  }
+
+  @Test("a value out of range is refused with the same message from both", arguments: options.map(\.key))
+  func sameRefusalBothWays(_ key: String) throws {
+    let setting = try #require(Settings.setting(key))
+    for value in Self.refused(setting) {
+      var fileMessage = ""
+      do {
+        _ = try Self.fromFile([(key, value)])
+        Issue.record("\(key) = \(value) was accepted from the file")
+      } catch {
+        fileMessage = error.message
+      }
+      #expect(fileMessage.hasPrefix(key + " "), "\(fileMessage)")
+      do {
+        _ = try DaemonCommandLine(arguments: Self.arguments(setting, value))
+        Issue.record("--\(key) \(value) was accepted from the command line")
+      } catch {
+        #expect(error.message == "--" + fileMessage + "\nSee 'cued --help'.", "\(key) = \(value)")
+      }
+    }
+  }
+
+  @Test func unknownKeysNameEveryKeyAndTable() throws {
+    do {
+      _ = try Self.fromFile([("bogus", .number(1))])
+      Issue.record("bogus was accepted")
+    } catch {
+      let keys = Self.options.map(\.key).joined(separator: ", ")
+      #expect(error.message == "unknown key bogus; the keys are \(keys) and the tables [system-sounds] and [carousel.NAME] (docs/CONFIG.md)")
+    }
+    do {
+      _ = try Self.fromFile([("system-sounds", .object([("loud", .number(1))]))])
+      Issue.record("loud was accepted")
+    } catch {
+      #expect(error.message == "unknown key loud in [system-sounds]; it takes volume and muted")
+    }
+  }
+
+  @Test func helpListsEverySettingWithItsHelpAndDefault() {
+    let help = DaemonCommandLine.helpText
+    let words = help.split(whitespaces: true)
+    for setting in Self.options {
+      let usage = setting.type == .boolean ? "  --\(setting.key) " : "  --\(setting.key) <\(setting.valueName)>"
+      #expect(help.contains(usage), "--help lacks \(usage)")
+      #expect(words.contains(setting.helpText.split(whitespaces: true)), "--help lacks the help of --\(setting.key)")
+      if let shown = setting.shownDefault { #expect(setting.helpText.contains("(default: \(shown))")) }
+    }
+  }
+
+  @Test("each completion script offers every option", arguments: ["bash", "zsh", "fish"])
+  func completionsOfferEverySetting(_ shell: String) throws {
+    let script = try #require(DaemonCommandLine.completionScript(for: shell))
+    for setting in Self.options {
+      let offered: Bool
+      switch shell {
+      case "bash":
+        // The words offered: the last `compgen -W '…'` list.
+        let words = script.split(separator: "compgen -W '").last?.prefix { $0 != "'" }.split(separator: " ") ?? []
+        offered = words.contains("--\(setting.key)")
+      case "zsh": offered = script.contains("'--\(setting.key)[")
+      default: offered = script.contains("complete -c cued -l \(setting.key) ")
+      }
+      #expect(offered, "\(shell) completion lacks --\(setting.key)")
+    }
+    if shell == "bash" {
+      #expect(script.contains("--sounds) COMPREPLY=($(compgen -d"), "--sounds completes directories")
+      #expect(script.contains("--log-level) COMPREPLY=($(compgen -W 'trace debug info notice warning error critical'"))
+    }
+  }
+
+  @Test func manPageDescribesEverySetting() throws {
+    let list = DaemonCommandLine.manualOptions
+    for setting in Self.options {
+      let item = ".It Fl -\(setting.key)" + (setting.type == .boolean ? "\n" : " Ar \(setting.valueName)\n")
+      #expect(list.contains(item), "the man page lacks \(item)")
+      #expect(list.contains(DaemonCommandLine.mdocText(setting.manualText)))
+      if let shown = setting.shownDefault { #expect(setting.manualText.contains("Default: \(shown).")) }
+    }
+    for line in list.split(separator: "\n") { #expect(!line.isEmpty && !line.hasPrefix("'"), "\(line)") }
+    // The page the list goes into (packaging/install.sh man-page) has the line it replaces.
+    let page = try String(contentsOfFile: Self.repositoryRoot + "/packaging/man/cued.1", encoding: .utf8)
+    #expect(page.split(separator: "\n").contains { $0.hasPrefix(".\\\" @OPTIONS@") })
+  }
+
+  @Test func defaultsOfTheConfigurationAreTheTables() {
+    let plain = Self.plain
+    let defaults = DaemonConfiguration(ConfigValues())
+    for setting in Settings.all {
+      guard let value = setting.defaultValue else { continue }
+      var set = plain
+      setting.apply(value, &set)
+      #expect(!setting.differs(plain, set), "DaemonConfiguration's default for \(setting.id) is not the table's, \(value)")
+      #expect(!setting.differs(defaults, set), "\(setting.id)")
+    }
+    #expect(defaults.socketPath == DefaultPaths.socket())
+    #expect(defaults.soundDirectories == DaemonConfiguration.defaultSoundDirectories())
+  }
+
+  /// A configuration with every setting changed from its default.
+  static var everythingChanged: DaemonConfiguration {
+    var values = ConfigValues()
+    for setting in Settings.all {
+      let document: JSONValue =
+        setting.isOption ? .object([(setting.key, sample(setting))]) : .object([(setting.table, .object([(setting.key, sample(setting))]))])
+      values[setting] = try! ConfigFile.interpret(document, path: "t", text: "")[setting]
+    }
+    return DaemonConfiguration(values)
+  }
+
+  @Test func reloadTakesReloadableSettingsAndKeepsAndListsRestartOnlyOnes() {
+    var current = DaemonConfiguration(ConfigValues())
+    current.stopFadeSeconds = 0.1
+    var next = Self.everythingChanged
+    next.stopFadeSeconds = 0.2
+    let (reloaded, restartOnly) = current.reloading(to: next)
+    for setting in Settings.all {
+      #expect(setting.differs(current, next), "the test changes \(setting.id)")
+      switch setting.reload {
+      case .reloadable:
+        #expect(!setting.differs(reloaded, next), "\(setting.id) was not reloaded")
+      case .restartOnly:
+        #expect(!setting.differs(reloaded, current), "\(setting.id) was reloaded")
+      }
+    }
+    #expect(restartOnly == Settings.all.filter { $0.reload == .restartOnly }.map(\.key))
+    // The rules as cued has always had them.
+    #expect(restartOnly == ["socket", "device", "rate", "period-frames", "buffer-frames", "idle-timeout", "realtime-priority"])
+    #expect(reloaded.stopFadeSeconds == 0.1, "a field that is no setting is kept")
+    #expect(reloaded.maximumDecodedBytes == next.maximumDecodedBytes && reloaded.sampleRate == current.sampleRate)
+
+    let (same, nothing) = current.reloading(to: current)
+    #expect(nothing.isEmpty)
+    for setting in Settings.all { #expect(!setting.differs(same, current)) }
+  }
+
+  @Test func commandLineOverridesTheFile() throws {
+    let file = try Self.fromFile([("rate", .number(44100)), ("max-voices", .number(8)), ("system-sounds", .object([("volume", .number(0.5))]))])
+    let flags = try DaemonCommandLine(arguments: ["--rate", "96000"]).values
+    let merged = flags.overriding(file)
+    let configuration = DaemonConfiguration(merged)
+    #expect(configuration.sampleRate == 96000)
+    #expect(configuration.voiceLimit == 8)
+    #expect(configuration.systemVolume == 0.5 && merged.systemVolume == 0.5)
+    #expect(merged.systemMuted == nil && merged.logLevel == nil)
+  }
+
+  static let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+      url.deleteLastPathComponent()
+    }
+    return url.path
+  }()
+}
+
+extension String {
+  fileprivate func split(whitespaces: Bool) -> [Substring] { split(whereSeparator: { $0 == " " || $0 == "\n" }) }
+}
+
+extension Array where Element == Substring {
+  /// Whether `other` is a run of this array.
+  fileprivate func contains(_ other: [Substring]) -> Bool {
+    guard !other.isEmpty, other.count <= count else { return other.isEmpty }
+    return (0...(count - other.count)).contains { Array(self[$0..<($0 + other.count)]) == other }
+  }
+}
