@@ -218,6 +218,20 @@ struct SettingsTests {
     for setting in Settings.all { #expect(!setting.differs(same, current)) }
   }
 
+  @Test func configDocumentationHasARowForEveryKeyWithItsReloadRule() throws {
+    let doc = try String(contentsOfFile: Self.repositoryRoot + "/docs/CONFIG.md", encoding: .utf8)
+    // | `key` | type | default | meaning | on reload |
+    var onReload: [String: String] = [:]
+    for line in doc.split(separator: "\n") where line.hasPrefix("| `") {
+      let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+      if cells.count == 5 { onReload[cells[0].trimmingCharacters(in: ["`"])] = cells[4] }
+    }
+    for setting in Self.options {
+      let rule = try #require(onReload[setting.key], "docs/CONFIG.md has no row for \(setting.key)")
+      #expect((rule == "restart") == (setting.reload == .restartOnly), "docs/CONFIG.md says \(setting.key) is '\(rule)' on reload")
+    }
+  }
+
   @Test func commandLineOverridesTheFile() throws {
     let file = try Self.fromFile([("rate", .number(44100)), ("max-voices", .number(8)), ("system-sounds", .object([("volume", .number(0.5))]))])
     let flags = try DaemonCommandLine(arguments: ["--rate", "96000"]).values
