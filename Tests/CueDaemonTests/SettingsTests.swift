@@ -194,9 +194,9 @@ struct SettingsTests {
 
   @Test func reloadTakesReloadableSettingsAndKeepsAndListsRestartOnlyOnes() {
     var current = DaemonConfiguration(ConfigValues())
-    current.stopFadeSeconds = 0.1
+    current.shutdownFadeSeconds = 0.01
     var next = Self.everythingChanged
-    next.stopFadeSeconds = 0.2
+    next.shutdownFadeSeconds = 0.02
     let (reloaded, restartOnly) = current.reloading(to: next)
     for setting in Settings.all {
       #expect(setting.differs(current, next), "the test changes \(setting.id)")
@@ -210,7 +210,7 @@ struct SettingsTests {
     #expect(restartOnly == Settings.all.filter { $0.reload == .restartOnly }.map(\.key))
     // The rules as cued has always had them.
     #expect(restartOnly == ["socket", "device", "rate", "period-frames", "buffer-frames", "idle-timeout", "realtime-priority"])
-    #expect(reloaded.stopFadeSeconds == 0.1, "a field that is no setting is kept")
+    #expect(reloaded.shutdownFadeSeconds == 0.01, "a field that is no setting is kept")
     #expect(reloaded.maximumDecodedBytes == next.maximumDecodedBytes && reloaded.sampleRate == current.sampleRate)
 
     let (same, nothing) = current.reloading(to: current)
