@@ -25,10 +25,27 @@ public struct ConfigValues: Sendable, Equatable {
     set { settings[setting.id] = newValue }
   }
 
-  /// `[system-sounds]`: the system-sound volume and mute switch, when given.
-  public var systemVolume: Double? { settings["system-sounds.volume"]?.double }
-  public var systemMuted: Bool? { settings["system-sounds.muted"]?.bool }
-  public var logLevel: String? { settings["log-level"]?.string }
+  /// The value given for the setting `id` (`max-voices`, `system-sounds.volume`), if any. Setting it
+  /// here skips the checks (for tests and programs that build values themselves).
+  public subscript(id: String) -> SettingValue? {
+    get { settings[id] }
+    set { settings[id] = newValue }
+  }
+
+  /// `[system-sounds]`: the system-sound volume and mute switch, when given (the daemon applies
+  /// them on reload only then: `cuectl system` may have changed them).
+  public var systemVolume: Double? {
+    get { settings["system-sounds.volume"]?.double }
+    set { settings["system-sounds.volume"] = newValue.map(SettingValue.number) }
+  }
+  public var systemMuted: Bool? {
+    get { settings["system-sounds.muted"]?.bool }
+    set { settings["system-sounds.muted"] = newValue.map(SettingValue.bool) }
+  }
+  public var logLevel: String? {
+    get { settings["log-level"]?.string }
+    set { settings["log-level"] = newValue.map(SettingValue.string) }
+  }
 
   /// These values, with `other`'s filling whatever these leave out (flags over the file).
   public func overriding(_ other: ConfigValues) -> ConfigValues {

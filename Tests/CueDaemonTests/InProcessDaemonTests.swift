@@ -276,10 +276,10 @@ struct InProcessDaemonTests {
     let client = embedded.connect()
     embedded.daemon.configReader = { () throws(ConfigError) -> ConfigValues in
       var values = ConfigValues()
-      values.maxVoices = 3
-      values.maxPlayers = 7
+      values["max-voices"] = 3
+      values["max-players"] = 7
       values.systemVolume = 0.5
-      values.rate = 44100  // restart-only: kept
+      values["rate"] = 44100  // restart-only: kept
       return values
     }
     #expect(client.request(#"{"id":1,"op":"reload"}"#).isEmpty)
