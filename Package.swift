@@ -37,7 +37,7 @@ let package = Package(
     .target(name: "CueCore"),
     .target(
       name: "CueAudio",
-      dependencies: ["CueCore", "CuePosix", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CSystemShims"]),
+      dependencies: ["CueCore", "CuePosix", "CALSA", "CMPG123", "CSyn123", "CAudioShims"]),
     .target(name: "CueProtocol"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"]),
     .target(
