@@ -26,6 +26,8 @@ public final class ChildProcess: @unchecked Sendable {
     case file(String, append: Bool = false)
     /// A pipe whose other end is `standardOutput`/`standardError` on this object (output only).
     case pipe
+    /// For standard error: the same file as standard output (`2>&1`).
+    case sameAsStandardOutput
   }
 
   public let pid: Int32
@@ -57,11 +59,14 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(
           &actions, target, file, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0o644)
       case .pipe:
-        let (readEnd, writeEnd) = try Pipe.make()
+        let (readEnd, writeEnd) = try FileDescriptor.pipe()
         ours.append(readEnd)
         childEnds.append(writeEnd.rawValue)
         posix_spawn_file_actions_adddup2(&actions, writeEnd.rawValue, target)
         return readEnd
+      case .sameAsStandardOutput:
+        precondition(target == 2, "only standard error can be the same as standard output")
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
       }
       return nil
     }
@@ -184,10 +189,9 @@ public final class ChildProcess: @unchecked Sendable {
   }
 }
 
-/// Pipes (`pipe2(2)`).
-public enum Pipe {
-  /// A close-on-exec pipe (`cued_pipe`): (read end, write end). Both ends block unless `nonblocking`.
-  public static func make(nonblocking: Bool = false) throws(SystemError) -> (read: FileDescriptor, write: FileDescriptor) {
+extension FileDescriptor {
+  /// A close-on-exec pipe (`pipe2(2)` through `cued_pipe`): (read end, write end). Both ends block unless `nonblocking`.
+  public static func pipe(nonblocking: Bool = false) throws(SystemError) -> (readEnd: FileDescriptor, writeEnd: FileDescriptor) {
     var fds: [Int32] = [-1, -1]
     _ = try retryingOnInterrupt("pipe2") { cued_pipe(&fds, nonblocking ? 1 : 0) }
     return (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))

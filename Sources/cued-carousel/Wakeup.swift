@@ -20,7 +20,7 @@ final class Wakeup: Sendable {
 
   /// Makes the pipe, both ends nonblocking and close-on-exec.
   init() throws(SystemError) {
-    (readEnd, writeEnd) = try Pipe.make(nonblocking: true)
+    (readEnd, writeEnd) = try FileDescriptor.pipe(nonblocking: true)
   }
 
   deinit {
