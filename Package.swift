@@ -37,7 +37,7 @@ let package = Package(
     .target(name: "CueCore"),
     .target(
       name: "CueAudio",
-      dependencies: ["CueCore", "CuePosix", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CSystemShims"]),
+      dependencies: ["CueCore", "CuePosix", "CALSA", "CMPG123", "CSyn123", "CAudioShims"]),
     .target(name: "CueProtocol"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"]),
     .target(
@@ -69,9 +69,12 @@ let package = Package(
       ]),
     // Micro-benchmarks for `make bench` (the mixer, the decoder); not installed.
     .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueAudio"]),
+    // The request path as one checked function of arbitrary bytes (`ProtocolFuzzing`), shared by the
+    // fuzzer and the corpus test. A target of its own so that CueProtocol, which clients link, carries no fuzz code.
+    .target(name: "CueProtocolFuzzing", dependencies: ["CueProtocol"]),
     // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
     // a replayer of fuzz inputs. Not installed.
-    .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocol", "CuePosix"]),
+    .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocolFuzzing", "CuePosix"]),
     // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift; not installed.
     .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"]),
     .executableTarget(
@@ -81,7 +84,8 @@ let package = Package(
     // Counts malloc/free per thread by interposing them in the test binary (allocation tests).
     .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
-    .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CuePosix"]),
+    .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CueProtocolFuzzing", "CuePosix"]),
+    .testTarget(name: "CuePosixTests", dependencies: ["CuePosix"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueAudio", "CuePosix"]),
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the request path (framing, JSON parsing, request decoding, replies) with libFuzzer:
-# `cued-fuzz` built with --sanitize=fuzzer runs `ProtocolFuzzing.run` (Sources/CueProtocol/FuzzEntry.swift)
+# `cued-fuzz` built with --sanitize=fuzzer runs `ProtocolFuzzing.run` (Sources/CueProtocolFuzzing/ProtocolFuzzing.swift)
 # on generated inputs, starting from the committed corpus.
 #
 #   scripts/fuzz.sh [SECONDS]   build, then fuzz for SECONDS (default 60); `make fuzz FUZZ_SECONDS=…`

@@ -90,8 +90,8 @@ int cued_set_realtime(int priority) {
   return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
 }
 
-int cued_pipe_nonblocking(int fds[2]) {
-  return pipe2(fds, O_CLOEXEC | O_NONBLOCK);
+int cued_pipe(int fds[2], int nonblocking) {
+  return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0));
 }
 
 int cued_limit_malloc_arenas(int count) {

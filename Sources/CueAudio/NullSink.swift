@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CueCore
+import CuePosix
 
 /// A clock-paced sink that plays into nothing, for machines without sound (`--device null`).
 ///
@@ -37,11 +35,7 @@ public final class NullSink: OutputDevice, @unchecked Sendable {
     Int((now &- startNanoseconds) * UInt64(rate) / 1_000_000_000)
   }
 
-  private static func now() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-  }
+  private static func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
   public func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
     guard open_ else { return .lost(code: -19) }
@@ -59,8 +53,7 @@ public final class NullSink: OutputDevice, @unchecked Sendable {
     while writtenFrames + frameCount - playedFrames(at: now) > bufferFrames {
       let excess = writtenFrames + frameCount - playedFrames(at: now) - bufferFrames
       let nanos = (UInt64(excess) * 1_000_000_000 + UInt64(rate) - 1) / UInt64(rate)
-      var request = timespec(tv_sec: Int(nanos / 1_000_000_000), tv_nsec: Int(nanos % 1_000_000_000))
-      nanosleep(&request, nil)
+      MonotonicClock.sleep(nanoseconds: nanos)
       now = Self.now()
     }
     writtenFrames += frameCount

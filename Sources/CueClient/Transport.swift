@@ -75,7 +75,7 @@ final class Connection: Sendable {
   /// Ends the connection both ways; the reader thread wakes with end-of-file and reports `.closed`.
   func shutdown() {
     open.store(false, ordering: .releasing)
-    _ = Glibc.shutdown(fd.rawValue, Int32(SHUT_RDWR))
+    fd.shutdown(.readAndWrite)
   }
 
   /// The reader thread's body: read, frame, parse, yield, until the connection ends.
@@ -115,7 +115,7 @@ final class Connection: Sendable {
       }
     }
     open.store(false, ordering: .releasing)
-    _ = Glibc.shutdown(fd.rawValue, Int32(SHUT_RDWR))
+    fd.shutdown(.readAndWrite)
     continuation.yield(.closed(ending))
     continuation.finish()
   }
@@ -123,31 +123,8 @@ final class Connection: Sendable {
 
 /// Starts the one pthread per connection that reads it (not a task: it blocks in `read`).
 private enum ReaderThread {
-  private final class Box: Sendable {
-    let connection: Connection
-    init(_ connection: Connection) { self.connection = connection }
-  }
-
   /// Starts the reader of `connection`; false when no thread could be made.
   static func start(_ connection: Connection) -> Bool {
-    let raw = Unmanaged.passRetained(Box(connection)).toOpaque()
-    var thread = pthread_t()
-    var attributes = pthread_attr_t()
-    pthread_attr_init(&attributes)
-    defer { pthread_attr_destroy(&attributes) }
-    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-    pthread_attr_setstacksize(&attributes, 256 * 1024)
-    let rc = pthread_create(
-      &thread, &attributes,
-      { raw in
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        box.connection.readLoop()
-        return nil
-      }, raw)
-    if rc != 0 {
-      Unmanaged<Box>.fromOpaque(raw).release()
-      return false
-    }
-    return true
+    (try? Threads.start(stackBytes: 256 * 1024) { connection.readLoop() }) != nil
   }
 }

@@ -39,7 +39,6 @@ public enum EngineCommand: Sendable, BitwiseCopyable {
   case attach
   case start(VoiceStart)
   case stop(VoiceID, fadeFrames: Int, reason: VoiceEndReason)
-  case stopAll(fadeFrames: Int, reason: VoiceEndReason)
   case setGain(VoiceID, StereoGain, rampFrames: Int)
   /// Moves a voice to a cue frame (sample-accurate).
   case seek(VoiceID, position: Int)
@@ -280,8 +279,6 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
       case .stop(let id, let fadeFrames, let reason):
         // Without a sink nothing renders, so a fade would never finish: cut.
         mixer.stop(id, fadeFrames: attached ? fadeFrames : 0, reason: reason)
-      case .stopAll(let fadeFrames, let reason):
-        mixer.stopAll(fadeFrames: attached ? fadeFrames : 0, reason: reason)
       case .setGain(let id, let gain, let rampFrames):
         mixer.setGain(id, to: gain, rampFrames: rampFrames)
       case .seek(let id, let position):

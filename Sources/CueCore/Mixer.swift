@@ -86,13 +86,11 @@ public final class Mixer {
     /// The voice has rendered at least one frame; `firstFrame` is then valid.
     var sounded = false
     var firstFrame: UInt64 = 0
-    var order: UInt64 = 0
   }
 
   /// How many voices the table holds (sounding, fading and not yet reported).
   public let voiceCapacity: Int
   @usableFromInline let slots: UnsafeMutablePointer<Slot>
-  private var nextOrder: UInt64 = 0
   /// Frames rendered since the mixer was created: the mixer's clock.
   public private(set) var frameClock: UInt64 = 0
   /// Voices that are sounding or waiting for their start time (not ended).
@@ -143,8 +141,6 @@ public final class Mixer {
     slot.startAtFrame = request.startAtFrame
     slot.rate = Self.clampRate(request.rate)
     slot.startedPending = true
-    slot.order = nextOrder
-    nextOrder &+= 1
     if request.fadeInFrames > 0 {
       slot.gain = .silent
       Self.beginRamp(&slot, to: request.gain, frames: request.fadeInFrames)
@@ -205,15 +201,6 @@ public final class Mixer {
   static func clampRate(_ rate: Double) -> Double {
     guard rate == rate else { return 1 }
     return min(max(rate, 0.5), 2)
-  }
-
-  /// The oldest voice still sounding and not already on its way out, for voice stealing.
-  public func oldestSoundingVoice() -> VoiceID? {
-    var best: Int? = nil
-    for index in 0..<voiceCapacity where slots[index].state == .active && !slots[index].stopping {
-      if best == nil || slots[index].order < slots[best!].order { best = index }
-    }
-    return best.map { slots[$0].id }
   }
 
   /// Renders `frameCount` frames into `bus` (interleaved stereo, overwritten), advancing the clock.

@@ -18,32 +18,36 @@ public struct FileDescriptor: Hashable, Sendable {
     case endOfFile
   }
 
-  /// `read(2)` into `buffer`; EINTR is retried.
+  /// `read(2)` into `buffer`.
+  ///
+  /// EINTR is retried and EBADF traps (`SystemCall.retrying`); EAGAIN is `.wouldBlock`; any other
+  /// failure (ECONNRESET from a peer that went away, EIO) is thrown.
   public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult {
-    while true {
-      let n = Glibc.read(rawValue, buffer.baseAddress, buffer.count)
-      if n > 0 { return .bytes(n) }
-      if n == 0 { return buffer.count == 0 ? .bytes(0) : .endOfFile }
-      let code = errno
-      if code == EINTR { continue }
-      if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
-      throw SystemError("read(fd \(rawValue))", code: code)
+    switch SystemCall.retrying("read(fd \(rawValue))", { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }) {
+    case .success(let n) where n > 0: return .bytes(n)
+    case .success: return buffer.count == 0 ? .bytes(0) : .endOfFile
+    case .failure(let code): return try Self.wouldBlockOrThrow(code, "read(fd \(rawValue))")
     }
   }
 
   /// `send(2)` (with MSG_NOSIGNAL for sockets, so a closed peer is an error, not SIGPIPE) or `write(2)`.
+  ///
+  /// EINTR is retried and EBADF traps; EAGAIN is `.wouldBlock`; EPIPE/ECONNRESET (the peer went away) are thrown.
   public func write(_ buffer: UnsafeRawBufferPointer, isSocket: Bool = true) throws(SystemError) -> IOResult {
-    while true {
-      let n =
-        isSocket
+    let result = SystemCall.retrying("write(fd \(rawValue))") {
+      isSocket
         ? Glibc.send(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
         : Glibc.write(rawValue, buffer.baseAddress, buffer.count)
-      if n >= 0 { return .bytes(n) }
-      let code = errno
-      if code == EINTR { continue }
-      if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
-      throw SystemError("write(fd \(rawValue))", code: code)
     }
+    switch result {
+    case .success(let n): return .bytes(n)
+    case .failure(let code): return try Self.wouldBlockOrThrow(code, "write(fd \(rawValue))")
+    }
+  }
+
+  private static func wouldBlockOrThrow(_ code: Errno, _ operation: String) throws(SystemError) -> IOResult {
+    if code.rawValue == EAGAIN || code.rawValue == EWOULDBLOCK { return .wouldBlock }
+    throw SystemError(operation, code)
   }
 
   /// Writes all of `bytes`, waiting with poll(2) while the descriptor is full. For blocking use (the CLI, logs).
@@ -64,17 +68,29 @@ public struct FileDescriptor: Hashable, Sendable {
     }
   }
 
-  /// `close(2)`. Errors are ignored: the descriptor is gone either way on Linux.
+  /// `close(2)`. EINTR and EIO are ignored (on Linux the descriptor is gone either way, so it is
+  /// never retried); EBADF traps: closing twice is a bug that would close someone else's descriptor.
   public func close() {
-    _ = Glibc.close(rawValue)
+    if Glibc.close(rawValue) != 0 && errno == EBADF { SystemCall.badDescriptor("close(fd \(rawValue))") }
+  }
+
+  /// Which directions `shutdown` closes.
+  public enum ShutdownDirection: Sendable {
+    case write, readAndWrite
+  }
+
+  /// `shutdown(2)` of a connected socket: the peer sees end-of-file; with `.write` it may still
+  /// answer. ENOTCONN (the peer already went) is not an error.
+  public func shutdown(_ direction: ShutdownDirection) {
+    let how = direction == .write ? Int32(SHUT_WR) : Int32(SHUT_RDWR)
+    _ = SystemCall.retrying("shutdown(fd \(rawValue))") { Glibc.shutdown(rawValue, how) }
   }
 
   /// Sets or clears O_NONBLOCK.
   public func setNonBlocking(_ on: Bool) throws(SystemError) {
-    let flags = fcntl(rawValue, F_GETFL)
-    if flags < 0 { throw SystemError("fcntl(F_GETFL)") }
+    let flags = try retryingOnInterrupt("fcntl(fd \(rawValue), F_GETFL)") { fcntl(rawValue, F_GETFL) }
     let wanted = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
-    if fcntl(rawValue, F_SETFL, wanted) < 0 { throw SystemError("fcntl(F_SETFL)") }
+    _ = try retryingOnInterrupt("fcntl(fd \(rawValue), F_SETFL)") { fcntl(rawValue, F_SETFL, wanted) }
   }
 
   public static let standardInput = FileDescriptor(rawValue: 0)

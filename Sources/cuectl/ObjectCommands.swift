@@ -274,13 +274,9 @@ struct Monitor: ParsableCommand {
 
 /// The wall-clock time of day, HH:MM:SS.mmm, for monitor lines.
 func clockStamp() -> String {
-  var now = timespec()
-  clock_gettime(CLOCK_REALTIME, &now)
-  var parts = tm()
-  var seconds = now.tv_sec
-  localtime_r(&seconds, &parts)
-  func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-  let millis = now.tv_nsec / 1_000_000
+  let now = RealtimeClock.localTimeOfDay()
+  func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+  let millis = now.millisecond
   let m = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-  return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(m)"
+  return "\(two(now.hour)):\(two(now.minute)):\(two(now.second)).\(m)"
 }

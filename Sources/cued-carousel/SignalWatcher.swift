@@ -1,3 +1,5 @@
+import CuePosix
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -16,46 +18,20 @@ enum SignalWatcher {
 
   /// Blocks the signals and starts the thread that waits for them; false if no thread could be made.
   static func start(waking wakeup: Wakeup) -> Bool {
-    signal(SIGPIPE, SIG_IGN)
-    var set = sigset_t()
-    sigemptyset(&set)
-    for number in stopSignals + [SIGWINCH] { sigaddset(&set, number) }
-    pthread_sigmask(SIG_BLOCK, &set, nil)
-    let watched = set
-    return startThread {
-      var signals = watched
-      while true {
-        var number: Int32 = 0
-        guard sigwait(&signals, &number) == 0 else { continue }
-        wakeup.wake(number == SIGWINCH ? .resized : .stop)
+    SignalFD.ignore(SIGPIPE)
+    let watched = stopSignals + [SIGWINCH]
+    guard (try? SignalFD.block(watched)) != nil else { return false }
+    do {
+      // A thread that only waits needs a small stack.
+      try Threads.start(stackBytes: 64 * 1024) {
+        while true {
+          let number = SignalFD.waitSynchronously(for: watched)
+          wakeup.wake(number == SIGWINCH ? .resized : .stop)
+        }
       }
-    }
-  }
-
-  private final class Body: Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-  }
-
-  /// Starts a detached pthread running `body` (a blocking wait has no place on the task pool).
-  private static func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
-    let raw = Unmanaged.passRetained(Body(body)).toOpaque()
-    var thread = pthread_t()
-    var attributes = pthread_attr_t()
-    pthread_attr_init(&attributes)
-    defer { pthread_attr_destroy(&attributes) }
-    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-    pthread_attr_setstacksize(&attributes, 64 * 1024)
-    let rc = pthread_create(
-      &thread, &attributes,
-      { raw in
-        Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
-        return nil
-      }, raw)
-    if rc != 0 {
-      Unmanaged<Body>.fromOpaque(raw).release()
+      return true
+    } catch {
       return false
     }
-    return true
   }
 }

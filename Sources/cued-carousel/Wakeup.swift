@@ -1,11 +1,5 @@
 import CuePosix
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// A pipe that wakes the terminal loop from its poll(2): other threads write a byte saying why.
 ///
 /// Writing never blocks (a full pipe already means "wake up"), so it may be done from any thread.
@@ -26,14 +20,7 @@ final class Wakeup: Sendable {
 
   /// Makes the pipe, both ends nonblocking and close-on-exec.
   init() throws(SystemError) {
-    var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0 else { throw SystemError("pipe") }
-    readEnd = FileDescriptor(rawValue: ends[0])
-    writeEnd = FileDescriptor(rawValue: ends[1])
-    for end in [readEnd, writeEnd] {
-      try end.setNonBlocking(true)
-      _ = fcntl(end.rawValue, F_SETFD, FD_CLOEXEC)
-    }
+    (readEnd, writeEnd) = try FileDescriptor.pipe(nonblocking: true)
   }
 
   deinit {
@@ -44,7 +31,7 @@ final class Wakeup: Sendable {
   /// Wakes the loop.
   func wake(_ reason: Reason) {
     var byte = reason.rawValue
-    _ = Glibc.write(writeEnd.rawValue, &byte, 1)
+    _ = withUnsafeBytes(of: &byte) { try? writeEnd.write($0, isSocket: false) }
   }
 
   /// The reasons written since the last call (after poll said the pipe is readable).
@@ -52,8 +39,8 @@ final class Wakeup: Sendable {
     var reasons: [Reason] = []
     var buffer = [UInt8](repeating: 0, count: 256)
     while true {
-      let n = buffer.withUnsafeMutableBytes { Glibc.read(readEnd.rawValue, $0.baseAddress, $0.count) }
-      guard n > 0 else { return reasons }
+      let result = buffer.withUnsafeMutableBytes { try? readEnd.read(into: $0) }
+      guard case .bytes(let n) = result, n > 0 else { return reasons }
       reasons += buffer[0..<n].compactMap(Reason.init(rawValue:))
     }
   }

@@ -6,7 +6,7 @@
 // `--sanitize=fuzzer` instruments every module of the product for coverage and links libFuzzer,
 // whose `main` drives this function; the replayer's `@main` (Replayer.swift) is compiled out.
 #if CUED_FUZZ
-import CueProtocol
+import CueProtocolFuzzing
 
 /// One fuzz input: bytes a client could send, through framing, decoding and the replies.
 /// Traps when an invariant of `ProtocolFuzzing` breaks; libFuzzer saves the input as a crash.

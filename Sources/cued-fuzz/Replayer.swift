@@ -9,7 +9,7 @@
 // A crash is a crash. The fuzzing build (FuzzTarget.swift, -DCUED_FUZZ) leaves this out.
 #if !CUED_FUZZ
 import CuePosix
-import CueProtocol
+import CueProtocolFuzzing
 
 #if canImport(Glibc)
 import Glibc

@@ -1,10 +1,6 @@
 import CuePosix
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// What /proc says about the daemon.
 struct ProcessFigures: Sendable {
   /// Resident set size (VmRSS), KiB.
@@ -38,38 +34,12 @@ struct ProcessFigures: Sendable {
 
   /// True while a process with that id exists and is not a zombie.
   static func isAlive(pid: Int32) -> Bool {
-    guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+    guard ProcessInfo.exists(pid: pid) else { return false }
     guard let bytes = try? Files.read(path: "/proc/\(pid)/stat", limit: 1 << 16) else { return false }
     // "pid (comm) S ...": the state follows the last ')'.
     guard let close = bytes.lastIndex(of: UInt8(ascii: ")")), close + 2 < bytes.count else { return false }
     let state = bytes[close + 2]
     return state != UInt8(ascii: "Z") && state != UInt8(ascii: "X")
-  }
-}
-
-/// Joinable threads (no Foundation).
-enum SoakThreads {
-  private final class Box: @unchecked Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-  }
-
-  /// Starts `body` on a new thread; `join` waits for it.
-  static func start(_ body: @escaping @Sendable () -> Void) -> pthread_t {
-    let raw = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let rc = pthread_create(
-      &thread, nil,
-      { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-      }, raw)
-    precondition(rc == 0, "pthread_create failed: \(rc)")
-    return thread
-  }
-
-  static func join(_ thread: pthread_t) {
-    _ = pthread_join(thread, nil)
   }
 }
 
@@ -80,11 +50,7 @@ final class Flag: Sendable {
   func set() { value.store(true, ordering: .releasing) }
 }
 
-func sleep(seconds: Double) {
-  var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
-  var remaining = timespec()
-  while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-}
+func sleep(seconds: Double) { MonotonicClock.sleep(seconds: seconds) }
 
 /// SplitMix64: a small seeded generator, so a run can be repeated exactly (up to thread timing).
 struct SplitMix64: RandomNumberGenerator {

@@ -59,7 +59,7 @@ final class Wire {
 
   /// `shutdown(SHUT_WR)`: the daemon sees end-of-file but may still answer.
   func shutdownWrite() {
-    _ = Glibc.shutdown(fd.rawValue, Int32(SHUT_WR))
+    fd.shutdown(.write)
   }
 
   /// Writes one request line; returns its id.

@@ -283,7 +283,8 @@ final class Run {
     let monitorFailure = Mutex<String?>(nil)
     let ledger = self.ledger
     let socket = self.socket
-    let monitor = SoakThreads.start {
+    // No thread means no soak test: failing to start one ends the run.
+    let monitor = try! Threads.Joinable(name: "soak-monitor") {
       do {
         let wire = try Wire.connect(socket)
         wire.onEvent = { kind, body in ledger.event(kind, body) }
@@ -352,7 +353,7 @@ final class Run {
 
     // The monitor goes: the daemon must be back to this one connection.
     stopMonitor.set()
-    SoakThreads.join(monitor)
+    monitor.join()
     if let failure = monitorFailure.withLock({ $0 }) { fail(failure) }
     let (alone, afterMonitor, _) = try waitUntilIdle(control, clients: 1, timeout: 5)
     if !alone { fail("after the monitor closed, status shows \(afterMonitor.clients) clients, expected 1") }
@@ -421,7 +422,7 @@ final class Run {
     let cyclesBefore = progress.cycles.load(ordering: .relaxed)
     let threads = quotas.enumerated().map { index, share in
       let workerSeed = seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index)
-      return SoakThreads.start {
+      return try! Threads.Joinable(name: "soak-\(index)") {
         let counts = Worker(context: context, seed: workerSeed).run(share)
         results.withLock { $0.append(counts) }
         done.add(1, ordering: .releasing)
@@ -448,7 +449,7 @@ final class Run {
         abort.set()
       }
     }
-    threads.forEach(SoakThreads.join)
+    threads.forEach { $0.join() }
     var counts = Counts()
     for c in results.withLock({ $0 }) { counts.merge(c) }
     return PhaseResult(counts: counts, seconds: MonotonicClock.seconds() - began, peakRSSKiB: peak)

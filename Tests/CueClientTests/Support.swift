@@ -41,79 +41,11 @@ struct TestFailure: Error, CustomStringConvertible {
   init(_ description: String) { self.description = description }
 }
 
-/// A child process started with posix_spawn (Foundation's Process stalls reaping long-lived children here).
-final class Subprocess: @unchecked Sendable {
-  let pid: pid_t
-  private var exitStatus: Int32? = nil
-  private let lock = NSLock()
-
-  init(_ executable: String, _ arguments: [String], output: String = "/dev/null") throws {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    posix_spawn_file_actions_addopen(&actions, 2, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    let environment = Foundation.ProcessInfo.processInfo.environment.filter { $0.key != "CUED_SOCKET" }
-    let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
-    }
-    var child: pid_t = 0
-    let rc = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
-    guard rc == 0 else { throw TestFailure("cannot start \(executable): \(String(cString: strerror(rc)))") }
-    pid = child
-  }
-
-  /// True until the child has exited (and been reaped).
-  var isRunning: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    if exitStatus != nil { return false }
-    var status: Int32 = 0
-    let rc = waitpid(pid, &status, WNOHANG)
-    if rc == pid {
-      exitStatus = status
-      return false
-    }
-    return rc == 0
-  }
-
-  /// Sends `signal` and waits up to `timeout` seconds for the exit (then SIGKILL).
-  func terminate(_ signal: Int32 = SIGTERM, timeout: Double = 3) {
-    guard isRunning else { return }
-    kill(pid, signal)
-    let deadline = Date().addingTimeInterval(timeout)
-    while isRunning && Date() < deadline { usleep(1000) }
-    if isRunning {
-      kill(pid, SIGKILL)
-      while isRunning { usleep(1000) }
-    }
-  }
-
-  deinit {
-    terminate(SIGKILL)
-  }
-}
-
 /// A `cued --device null` serving the shipped sounds on a socket of its own.
 final class TestDaemon: @unchecked Sendable {
   let directory: String
   let socket: String
-  private(set) var process: Subprocess? = nil
+  private(set) var process: ChildProcess? = nil
 
   /// Starts a daemon and waits until it answers.
   init() throws {
@@ -126,10 +58,11 @@ final class TestDaemon: @unchecked Sendable {
 
   /// Starts a daemon on the socket (the previous one must be stopped); waits until it answers unless `wait` is false.
   func start(wait: Bool = true) throws {
-    process = try Subprocess(
+    process = try ChildProcess(
       Paths.cued,
       ["--device", "null", "--sounds", Paths.sounds, "--socket", socket, "--realtime-priority", "0", "--log-level", "warning"],
-      output: directory + "/cued.log")
+      removingEnvironment: ["CUED_SOCKET"], standardOutput: .file(directory + "/cued.log", append: true),
+      standardError: .sameAsStandardOutput)
     if wait { try waitUntilReady() }
   }
 
@@ -145,14 +78,14 @@ final class TestDaemon: @unchecked Sendable {
 
   /// SIGTERM, and waits for the exit.
   func stop() {
-    process?.terminate(SIGTERM)
+    process?.terminate(SIGTERM, grace: 3)
     process = nil
   }
 
   var pid: pid_t? { process?.pid }
 
   deinit {
-    process?.terminate(SIGKILL)
+    process?.terminate(SIGKILL, grace: 3)
     try? FileManager.default.removeItem(atPath: directory)
   }
 }

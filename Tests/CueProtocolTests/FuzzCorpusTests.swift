@@ -1,5 +1,6 @@
 import CuePosix
 import CueProtocol
+import CueProtocolFuzzing
 import Testing
 
 /// The fuzzer's committed corpus (`Fuzz/corpus/`) as a regression suite: every input goes through

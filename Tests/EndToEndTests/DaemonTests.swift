@@ -385,8 +385,9 @@ struct DaemonTests {
     defer { daemon.stop() }
     // A monitor in the background, waiting for two finished events.
     let monitorOut = Harness.temporaryDirectory() + "/monitor.txt"
-    let monitor = try Subprocess(
-      Harness.cuectl, ["monitor", "--kind", "finished", "--count", "2", "--json", "--socket", daemon.socket], stdout: monitorOut)
+    let monitor = try ChildProcess(
+      Harness.cuectl, ["monitor", "--kind", "finished", "--count", "2", "--json", "--socket", daemon.socket],
+      standardOutput: .file(monitorOut), standardError: .null)
     usleep(200_000)
     let once = try daemon.cuectl(["player", "create", "pico", "--play", "--wait"])
     #expect(once.status == 0, "\(once.stderr)")

@@ -1,3 +1,4 @@
+import CuePosix
 import CueProtocol
 import Foundation
 import Testing
@@ -227,13 +228,13 @@ struct HostileInputTests {
     for path in [dir, sounds, sounds + "/pico.mp3", sounds + "/secret.mp3"] { #expect(chown(path, 65534, 65534) == 0) }
     // Owned by nobody but mode 000: nobody cannot read it (root could, whatever the mode).
     let socket = dir + "/cued.sock"
-    let daemon = try Subprocess(
+    let daemon = try ChildProcess(
       "/usr/bin/setpriv",
       [
         "--reuid=" + Self.nobody, "--regid=" + Self.nobody, "--clear-groups", Harness.cued, "--socket", socket, "--sounds", sounds,
         "--device", "null", "--realtime-priority", "0",
-      ], environment: ["XDG_CONFIG_HOME": "/nonexistent/cued-tests", "CUED_SOCKET": socket], stdout: dir + "/cued.log",
-      stderr: dir + "/cued.log")
+      ], environment: ["XDG_CONFIG_HOME": "/nonexistent/cued-tests", "CUED_SOCKET": socket],
+      standardOutput: .file(dir + "/cued.log"), standardError: .sameAsStandardOutput)
     defer { daemon.terminate(grace: 5) }
     let deadline = Date().addingTimeInterval(10)
     var answered = false

@@ -1,4 +1,5 @@
 import CueAudio
+import CuePosix
 import Foundation
 import Testing
 
@@ -9,20 +10,20 @@ import Glibc
 /// A private PulseAudio server with a null sink named `t` (paced, like a real card), in its own directory.
 final class PulseServer {
   let directory: String
-  let process: Subprocess
+  let process: ChildProcess
   var serverAddress: String { "unix:\(directory)/pulse/native" }
   var environment: [String: String] { ["PULSE_SERVER": serverAddress, "XDG_RUNTIME_DIR": directory, "HOME": directory] }
 
   init(directory: String) throws {
     self.directory = directory
-    process = try Subprocess(
+    process = try ChildProcess(
       "/usr/bin/pulseaudio",
       [
         "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disable-shm=yes",
         "-L", "module-null-sink sink_name=t rate=48000 channels=2 format=float32le norewinds=1",
         "-L", "module-native-protocol-unix auth-anonymous=1",
       ], environment: ["PULSE_SERVER": "unix:\(directory)/pulse/native", "XDG_RUNTIME_DIR": directory, "HOME": directory],
-      stderr: directory + "/pulseaudio.log")
+      standardOutput: .null, standardError: .file(directory + "/pulseaudio.log", append: true))
     let deadline = Date().addingTimeInterval(10)
     while Date() < deadline {
       if (try? run("/usr/bin/pactl", ["info"], environment: environment, timeout: 5).status) == 0 { return }
@@ -47,10 +48,11 @@ struct PulseAudioTests {
     let dir = Harness.temporaryDirectory()
     let pulse = try PulseServer(directory: dir)
     // The recorder first, with low latency: an idle null sink renders 2 s ahead until a reader pulls it close.
-    let recorder = try Subprocess(
+    let recorder = try ChildProcess(
       "/usr/bin/parec",
       ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
-      environment: pulse.environment, stdout: dir + "/capture.f32", stderr: dir + "/parec.log")
+      environment: pulse.environment, standardOutput: .file(dir + "/capture.f32"),
+      standardError: .file(dir + "/parec.log", append: true))
     defer { recorder.terminate(grace: 1) }
     usleep(2_500_000)
 

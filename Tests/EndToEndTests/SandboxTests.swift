@@ -1,3 +1,4 @@
+import CuePosix
 import Foundation
 import Testing
 
@@ -27,12 +28,13 @@ enum Sandbox {
     var env = environment
     env["XDG_RUNTIME_DIR"] = runtime
     env["XDG_CONFIG_HOME"] = "/nonexistent/cued-tests"
-    let daemon = try Subprocess(
+    let daemon = try ChildProcess(
       "/usr/bin/bwrap",
       arguments(runtime: runtime) + [
         Harness.cued, "--socket", runtime + "/cued/cued.sock", "--sounds", sounds, "--device", device,
         "--realtime-priority", "0", "--idle-timeout", "0.5",
-      ], environment: env, stdout: runtime + "/cued.log", stderr: runtime + "/cued.log")
+      ], environment: env, standardOutput: .file(runtime + "/cued.log"),
+      standardError: .sameAsStandardOutput)
     defer { daemon.terminate(grace: 2) }
     let deadline = Date().addingTimeInterval(10)
     while Date() < deadline && !FileManager.default.fileExists(atPath: runtime + "/cued/cued.sock") { usleep(20_000) }
@@ -58,11 +60,15 @@ struct SandboxTests {
     let busPID = Int32(lines.dropFirst().first.map(String.init) ?? "") ?? 0
     defer { if busPID > 0 { kill(busPID, SIGTERM) } }
     let environment = ["XDG_RUNTIME_DIR": dir, "HOME": dir, "DBUS_SESSION_BUS_ADDRESS": address, "PIPEWIRE_RUNTIME_DIR": dir]
-    let pipewire = try Subprocess("/usr/bin/pipewire", [], environment: environment, stderr: dir + "/pipewire.log")
+    let pipewire = try ChildProcess(
+      "/usr/bin/pipewire", [], environment: environment, standardOutput: .null,
+      standardError: .file(dir + "/pipewire.log", append: true))
     defer { pipewire.terminate(grace: 2) }
     var deadline = Date().addingTimeInterval(10)
     while Date() < deadline && !FileManager.default.fileExists(atPath: dir + "/pipewire-0") { usleep(20_000) }
-    let session = try Subprocess("/usr/bin/wireplumber", [], environment: environment, stderr: dir + "/wireplumber.log")
+    let session = try ChildProcess(
+      "/usr/bin/wireplumber", [], environment: environment, standardOutput: .null,
+      standardError: .file(dir + "/wireplumber.log", append: true))
     defer { session.terminate(grace: 2) }
     let sink = try run(
       "/usr/bin/pw-cli",

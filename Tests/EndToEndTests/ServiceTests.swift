@@ -1,3 +1,4 @@
+import CuePosix
 import Foundation
 import Testing
 
@@ -87,10 +88,11 @@ struct ServiceTests {
     let dir = Harness.temporaryDirectory()
     let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3"])
     let socketPath = dir + "/activated.sock"
-    let activator = try Subprocess(
+    let activator = try ChildProcess(
       "/usr/bin/systemd-socket-activate",
       ["-l", socketPath, Harness.cued, "--sounds", sounds, "--device", "null", "--realtime-priority", "0"],
-      environment: ["XDG_CONFIG_HOME": "/nonexistent/cued-tests"], stdout: dir + "/log", stderr: dir + "/log")
+      environment: ["XDG_CONFIG_HOME": "/nonexistent/cued-tests"], standardOutput: .file(dir + "/log"),
+      standardError: .sameAsStandardOutput)
     defer { activator.terminate(grace: 2) }
     let deadline = Date().addingTimeInterval(5)
     while Date() < deadline && !FileManager.default.fileExists(atPath: socketPath) { usleep(10_000) }

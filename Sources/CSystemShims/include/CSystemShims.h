@@ -41,7 +41,7 @@ void cued_set_thread_name(const char *name);
 /// Tries `SCHED_FIFO` at `priority` for the calling thread; returns 0 or an errno value (EPERM without rights).
 int cued_set_realtime(int priority);
 
-/// `pipe2(fds, O_CLOEXEC | O_NONBLOCK)`.
-int cued_pipe_nonblocking(int fds[2]);
+/// `pipe2(fds, O_CLOEXEC [| O_NONBLOCK])`: Swift's Glibc hides pipe2.
+int cued_pipe(int fds[2], int nonblocking);
 
 #endif

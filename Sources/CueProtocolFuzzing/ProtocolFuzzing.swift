@@ -1,3 +1,5 @@
+import CueProtocol
+
 /// The daemon's request path as one function of arbitrary bytes, with the invariants it must keep.
 ///
 /// `cued-fuzz` (Sources/cued-fuzz) runs it under libFuzzer (`scripts/fuzz.sh`, `make fuzz`), and

@@ -3,7 +3,7 @@ import Testing
 
 /// The systemd units in systemd/: they verify, and their hardening scores stay low.
 @Suite("systemd units")
-struct UnitTests {
+struct SystemdUnitTests {
   /// Copies the units into a scratch directory with ExecStart pointing at the built binary
   /// (systemd-analyze verify insists the program exists).
   static func stage(_ files: [String]) throws -> String {

@@ -1,0 +1,128 @@
+import CSystemShims
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Threads without libdispatch or Foundation: detached ones for background work (decoding),
+/// joinable named ones (the audio thread, the soak driver's workers), and a parallel for loop.
+///
+/// libdispatch keeps idle worker threads around for seconds after their work is done; their
+/// wake-ups and exits would show up as CPU ticks and context switches in a daemon that is meant to
+/// be perfectly quiet when idle. These threads end when their work does.
+public enum Threads {
+  private final class Box: @unchecked Sendable {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+  }
+
+  /// `pthread_create` for `box` (retained for the thread, released if it cannot start); the error number or 0.
+  private static func create(_ thread: inout pthread_t, detached: Bool, stackBytes: Int? = nil, _ box: Box) -> Int32 {
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
+    if let stackBytes { pthread_attr_setstacksize(&attributes, max(stackBytes, Int(PTHREAD_STACK_MIN))) }
+    let raw = Unmanaged.passRetained(box).toOpaque()
+    let rc = pthread_create(&thread, &attributes, { raw in
+      Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+      return nil
+    }, raw)
+    if rc != 0 { Unmanaged<Box>.fromOpaque(raw).release() }
+    return rc
+  }
+
+  /// Runs `body` on a new detached thread (`pthread_create` with PTHREAD_CREATE_DETACHED), with a
+  /// stack of `stackBytes` when given (a thread that only waits needs far less than the default 8 MiB).
+  public static func start(stackBytes: Int? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    var thread = pthread_t()
+    let rc = create(&thread, detached: true, stackBytes: stackBytes, Box(body))
+    if rc != 0 { throw SystemError("pthread_create", code: rc) }
+  }
+
+  /// Runs `body` on a new detached thread; when no thread can be had, runs it on the calling
+  /// thread rather than not at all (for work that must be done either way, such as decoding).
+  public static func spawn(_ body: @escaping @Sendable () -> Void) {
+    do { try start(body) } catch { body() }
+  }
+
+  /// Calls `body(i)` for every i in 0..<count on up to one thread per core, and returns when all are done.
+  public static func parallelFor(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    guard count > 1 else {
+      if count == 1 { body(0) }
+      return
+    }
+    let workers = max(1, min(count, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    let next = Atomic<Int>(0)
+    let shared = Box {
+      while true {
+        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        if index >= count { return }
+        body(index)
+      }
+    }
+    var threads: [pthread_t] = []
+    for _ in 1..<workers {
+      var thread = pthread_t()
+      if create(&thread, detached: false, shared) == 0 { threads.append(thread) }
+    }
+    shared.body()  // this thread works too
+    for thread in threads { pthread_join(thread, nil) }
+  }
+
+  /// What the scheduler granted a thread that asked for real-time priority.
+  public enum Scheduling: Sendable, Equatable {
+    /// Not asked for: the normal time-sharing policy.
+    case normal
+    /// SCHED_FIFO at the priority asked for.
+    case realtime(priority: Int32)
+    /// Asked for and refused (`.refused(Errno(rawValue: EPERM))` without CAP_SYS_NICE or an RLIMIT_RTPRIO).
+    case refused(Errno)
+  }
+
+  /// A named thread that is joined, optionally at SCHED_FIFO priority.
+  public final class Joinable: @unchecked Sendable {
+    private final class Granted: Sendable {
+      let scheduling = Mutex<Scheduling?>(nil)
+    }
+    private let thread: pthread_t
+    private let granted: Granted
+    private let joined = Atomic<Bool>(false)
+
+    /// Starts `body` on a new thread named `name` (at most 15 bytes show, `pthread_setname_np`).
+    /// With `realtimePriority` above 0, the thread first asks for SCHED_FIFO at that priority
+    /// (`pthread_setschedparam`); whatever it got is `scheduling`, and it runs either way.
+    public init(name: String, realtimePriority: Int32? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+      let granted = Granted()
+      let box = Box {
+        cued_set_thread_name(name)
+        var scheduling = Scheduling.normal
+        if let realtimePriority, realtimePriority > 0 {
+          let rc = cued_set_realtime(realtimePriority)
+          scheduling = rc == 0 ? .realtime(priority: realtimePriority) : .refused(Errno(rawValue: rc))
+        }
+        granted.scheduling.withLock { $0 = scheduling }
+        body()
+      }
+      var thread = pthread_t()
+      let rc = Threads.create(&thread, detached: false, box)
+      if rc != 0 { throw SystemError("pthread_create(\(name))", code: rc) }
+      self.thread = thread
+      self.granted = granted
+      // The scheduling is settled in the thread's first microseconds; wait for it so callers can log it.
+      while granted.scheduling.withLock({ $0 }) == nil { MonotonicClock.sleep(nanoseconds: 50_000) }
+    }
+
+    /// What the scheduler granted; settled before `init` returns.
+    public var scheduling: Scheduling { granted.scheduling.withLock { $0 } ?? .normal }
+
+    /// Waits for the thread to return (`pthread_join`); later calls return at once.
+    public func join() {
+      if joined.exchange(true, ordering: .acquiringAndReleasing) { return }
+      pthread_join(thread, nil)
+    }
+  }
+}

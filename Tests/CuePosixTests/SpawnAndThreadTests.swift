@@ -1,0 +1,110 @@
+import CuePosix
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("CuePosix: child processes")
+struct SpawnTests {
+  @Test func runCapturesStandardOutputAndTheExitStatus() throws {
+    let result = try Spawn.run("/bin/sh", ["-c", "printf 'hello\\nworld'; exit 3"])
+    #expect(String(decoding: result.output, as: UTF8.self) == "hello\nworld")
+    #expect(result.status == 3)
+    #expect(!result.timedOut)
+  }
+
+  @Test func runKeepsAtMostTheLimit() throws {
+    let result = try Spawn.run("/bin/sh", ["-c", "printf 0123456789"], limit: 4)
+    #expect(result.output == Array("0123".utf8))
+    #expect(result.status == 0)
+  }
+
+  @Test func runKillsAChildThatOutlivesItsTimeout() throws {
+    let began = MonotonicClock.seconds()
+    let result = try Spawn.run("/bin/sleep", ["10"], timeout: 0.2)
+    #expect(result.timedOut)
+    #expect(result.status == 128 + SIGKILL)
+    #expect(MonotonicClock.seconds() - began < 5)
+  }
+
+  @Test func theChildGetsTheEnvironmentItIsGiven() throws {
+    setenv("CUED_POSIX_TEST_REMOVED", "still here", 1)
+    defer { unsetenv("CUED_POSIX_TEST_REMOVED") }
+    let child = try ChildProcess(
+      "/bin/sh", ["-c", "echo \"$CUED_POSIX_TEST_ADDED|${CUED_POSIX_TEST_REMOVED:-gone}|$HOME\""],
+      environment: ["CUED_POSIX_TEST_ADDED": "added", "HOME": "/nowhere"], removingEnvironment: ["CUED_POSIX_TEST_REMOVED"],
+      standardOutput: .pipe)
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 256)
+    while case .bytes(let n) = try buffer.withUnsafeMutableBytes({ try child.standardOutput!.read(into: $0) }), n > 0 {
+      output += buffer[0..<n]
+    }
+    #expect(String(decoding: output, as: UTF8.self) == "added|gone|/nowhere\n")
+    #expect(child.wait(timeout: 5) == 0)
+  }
+
+  @Test func aWaitTimesOutAndTerminateReportsTheSignal() throws {
+    let child = try ChildProcess("/bin/sleep", ["10"], standardOutput: .null, standardError: .null)
+    #expect(child.isRunning)
+    #expect(child.wait(timeout: 0.05) == nil)
+    #expect(child.terminate(SIGTERM, grace: 5) == 128 + SIGTERM)
+    #expect(!child.isRunning)
+    #expect(child.exitStatus == 128 + SIGTERM)
+  }
+
+  @Test func standardErrorCanJoinStandardOutputInAFile() throws {
+    var template = Array("/tmp/cued-posix-XXXXXX".utf8CString)
+    let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    defer {
+      Files.remove(directory + "/log")
+      rmdir(directory)
+    }
+    let child = try ChildProcess(
+      "/bin/sh", ["-c", "echo out; echo err >&2"], standardOutput: .file(directory + "/log"),
+      standardError: .sameAsStandardOutput)
+    #expect(child.wait(timeout: 5) == 0)
+    #expect(try Files.read(path: directory + "/log", limit: 1024) == Array("out\nerr\n".utf8))
+  }
+
+  @Test func aMissingProgramIsAnError() {
+    #expect(throws: SystemError.self) { try Spawn.run("/nonexistent/cued-posix-test", []) }
+  }
+}
+
+@Suite("CuePosix: threads")
+struct ThreadTests {
+  @Test func aJoinableThreadRunsAndIsJoined() throws {
+    let counter = Counter()
+    let thread = try Threads.Joinable(name: "test-thread") { counter.value.add(1, ordering: .relaxed) }
+    thread.join()
+    thread.join()  // a second join returns at once
+    #expect(counter.value.load(ordering: .relaxed) == 1)
+    #expect(thread.scheduling == .normal)
+  }
+
+  @Test func aRealtimeThreadSaysWhatItWasGranted() throws {
+    let thread = try Threads.Joinable(name: "test-rt", realtimePriority: 10) {}
+    thread.join()
+    switch thread.scheduling {
+    case .realtime(let priority): #expect(priority == 10)
+    case .refused(let code): #expect(code.rawValue == EPERM)
+    case .normal: Issue.record("a thread that asked for SCHED_FIFO reports the normal policy")
+    }
+  }
+
+  @Test func parallelForVisitsEveryIndexOnce() {
+    let counts = Counts()
+    Threads.parallelFor(64) { index in counts.visits.withLock { $0[index, default: 0] += 1 } }
+    #expect(counts.visits.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<64).map { ($0, 1) }))
+  }
+
+  private final class Counter: Sendable {
+    let value = Atomic<Int>(0)
+  }
+
+  private final class Counts: Sendable {
+    let visits = Mutex<[Int: Int]>([:])
+  }
+}
