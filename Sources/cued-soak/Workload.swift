@@ -145,7 +145,7 @@ final class Worker {
     _ wire: Wire, _ request: Request, expected: Set<ErrorCode> = []
   ) throws(WireError) -> JSONValue? {
     counts.requests += 1
-    return counts.record(request.op, try wire.request(request), expected: expected)
+    return counts.record(request.op.rawValue, try wire.request(request), expected: expected)
   }
 
   private func expectOK(_ op: String, _ result: Result<JSONValue, ProtocolError>) {
