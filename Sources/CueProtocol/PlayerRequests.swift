@@ -10,6 +10,11 @@ public struct EventFilter: Sendable, Equatable {
     self.ids = ids
   }
 
+  /// A filter of typed kinds (every kind named must be subscribable: `events-dropped` always comes).
+  public init(kinds: Set<EventKind>, ids: Set<UInt64>? = nil) {
+    self.init(kinds: Set(kinds.map(\.rawValue)), ids: ids)
+  }
+
   /// The kinds a subscription can name: `EventKind`'s subscribable raw values.
   public static let knownKinds = Set(EventKind.allCases.filter(\.isSubscribable).map(\.rawValue))
 
@@ -21,6 +26,11 @@ public struct EventFilter: Sendable, Equatable {
     }
     let ids = try fields.idArray("ids")
     return EventFilter(kinds: kinds.map(Set.init), ids: ids.map(Set.init))
+  }
+
+  /// True when `event` passes this filter (by its kind and its `subjectIDs`).
+  public func admits(_ event: Event) -> Bool {
+    admits(kind: event.kindName, ids: event.subjectIDs)
   }
 
   /// True when an event of `kind` about `ids` passes this filter.

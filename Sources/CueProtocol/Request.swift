@@ -284,7 +284,7 @@ struct FieldReader {
     members = value.objectValue ?? []
   }
 
-  private mutating func take(_ key: String) -> JSONValue? {
+  mutating func take(_ key: String) -> JSONValue? {
     read.insert(key)
     guard let value = members.first(where: { $0.0 == key })?.1 else { return nil }
     if case .null = value { return nil }

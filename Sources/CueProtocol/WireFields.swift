@@ -42,3 +42,33 @@ extension FieldReader {
     return value
   }
 }
+
+extension FieldReader {
+  /// A nested object, as a value (read it with a `FieldReader` of its own).
+  mutating func object(_ key: String) throws(ProtocolError) -> JSONValue? {
+    guard let value = take(key) else { return nil }
+    guard case .object = value else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an object") }
+    return value
+  }
+
+  /// An array of nested objects, each decoded by `decode`.
+  mutating func objects<T>(_ key: String, _ decode: (JSONValue) throws(ProtocolError) -> T) throws(ProtocolError) -> [T]? {
+    guard let value = take(key) else { return nil }
+    guard let array = value.arrayValue else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of objects") }
+    var decoded: [T] = []
+    for element in array {
+      guard case .object = element else { throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of objects") }
+      decoded.append(try decode(element))
+    }
+    return decoded
+  }
+
+  /// An array of numbers.
+  mutating func numbers(_ key: String) throws(ProtocolError) -> [Double]? {
+    guard let value = take(key) else { return nil }
+    guard let array = value.arrayValue, array.allSatisfy({ $0.doubleValue != nil }) else {
+      throw ProtocolError(.invalidRequest, "\"\(key)\" must be an array of numbers")
+    }
+    return array.compactMap(\.doubleValue)
+  }
+}
