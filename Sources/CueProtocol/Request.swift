@@ -213,6 +213,12 @@ public enum RequestDecoder {
       throw ProtocolError(.invalidRequest, "the request has no \"op\" field; for example {\"id\":1,\"op\":\"ping\"}")
     }
     guard let op = Op(rawValue: name) else {
+      // A name of the player or sound family is told that family's ops; any other all of them.
+      for family in ["player", "sound"] where name.hasPrefix(family + ".") {
+        throw ProtocolError(
+          .unknownOp,
+          "unknown op \"\(name.prefix(64))\"; the \(family) ops are \(Op.names(withPrefix: family + ".").joined(separator: ", "))")
+      }
       throw ProtocolError(
         .unknownOp, "unknown op \"\(name.prefix(64))\"; this daemon knows: \(Request.knownOps.joined(separator: ", "))")
     }

@@ -157,6 +157,27 @@ struct OpTests {
       return
     }
     #expect(failure.error.code == .unknownOp)
-    #expect(failure.error.message.contains("player.destroy"))
+    #expect(failure.error.message.hasPrefix("unknown op"))
+  }
+}
+
+extension OpTests {
+  @Test("an unknown op of a family is told that family's ops, as docs/PROTOCOL.md shows", arguments: [
+    (
+      "player.resume",
+      #"unknown op "player.resume"; the player ops are player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy"#
+    ),
+    ("sound.stop", #"unknown op "sound.stop"; the sound ops are sound.create, sound.play, sound.completion, sound.dispose"#),
+    (
+      "dance",
+      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system"#
+    ),
+  ])
+  func unknownOpMessages(_ name: String, _ message: String) {
+    guard case .failure(let failure) = decode(#"{"id":14,"op":"\#(name)","player":1}"#) else {
+      Issue.record("\(name) was accepted")
+      return
+    }
+    #expect(failure.error == ProtocolError(.unknownOp, message))
   }
 }
