@@ -146,7 +146,11 @@ public enum Reply {
 public enum ServerMessage: Sendable, Equatable {
   /// A reply: its id, and the reply object (decode it with the `ReplyFields` type of the op sent) or the error.
   case reply(id: RequestID?, result: Result<JSONValue, ProtocolError>)
-  case event(kind: String, body: JSONValue)
+  /// An event, typed, and its object as it arrived (with any fields this version does not know).
+  ///
+  /// A kind this version does not know, or a known kind it cannot read (a newer daemon's new
+  /// `reason`, say), arrives as `.unknown`, so that a newer daemon never breaks an older client.
+  case event(Event, object: JSONValue)
 
   /// Parses one line; throws when it is not JSON, or is neither a reply nor an event.
   public static func parse(_ line: some Collection<UInt8>) throws(ProtocolError) -> ServerMessage {
@@ -157,7 +161,7 @@ public enum ServerMessage: Sendable, Equatable {
       throw ProtocolError(.parseError, "the daemon sent a line that is not JSON: \(error.message)")
     }
     if let kind = value["event"]?.stringValue {
-      return .event(kind: kind, body: value)
+      return .event((try? Event(json: value)) ?? .unknown(kind: kind, value), object: value)
     }
     guard let ok = value["ok"]?.boolValue else {
       throw ProtocolError(.invalidRequest, "the daemon sent a line that is neither a reply nor an event")
