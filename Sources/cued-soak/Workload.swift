@@ -81,7 +81,7 @@ final class Worker {
     let wire: Wire
     do {
       wire = try connect()
-      try expectOK("hello", wire.request(.hello(client: "cued-soak")))
+      _ = try ask(wire, .hello(client: "cued-soak"))
     } catch {
       fail("connect: \(error)")
       return finish()
@@ -148,11 +148,6 @@ final class Worker {
   ) throws(WireError) -> T? {
     guard let body = try ask(wire, request, expected: expected) else { return nil }
     return counts.decode(type, body, request.op.rawValue)
-  }
-
-  private func expectOK(_ op: String, _ result: Result<JSONValue, ProtocolError>) {
-    counts.requests += 1
-    _ = counts.record(op, result)
   }
 
   /// Waits while the soak's voices fill the budget (10 s at most: then the voices are not ending).
@@ -404,8 +399,8 @@ final class Worker {
       counts.requests += 1
       counts.playRequests += 1
       let before = tally.events[EventKind.finished.rawValue, default: 0]
-      let body = counts.record("play", try wire.reply(to: id))
-      if let body, let reply = counts.decode(PlayReply.self, body, "play") {
+      let body = counts.record(Op.play.rawValue, try wire.reply(to: id))
+      if let body, let reply = counts.decode(PlayReply.self, body, Op.play.rawValue) {
         counts.plays += 1
         counts.notifyPlays += 1
         started(reply)
