@@ -69,7 +69,8 @@ let eventSamples: [EventSample] = [
 struct EventTests {
   @Test("encodes to the daemon's exact bytes", arguments: eventSamples)
   func encodesToTheDaemonsBytes(_ sample: EventSample) {
-    #expect(sample.event.line == Array((sample.line + "\n").utf8))
+    // Compared as text, so that a failure shows the two lines.
+    #expect(String(decoding: sample.event.line, as: UTF8.self) == sample.line + "\n")
   }
 
   @Test("decodes the daemon's line and round-trips", arguments: eventSamples)

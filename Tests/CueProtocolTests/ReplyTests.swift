@@ -117,7 +117,8 @@ let replySamples: [ReplySample] = [
 struct ReplyTests {
   @Test("encodes to the daemon's exact bytes", arguments: replySamples)
   func encodesToTheDaemonsBytes(_ sample: ReplySample) {
-    #expect(ReplyEnvelope.success(id: .number(1), sample.body).line == Array((sample.line + "\n").utf8))
+    // Compared as text, so that a failure shows the two lines.
+    #expect(String(decoding: ReplyEnvelope.success(id: .number(1), sample.body).line, as: UTF8.self) == sample.line + "\n")
   }
 
   @Test("the daemon's untyped builder writes the same line", arguments: replySamples)
