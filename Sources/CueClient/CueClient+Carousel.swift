@@ -5,7 +5,7 @@ extension CueClient {
   ///
   /// The line goes out without an `id` whatever `message.id` says, so the daemon never answers
   /// it (an id here could be mistaken for one of this client's own requests). What cued made of
-  /// it arrives, if at all, as a `paging` event to `events(EventFilter(kinds: ["paging"]))`.
+  /// it arrives, if at all, as a `paging` event to `events(EventFilter(kinds: [.paging]))`.
   ///
   /// Connects (or reconnects after a loss, with the usual backoff) as the other calls do; a
   /// write that fails never reached the daemon, so it is tried once more on a fresh connection.
@@ -17,7 +17,7 @@ extension CueClient {
   public func post(_ message: CarouselMessage) async throws(ClientError) {
     var message = message
     message.id = nil
-    let line = Reply.line(message.json)
+    let line = message.line
     for _ in 0..<2 {
       let connection = try await connected()
       guard connection.isOpen else { continue }

@@ -36,11 +36,11 @@ struct PlayerRecord {
   }
 
   /// Keeps the settings a reply reports (every player reply carries them).
-  mutating func remember(_ reply: JSONValue) {
-    if let v = reply["volume"]?.doubleValue { volume = v }
-    if let p = reply["pan"]?.doubleValue { pan = p }
-    if let n = reply["numberOfLoops"]?.intValue { numberOfLoops = n }
-    if let r = reply["rate"]?.doubleValue { rate = r }
+  mutating func remember(_ properties: PlayerProperties) {
+    volume = properties.volume
+    pan = properties.pan
+    numberOfLoops = properties.numberOfLoops
+    rate = properties.rate
   }
 }
 
@@ -105,16 +105,14 @@ extension CueClient {
       var result: Result<(UInt64, Connection), ClientError>? = nil
       do throws(ClientError) {
         if let reply = try await exchange(.player(.create(record.creation)), on: current) {
-          guard let raw = reply["player"]?.intValue, raw >= 0 else {
-            throw .protocolViolation("the player.create reply has no player id: \(reply)")
-          }
-          let id = UInt64(raw)
+          let created = try PlayerCreateReply.read(reply)
+          let id = created.player
           if players[key] != nil {
             if let old = players[key]?.daemonID, playerKeys[old] == key { playerKeys[old] = nil }
             players[key]?.daemonID = id
             players[key]?.connection = current.serial
             players[key]?.epoch = daemonEpoch
-            players[key]?.remember(reply)
+            players[key]?.remember(created.properties)
             playerKeys[id] = key
             result = .success((id, current))
           } else {
@@ -140,15 +138,31 @@ extension CueClient {
   }
 
   /// Sends the player request `make` builds from the player's current id, on the connection where that id is valid.
-  func playerRequest(_ key: Int, _ make: @Sendable (UInt64) -> PlayerRequest) async throws(ClientError) -> JSONValue {
+  func playerRequest(_ key: Int, _ make: @Sendable (UInt64) -> PlayerRequest) async throws(ClientError) -> ReplyBody {
     for _ in 0..<2 {
       let (id, current) = try await playerHandle(key)
-      if let reply = try await exchange(.player(make(id)), on: current) {
-        players[key]?.remember(reply)
-        return reply
+      let request = make(id)
+      if let reply = try await exchange(.player(request), on: current) {
+        let body: ReplyBody
+        do {
+          body = try ReplyBody(op: request.op, reply: reply)
+        } catch {
+          throw .protocolViolation("\(error.message): \(reply)")
+        }
+        if case .player(let properties) = body { players[key]?.remember(properties) }
+        return body
       }
     }
     throw .disconnected(socketPath: socketPath)
+  }
+
+  /// `playerRequest` for the requests answered with the player's properties (`player.get`, `.set`, …).
+  func playerProperties(_ key: Int, _ make: @Sendable (UInt64) -> PlayerRequest) async throws(ClientError) -> PlayerProperties {
+    let body = try await playerRequest(key, make)
+    guard case .player(let properties) = body else {
+      throw .protocolViolation("a player request was answered with \(JSONValue.object(body.fields))")
+    }
+    return properties
   }
 
   /// The player's id on the daemon now (it changes when the player is made again after a reconnection).
@@ -270,14 +284,12 @@ extension CueClient {
       var result: Result<(UInt64, Connection), ClientError>? = nil
       do throws(ClientError) {
         if let reply = try await exchange(.sound(.create(record.source, detached: record.detached)), on: current) {
-          guard let raw = reply["sound"]?.intValue, raw >= 0 else {
-            throw .protocolViolation("the sound.create reply has no sound id: \(reply)")
-          }
-          sounds[key]?.daemonID = UInt64(raw)
+          let raw = try SoundCreateReply.read(reply).sound
+          sounds[key]?.daemonID = raw
           sounds[key]?.connection = current.serial
           sounds[key]?.epoch = daemonEpoch
           sounds[key]?.completionConnection = nil
-          result = .success((UInt64(raw), current))
+          result = .success((raw, current))
         }
       } catch {
         result = .failure(error)
@@ -304,7 +316,7 @@ extension CueClient {
       }
       let hook = completion.map { ReplyHook.soundCompletion($0) }
       guard let reply = try await exchange(.sound(.play(sound: id)), on: current, hook: hook) else { continue }
-      return reply["voice"]?.intValue.map { UInt64($0) }
+      return try SoundPlayReply.read(reply).voice
     }
     throw .disconnected(socketPath: socketPath)
   }

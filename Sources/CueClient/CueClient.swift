@@ -117,17 +117,20 @@ public actor CueClient {
     try await perform(request).reply
   }
 
+  /// Sends `request` like `send(_:)` and reads the reply as `type` (`StatusReply`, `ListReply`, …).
+  ///
+  /// A reply that cannot be read as `type` throws `.protocolViolation`.
+  public func send<Body: ReplyFields>(_ request: Request, as type: Body.Type) async throws(ClientError) -> Body {
+    try Body.read(try await send(request))
+  }
+
   /// Plays a cue once (fire-and-forget) and returns the new voice's id.
   ///
   /// `volume` is linear 0…1, `pan` -1 (left) … 1 (right), `loops` AVAudioPlayer's
   /// `numberOfLoops` (0 once, n: n+1 times, negative: until stopped with `stop(voice:)`).
   @discardableResult
   public func play(cue: String, volume: Double = 1, pan: Double = 0, loops: Int = 0) async throws(ClientError) -> UInt64 {
-    let reply = try await send(.play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops)))
-    guard let voice = reply["voice"]?.intValue, voice >= 0 else {
-      throw .protocolViolation("the play reply has no voice id: \(reply)")
-    }
-    return UInt64(voice)
+    try await send(.play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops)), as: PlayReply.self).voice
   }
 
   /// Stops a voice started by `play(cue:)`, fading out over `fadeDuration` seconds (nil: the daemon's few milliseconds).
@@ -191,8 +194,8 @@ public actor CueClient {
   /// Sets the daemon-wide system-sound volume (0…1) and mute switch (nil: unchanged); returns both as they now are.
   @discardableResult
   public func setSystemSounds(volume: Double? = nil, muted: Bool? = nil) async throws(ClientError) -> (volume: Double, muted: Bool) {
-    let reply = try await send(.system(volume: volume, muted: muted))
-    return (reply["volume"]?.doubleValue ?? 1, reply["muted"]?.boolValue ?? false)
+    let reply = try await send(.system(volume: volume, muted: muted), as: SystemReply.self)
+    return (reply.volume, reply.muted)
   }
 
   /// Closes the connection now. Requests waiting for a reply fail with `.disconnected`; players
@@ -226,7 +229,7 @@ public actor CueClient {
       nextRequestID += 1
       pending[id] = Pending(continuation: continuation, connection: connection.serial, hook: hook)
       do {
-        try connection.write(Reply.line(request.json(id: .number(id))))
+        try connection.write(request.line(id: .number(id)))
       } catch {
         pending[id] = nil
         connection.shutdown()
@@ -276,12 +279,7 @@ public actor CueClient {
         if isReconnection {
           // The subscription was the old connection's: send it again before anything else.
           try await updateSubscription(connecting: false)
-          broadcast(
-            CueEvent(
-              kind: "reconnected",
-              body: .object([
-                ("event", "reconnected"), ("restarted", .bool(made.daemonPID != nil && daemonChanged)),
-              ])))
+          broadcast(.connection(.reconnected, restarted: made.daemonPID != nil && daemonChanged))
         }
         return .success(made)
       } catch {
@@ -321,7 +319,7 @@ public actor CueClient {
     connection = nil
     subscribed = nil
     old.shutdown()
-    broadcast(CueEvent(kind: "disconnected", body: .object([("event", "disconnected")])))
+    broadcast(.connection(.disconnected))
     startReconnectingIfWatched()
   }
 
@@ -367,8 +365,8 @@ public actor CueClient {
       guard let key, let request = pending.removeValue(forKey: key) else { return }
       if case .success(let value) = result, let hook = request.hook { run(hook, reply: value, connection: serial) }
       request.continuation.resume(returning: .reply(result))
-    case .message(.event(let kind, let body)):
-      dispatch(CueEvent(kind: kind, body: body))
+    case .message(.event(let event, let object)):
+      dispatch(CueEvent(event, object: object))
     case .closed(let error):
       connectionEnded(serial, error: error)
     }
@@ -377,10 +375,9 @@ public actor CueClient {
   private func run(_ hook: ReplyHook, reply: JSONValue, connection serial: Int) {
     switch hook {
     case .soundCompletion(let handler):
-      if reply["muted"]?.boolValue == true {
-        handler(false)
-      } else if let voice = reply["voice"]?.intValue, voice >= 0 {
-        completions[UInt64(voice)] = (serial, handler)
+      switch try? SoundPlayReply(reply: reply) {
+      case .playing(let play)?: completions[play.voice] = (serial, handler)
+      case .muted?, nil: handler(false)
       }
     }
   }
@@ -392,15 +389,17 @@ public actor CueClient {
     }
     if let player = event.player, let key = playerKeys[player], let record = players[key] {
       record.continuation.yield(event)
-      if event.kind == "finished", let waiters = finishWaiters.removeValue(forKey: key) {
+      if case .finished(let finished)? = event.daemonEvent, let waiters = finishWaiters.removeValue(forKey: key) {
         for waiter in waiters {
-          waiter.continuation.yield(.success(event.successfully ?? false))
+          waiter.continuation.yield(.success(finished.successfully))
           waiter.continuation.finish()
         }
       }
     }
-    if event.kind == "completion", let voice = event.voice, let entry = completions.removeValue(forKey: voice) {
-      entry.handler(event.played ?? false)
+    if case .completion(let completion)? = event.daemonEvent, let voice = completion.voice,
+      let entry = completions.removeValue(forKey: voice)
+    {
+      entry.handler(completion.played)
     }
   }
 
@@ -440,7 +439,7 @@ public actor CueClient {
     var filters = subscribers.values.map(\.filter)
     let adopted = players.values.filter { $0.detached && $0.epoch == daemonEpoch && $0.connection != serial }
     if !adopted.isEmpty {
-      filters.append(EventFilter(kinds: ["started", "finished", "decode-error"], ids: Set(adopted.compactMap(\.daemonID))))
+      filters.append(EventFilter(kinds: [.started, .finished, .decodeError], ids: Set(adopted.compactMap(\.daemonID))))
     }
     guard !filters.isEmpty else { return nil }
     var kinds: Set<String>? = []

@@ -36,7 +36,7 @@ public final class CueConnection {
   private var nextID = 1
   /// The id of the last request sent (replies echo it).
   public private(set) var lastRequestID: RequestID? = nil
-  private var pendingEvents: [(kind: String, body: JSONValue)] = []
+  private var pendingEvents: [CueEvent] = []
   private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
   private init(socketPath: String, fd: FileDescriptor) {
@@ -64,6 +64,13 @@ public final class CueConnection {
     try send(timeoutSeconds: timeoutSeconds) { id in request.json(id: id) }
   }
 
+  /// Sends `request` like `send(_:timeoutSeconds:)` and reads the reply as `type` (`StatusReply`, `ListReply`, …).
+  ///
+  /// A reply that cannot be read as `type` throws `.protocolViolation`.
+  public func send<Body: ReplyFields>(_ request: Request, as type: Body.Type, timeoutSeconds: Double = 10) throws(ClientError) -> Body {
+    try Body.read(try send(request, timeoutSeconds: timeoutSeconds))
+  }
+
   /// Sends a carousel message with an id, so the daemon answers with its decision.
   public func send(_ message: CarouselMessage, timeoutSeconds: Double = 10) throws(ClientError) -> JSONValue {
     try send(timeoutSeconds: timeoutSeconds) { id in
@@ -78,7 +85,7 @@ public final class CueConnection {
     nextID += 1
     lastRequestID = .number(id)
     do {
-      try fd.writeAll(Reply.line(line(.number(id))))
+      try fd.writeAll(line(.number(id)).line)
     } catch {
       // The daemon may have said why before it closed (access-denied, limit-reached): read that.
       if case .reply(nil, .failure(let refusal))? = try? readMessage(deadline: MonotonicClock.seconds() + 1) {
@@ -89,8 +96,8 @@ public final class CueConnection {
     let deadline = MonotonicClock.seconds() + timeoutSeconds
     while true {
       switch try readMessage(deadline: deadline) {
-      case .event(let kind, let body):
-        pendingEvents.append((kind, body))
+      case .event(let event, let object):
+        pendingEvents.append(CueEvent(event, object: object))
       case .reply(let replyID, let result):
         // A reply without an id answers a line the daemon could not read at all.
         guard replyID == .number(id) || replyID == nil else { continue }
@@ -102,12 +109,12 @@ public final class CueConnection {
     }
   }
 
-  /// The next event, waiting up to `timeoutSeconds` (nil: forever).
-  public func nextEvent(timeoutSeconds: Double? = nil) throws(ClientError) -> (kind: String, body: JSONValue) {
+  /// The next event, typed (`CueEvent.daemonEvent`), waiting up to `timeoutSeconds` (nil: forever).
+  public func nextEvent(timeoutSeconds: Double? = nil) throws(ClientError) -> CueEvent {
     if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
     let deadline = timeoutSeconds.map { MonotonicClock.seconds() + $0 }
     while true {
-      if case .event(let kind, let body) = try readMessage(deadline: deadline) { return (kind, body) }
+      if case .event(let event, let object) = try readMessage(deadline: deadline) { return CueEvent(event, object: object) }
     }
   }
 

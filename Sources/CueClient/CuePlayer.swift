@@ -25,20 +25,25 @@ public struct PlayerStatus: Sendable, Equatable {
   public var averagePower: [Double]
   public var peakPower: [Double]
 
-  /// Reads the fields of a `player.*` reply.
+  /// The properties of a `player.*` reply (meters empty without `meteringEnabled`).
+  public init(_ properties: PlayerProperties) {
+    volume = properties.volume
+    pan = properties.pan
+    numberOfLoops = properties.numberOfLoops
+    currentTime = properties.currentTime
+    duration = properties.duration
+    isPlaying = properties.isPlaying
+    numberOfChannels = properties.numberOfChannels
+    deviceCurrentTime = properties.deviceCurrentTime
+    rate = properties.rate
+    cue = properties.cue
+    averagePower = properties.averagePower ?? []
+    peakPower = properties.peakPower ?? []
+  }
+
+  /// Reads a `player.*` reply object; one that is not a player's properties reads as a new player's defaults.
   public init(reply: JSONValue) {
-    volume = reply["volume"]?.doubleValue ?? 1
-    pan = reply["pan"]?.doubleValue ?? 0
-    numberOfLoops = reply["numberOfLoops"]?.intValue ?? 0
-    currentTime = reply["currentTime"]?.doubleValue ?? 0
-    duration = reply["duration"]?.doubleValue ?? 0
-    isPlaying = reply["isPlaying"]?.boolValue ?? false
-    numberOfChannels = reply["numberOfChannels"]?.intValue ?? 0
-    deviceCurrentTime = reply["deviceCurrentTime"]?.doubleValue ?? 0
-    rate = reply["rate"]?.doubleValue ?? 1
-    cue = reply["cue"]?.stringValue
-    averagePower = reply["averagePower"]?.arrayValue?.compactMap(\.doubleValue) ?? []
-    peakPower = reply["peakPower"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+    self.init((try? PlayerProperties(reply: reply)) ?? PlayerProperties())
   }
 }
 
@@ -97,7 +102,7 @@ public final class CuePlayer: Sendable {
 
   /// Reads every property in one request.
   public func status() async throws(ClientError) -> PlayerStatus {
-    PlayerStatus(reply: try await client.playerRequest(key) { .get(player: $0) })
+    PlayerStatus(try await client.playerProperties(key) { .get(player: $0) })
   }
 
   /// The player's id in the daemon now (events carry it); it changes when the player is made again after a reconnection.

@@ -10,10 +10,13 @@ public struct EventFilter: Sendable, Equatable {
     self.ids = ids
   }
 
-  /// The kinds a subscription can name.
-  public static let knownKinds: Set<String> = [
-    "started", "finished", "completion", "device", "reloaded", "decode-error", "paging",
-  ]
+  /// A filter of typed kinds (every kind named must be subscribable: `events-dropped` always comes).
+  public init(kinds: Set<EventKind>, ids: Set<UInt64>? = nil) {
+    self.init(kinds: Set(kinds.map(\.rawValue)), ids: ids)
+  }
+
+  /// The kinds a subscription can name: `EventKind`'s subscribable raw values.
+  public static let knownKinds = Set(EventKind.allCases.filter(\.isSubscribable).map(\.rawValue))
 
   static func decode(_ fields: inout FieldReader) throws(ProtocolError) -> EventFilter {
     let kinds = try fields.stringArray("kinds")
@@ -23,6 +26,11 @@ public struct EventFilter: Sendable, Equatable {
     }
     let ids = try fields.idArray("ids")
     return EventFilter(kinds: kinds.map(Set.init), ids: ids.map(Set.init))
+  }
+
+  /// True when `event` passes this filter (by its kind and its `subjectIDs`).
+  public func admits(_ event: Event) -> Bool {
+    admits(kind: event.kindName, ids: event.subjectIDs)
   }
 
   /// True when an event of `kind` about `ids` passes this filter.
@@ -143,23 +151,25 @@ public enum PlayerRequest: Sendable, Equatable {
   case get(player: UInt64)
   case destroy(player: UInt64)
 
-  public var op: String {
+  /// The operation, whose raw value is the `op` string.
+  public var op: Op {
     switch self {
-    case .create: "player.create"
-    case .prepare: "player.prepare"
-    case .play: "player.play"
-    case .pause: "player.pause"
-    case .stop: "player.stop"
-    case .set: "player.set"
-    case .get: "player.get"
-    case .destroy: "player.destroy"
+    case .create: .playerCreate
+    case .prepare: .playerPrepare
+    case .play: .playerPlay
+    case .pause: .playerPause
+    case .stop: .playerStop
+    case .set: .playerSet
+    case .get: .playerGet
+    case .destroy: .playerDestroy
     }
   }
 
-  static func decode(op: String, _ fields: inout FieldReader) throws(ProtocolError) -> PlayerRequest {
+  static func decode(op: Op, _ fields: inout FieldReader) throws(ProtocolError) -> PlayerRequest {
+    let name = op.rawValue
     switch op {
-    case "player.create":
-      let source = try SoundSource.decode(&fields, op: op)
+    case .playerCreate:
+      let source = try SoundSource.decode(&fields, op: name)
       var creation = PlayerCreation(source: source)
       creation.detached = try fields.bool("detached") ?? false
       creation.enableRate = try fields.bool("enableRate") ?? false
@@ -169,19 +179,19 @@ public enum PlayerRequest: Sendable, Equatable {
         throw ProtocolError(.invalidRequest, "\"rate\" needs \"enableRate\":true at creation, as with AVAudioPlayer")
       }
       return .create(creation)
-    case "player.prepare": return .prepare(player: try fields.requiredID("player", op: op))
-    case "player.play":
-      let player = try fields.requiredID("player", op: op)
+    case .playerPrepare: return .prepare(player: try fields.requiredID("player", op: name))
+    case .playerPlay:
+      let player = try fields.requiredID("player", op: name)
       return .play(player: player, atDeviceTime: try fields.optionalNumber("atTime", in: 0...1e12))
-    case "player.pause": return .pause(player: try fields.requiredID("player", op: op))
-    case "player.stop": return .stop(player: try fields.requiredID("player", op: op))
-    case "player.set":
-      let player = try fields.requiredID("player", op: op)
+    case .playerPause: return .pause(player: try fields.requiredID("player", op: name))
+    case .playerStop: return .stop(player: try fields.requiredID("player", op: name))
+    case .playerSet:
+      let player = try fields.requiredID("player", op: name)
       return .set(player: player, try PlayerSettings.decode(&fields))
-    case "player.get": return .get(player: try fields.requiredID("player", op: op))
-    case "player.destroy": return .destroy(player: try fields.requiredID("player", op: op))
+    case .playerGet: return .get(player: try fields.requiredID("player", op: name))
+    case .playerDestroy: return .destroy(player: try fields.requiredID("player", op: name))
     default:
-      throw ProtocolError(.unknownOp, "unknown op \"\(op.prefix(64))\"; the player ops are \(Request.knownOps.filter { $0.hasPrefix("player.") }.joined(separator: ", "))")
+      throw ProtocolError(.unknownOp, "\(name) is not a player op; the player ops are \(Op.names(withPrefix: "player.").joined(separator: ", "))")
     }
   }
 
@@ -213,29 +223,31 @@ public enum SoundRequest: Sendable, Equatable {
   /// `now: false` lets what plays finish; `now: true` cuts it with a short fade.
   case dispose(sound: UInt64, now: Bool)
 
-  public var op: String {
+  /// The operation, whose raw value is the `op` string.
+  public var op: Op {
     switch self {
-    case .create: "sound.create"
-    case .play: "sound.play"
-    case .completion: "sound.completion"
-    case .dispose: "sound.dispose"
+    case .create: .soundCreate
+    case .play: .soundPlay
+    case .completion: .soundCompletion
+    case .dispose: .soundDispose
     }
   }
 
-  static func decode(op: String, _ fields: inout FieldReader) throws(ProtocolError) -> SoundRequest {
+  static func decode(op: Op, _ fields: inout FieldReader) throws(ProtocolError) -> SoundRequest {
+    let name = op.rawValue
     switch op {
-    case "sound.create":
-      let source = try SoundSource.decode(&fields, op: op)
+    case .soundCreate:
+      let source = try SoundSource.decode(&fields, op: name)
       return .create(source, detached: try fields.bool("detached") ?? false)
-    case "sound.play": return .play(sound: try fields.requiredID("sound", op: op))
-    case "sound.completion":
-      let sound = try fields.requiredID("sound", op: op)
+    case .soundPlay: return .play(sound: try fields.requiredID("sound", op: name))
+    case .soundCompletion:
+      let sound = try fields.requiredID("sound", op: name)
       return .completion(sound: sound, enabled: try fields.bool("enabled") ?? true)
-    case "sound.dispose":
-      let sound = try fields.requiredID("sound", op: op)
+    case .soundDispose:
+      let sound = try fields.requiredID("sound", op: name)
       return .dispose(sound: sound, now: try fields.bool("now") ?? false)
     default:
-      throw ProtocolError(.unknownOp, "unknown op \"\(op.prefix(64))\"; the sound ops are \(Request.knownOps.filter { $0.hasPrefix("sound.") }.joined(separator: ", "))")
+      throw ProtocolError(.unknownOp, "\(name) is not a sound op; the sound ops are \(Op.names(withPrefix: "sound.").joined(separator: ", "))")
     }
   }
 

@@ -64,30 +64,26 @@ public enum Request: Sendable, Equatable {
   /// Reads or changes the daemon-wide system-sound settings (nil: unchanged).
   case system(volume: Double?, muted: Bool?)
 
-  /// The `op` string.
-  public var op: String {
+  /// The operation, whose raw value is the `op` string.
+  public var op: Op {
     switch self {
-    case .hello: "hello"
-    case .ping: "ping"
-    case .play: "play"
-    case .stop: "stop"
-    case .list: "list"
-    case .status: "status"
-    case .reload: "reload"
-    case .subscribe: "subscribe"
-    case .unsubscribe: "unsubscribe"
+    case .hello: .hello
+    case .ping: .ping
+    case .play: .play
+    case .stop: .stop
+    case .list: .list
+    case .status: .status
+    case .reload: .reload
+    case .subscribe: .subscribe
+    case .unsubscribe: .unsubscribe
     case .player(let p): p.op
     case .sound(let s): s.op
-    case .system: "system"
+    case .system: .system
     }
   }
 
-  /// Every op this protocol version knows, for messages.
-  public static let knownOps = [
-    "hello", "ping", "play", "stop", "list", "status", "reload", "subscribe", "unsubscribe",
-    "player.create", "player.prepare", "player.play", "player.pause", "player.stop", "player.set", "player.get",
-    "player.destroy", "sound.create", "sound.play", "sound.completion", "sound.dispose", "system",
-  ]
+  /// Every op this protocol version knows, for messages: `Op`'s raw values in declaration order.
+  public static let knownOps = Op.allCases.map(\.rawValue)
 
   /// The longest fade a request may ask for, in seconds.
   public static let maximumFadeSeconds = 60.0
@@ -96,7 +92,7 @@ public enum Request: Sendable, Equatable {
   public func json(id: RequestID?) -> JSONValue {
     var members: [(String, JSONValue)] = []
     if let id { members.append(("id", id.json)) }
-    members.append(("op", .string(op)))
+    members.append(("op", .string(op.rawValue)))
     switch self {
     case .hello(let client):
       if let client { members.append(("client", .string(client))) }
@@ -213,22 +209,32 @@ public enum RequestDecoder {
 
   private static func decodeRequest(_ value: JSONValue) throws(ProtocolError) -> Request {
     var fields = FieldReader(value)
-    guard let op = try fields.string("op") else {
+    guard let name = try fields.string("op") else {
       throw ProtocolError(.invalidRequest, "the request has no \"op\" field; for example {\"id\":1,\"op\":\"ping\"}")
+    }
+    guard let op = Op(rawValue: name) else {
+      // A name of the player or sound family is told that family's ops; any other all of them.
+      for family in ["player", "sound"] where name.hasPrefix(family + ".") {
+        throw ProtocolError(
+          .unknownOp,
+          "unknown op \"\(name.prefix(64))\"; the \(family) ops are \(Op.names(withPrefix: family + ".").joined(separator: ", "))")
+      }
+      throw ProtocolError(
+        .unknownOp, "unknown op \"\(name.prefix(64))\"; this daemon knows: \(Request.knownOps.joined(separator: ", "))")
     }
     let request: Request
     switch op {
-    case "hello":
+    case .hello:
       request = .hello(client: try fields.string("client"))
-    case "ping":
+    case .ping:
       request = .ping
-    case "list":
+    case .list:
       request = .list
-    case "status":
+    case .status:
       request = .status
-    case "reload":
+    case .reload:
       request = .reload
-    case "play":
+    case .play:
       guard let cue = try fields.string("cue") else {
         throw ProtocolError(.invalidRequest, "play needs a \"cue\" field naming the cue to play")
       }
@@ -242,7 +248,7 @@ public enum RequestDecoder {
       }
       let notify = try fields.bool("notify") ?? false
       request = .play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops, notify: notify))
-    case "stop":
+    case .stop:
       let voice = try fields.integer("voice")
       let cue = try fields.string("cue")
       let all = try fields.bool("all")
@@ -259,21 +265,18 @@ public enum RequestDecoder {
       } else {
         request = .stop(.all, fadeSeconds: fade)
       }
-    case "subscribe":
+    case .subscribe:
       request = .subscribe(try EventFilter.decode(&fields))
-    case "unsubscribe":
+    case .unsubscribe:
       request = .unsubscribe
-    case "system":
+    case .system:
       request = .system(volume: try fields.optionalNumber("volume", in: 0...1), muted: try fields.bool("muted"))
-    case _ where op.hasPrefix("player."):
+    case .playerCreate, .playerPrepare, .playerPlay, .playerPause, .playerStop, .playerSet, .playerGet, .playerDestroy:
       request = .player(try PlayerRequest.decode(op: op, &fields))
-    case _ where op.hasPrefix("sound."):
+    case .soundCreate, .soundPlay, .soundCompletion, .soundDispose:
       request = .sound(try SoundRequest.decode(op: op, &fields))
-    default:
-      throw ProtocolError(
-        .unknownOp, "unknown op \"\(op.prefix(64))\"; this daemon knows: \(Request.knownOps.joined(separator: ", "))")
     }
-    try fields.rejectUnread(op: op)
+    try fields.rejectUnread(op: name)
     return request
   }
 }
@@ -287,7 +290,7 @@ struct FieldReader {
     members = value.objectValue ?? []
   }
 
-  private mutating func take(_ key: String) -> JSONValue? {
+  mutating func take(_ key: String) -> JSONValue? {
     read.insert(key)
     guard let value = members.first(where: { $0.0 == key })?.1 else { return nil }
     if case .null = value { return nil }

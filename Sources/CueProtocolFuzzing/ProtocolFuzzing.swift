@@ -13,8 +13,8 @@ import CueProtocol
 ///    its "\n" and an oversize line reported before its end are all reached.
 /// 2. Skips blank lines (empty, or spaces and tabs only) and decodes every other line with
 ///    `RequestDecoder.decodeLine`, the daemon's entry point.
-/// 3. Writes every error reply (a failed line, a `line-too-long`) with `Reply.line`, and the start of
-///    the success reply (its id) of every request and carousel message.
+/// 3. Writes every error reply (a failed line, a `line-too-long`) as a `ReplyEnvelope` line, and a
+///    success reply with the id (and an empty body) of every request and carousel message.
 ///
 /// The invariants (a broken one is a `Violation`):
 /// - both feeds give the same lines and the same oversize reports (a chunked report may come earlier,
@@ -87,18 +87,18 @@ public enum ProtocolFuzzing {
         switch RequestDecoder.decodeLine(line) {
         case .failure(let failure):
           outcome.errorReplies += 1
-          try checkReply(Reply.failure(id: failure.id, failure.error), id: failure.id, error: failure.error, for: line)
+          try checkReply(.failure(id: failure.id, failure.error), for: line)
         case .success(.request(let envelope)):
           outcome.requests += 1
-          try checkReply(Reply.success(id: envelope.id), id: envelope.id, error: nil, for: line)
-          let written = Reply.line(envelope.request.json(id: envelope.id)).dropLast()
+          try checkReply(.success(id: envelope.id, emptyBody), for: line)
+          let written = envelope.request.line(id: envelope.id).dropLast()
           guard case .success(.request(let again)) = RequestDecoder.decodeLine(written), again == envelope else {
             throw violation("the request, written as a client writes it, decodes differently", line)
           }
         case .success(.carousel(let message)):
           outcome.carouselMessages += 1
-          if let id = message.id { try checkReply(Reply.success(id: id), id: id, error: nil, for: line) }
-          let written = Reply.line(message.json).dropLast()
+          if let id = message.id { try checkReply(.success(id: id, emptyBody), for: line) }
+          let written = message.line.dropLast()
           guard case .success(.carousel(let again)) = RequestDecoder.decodeLine(written), again == message else {
             throw violation("the carousel message, written again, decodes differently", line)
           }
@@ -110,7 +110,7 @@ public enum ProtocolFuzzing {
         // The daemon's reply, as `Daemon.serve` writes it.
         let error = ProtocolError(
           .lineTooLong, "a request line of \(count)+ bytes was discarded; the limit is 65536 bytes per line")
-        try checkReply(Reply.failure(id: nil, error), id: nil, error: error, for: [])
+        try checkReply(.failure(id: nil, error), for: [])
       }
     }
     return outcome
@@ -180,9 +180,13 @@ public enum ProtocolFuzzing {
     guard rewritten == written else { throw violation("writing the value twice gave different bytes", line) }
   }
 
+  /// The success body the checks write: only the id and the outcome are read back.
+  private static let emptyBody = ReplyBody.unsubscribe(EmptyReply())
+
   /// A reply must be one well-formed wire line that a client reads back with the same id and error.
-  private static func checkReply(_ reply: JSONValue, id: RequestID?, error: ProtocolError?, for line: [UInt8]) throws(Violation) {
-    let wire = Reply.line(reply)
+  private static func checkReply(_ envelope: ReplyEnvelope, for line: [UInt8]) throws(Violation) {
+    let reply = envelope.json
+    let wire = envelope.line
     guard wire.last == 0x0A else { throw violation("a reply line does not end in \"\\n\"", line) }
     let body = wire.dropLast()
     try checkNoRawLineBreak(body, line)
@@ -199,12 +203,12 @@ public enum ProtocolFuzzing {
     } catch {
       throw violation("a client cannot read the reply (\(error))", line)
     }
-    guard case .reply(let readID, let result) = message, readID == id else {
+    guard case .reply(let readID, let result) = message, readID == envelope.id else {
       throw violation("a client reads another id from the reply", line)
     }
-    switch (result, error) {
-    case (.failure(let readError), let error?) where readError == error: break
-    case (.success, nil): break
+    switch (result, envelope.result) {
+    case (.failure(let readError), .failure(let error)) where readError == error: break
+    case (.success, .success): break
     default: throw violation("a client reads another outcome from the reply", line)
     }
   }

@@ -16,9 +16,15 @@ func sendCarousel(_ message: CarouselMessage, global: GlobalOptions) throws {
     writeToStandardOutput(JSONWriter.write(reply) + "\n")
     return
   }
-  var text = reply["decision"]?.stringValue ?? "?"
-  if let cue = reply["cue"]?.stringValue { text += " \(cue)" }
-  if let voice = reply["voice"]?.intValue { text += " (voice \(voice))" }
+  let outcome: PagingOutcome
+  do {
+    outcome = try PagingOutcome(reply: reply)
+  } catch {
+    throw session.fail(.protocolViolation("\(error.message): \(reply)"))
+  }
+  var text = outcome.decision.rawValue
+  if let cue = outcome.cue { text += " \(cue)" }
+  if let voice = outcome.voice { text += " (voice \(voice))" }
   writeToStandardOutput(text + "\n")
 }
 

@@ -23,17 +23,17 @@ func printFields(_ reply: JSONValue, global: GlobalOptions, skipping: Set<String
 }
 
 /// Waits for the event that says `matches`; returns it.
-func waitForEvent(_ session: Session, _ matches: (String, JSONValue) -> Bool) throws -> JSONValue {
+func waitForEvent<Found>(_ session: Session, _ matches: (Event) -> Found?) throws -> Found {
   while true {
-    let event: (kind: String, body: JSONValue)
+    let event: CueEvent
     do {
       event = try session.connection.nextEvent()
     } catch {
       throw session.fail(error)
     }
-    if matches(event.kind, event.body) {
+    if let daemonEvent = event.daemonEvent, let found = matches(daemonEvent) {
       if session.json { writeToStandardOutput(JSONWriter.write(event.body) + "\n") }
-      return event.body
+      return found
     }
   }
 }
@@ -80,16 +80,20 @@ struct PlayerCommand: ParsableCommand {
       let session = try Session(global)
       let source: SoundSource = cue.map { .cue($0) } ?? .path(path!)
       let settings = PlayerSettings(volume: volume, pan: pan, numberOfLoops: loops, rate: rate)
-      let reply = try session.send(
-        .player(.create(PlayerCreation(source: source, detached: detach, enableRate: enableRate, meteringEnabled: metering, settings: settings))))
-      guard let id = reply["player"]?.intValue else { throw session.fail(.protocolViolation("player.create reply without a player")) }
+      let id = try session.send(
+        .player(.create(PlayerCreation(source: source, detached: detach, enableRate: enableRate, meteringEnabled: metering, settings: settings))),
+        as: PlayerCreateReply.self
+      ).player
       if !global.json { writeToStandardOutput("\(id)\n") }
       guard play else { return }
-      _ = try session.send(.player(.play(player: UInt64(id), atDeviceTime: nil)))
+      _ = try session.send(.player(.play(player: id, atDeviceTime: nil)))
       guard wait else { return }
-      let finished = try waitForEvent(session) { kind, body in kind == "finished" && body["player"]?.intValue == id }
-      if finished["successfully"]?.boolValue != true {
-        writeToStandardError("cuectl: player \(id) did not play to the end: \(finished["reason"]?.stringValue ?? "?")\n")
+      let finished = try waitForEvent(session) { event -> Event.Finished? in
+        if case .finished(let finished) = event, finished.origin == .player(id) { return finished }
+        return nil
+      }
+      if !finished.successfully {
+        writeToStandardError("cuectl: player \(id) did not play to the end: \(finished.reason.rawValue)\n")
         throw ExitCode(ExitStatus.refused.rawValue)
       }
     }
@@ -182,8 +186,8 @@ struct SoundCommand: ParsableCommand {
     }
     func run() throws {
       let session = try Session(global)
-      let reply = try session.send(.sound(.create(cue.map { .cue($0) } ?? .path(path!), detached: detach)))
-      if !global.json { writeToStandardOutput("\(reply["sound"]?.intValue ?? 0)\n") }
+      let reply = try session.send(.sound(.create(cue.map { .cue($0) } ?? .path(path!), detached: detach)), as: SoundCreateReply.self)
+      if !global.json { writeToStandardOutput("\(reply.sound)\n") }
     }
   }
 
@@ -195,14 +199,16 @@ struct SoundCommand: ParsableCommand {
     func run() throws {
       let session = try Session(global)
       if wait { _ = try session.send(.sound(.completion(sound: sound, enabled: true))) }
-      let reply = try session.send(.sound(.play(sound: sound)))
+      let voice = try session.send(.sound(.play(sound: sound)), as: SoundPlayReply.self).voice
       guard wait else { return }
-      let voice = reply["voice"]?.intValue
-      let completion = try waitForEvent(session) { kind, body in
-        kind == "completion" && body["sound"]?.intValue == Int(sound) && (voice == nil || body["voice"]?.intValue == voice)
+      let completion = try waitForEvent(session) { event -> Event.Completion? in
+        guard case .completion(let completion) = event, completion.sound == sound, voice == nil || completion.voice == voice else {
+          return nil
+        }
+        return completion
       }
-      if completion["played"]?.boolValue != true {
-        writeToStandardError("cuectl: sound \(sound) did not play to the end: \(completion["reason"]?.stringValue ?? "?")\n")
+      if !completion.played {
+        writeToStandardError("cuectl: sound \(sound) did not play to the end: \(completion.reason.rawValue)\n")
         throw ExitCode(ExitStatus.refused.rawValue)
       }
     }
@@ -253,7 +259,7 @@ struct Monitor: ParsableCommand {
     _ = try Session.send(session.connection, .subscribe(filter), json: false)
     var seen = 0
     while count.map({ seen < $0 }) ?? true {
-      let event: (kind: String, body: JSONValue)
+      let event: CueEvent
       do {
         event = try session.connection.nextEvent()
       } catch {

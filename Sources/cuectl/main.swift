@@ -50,6 +50,16 @@ struct Session {
     try Self.send(connection, request, json: json)
   }
 
+  /// Sends `request` like `send(_:)` and reads the reply as `type`; an unreadable reply fails the command.
+  func send<Body: ReplyFields>(_ request: Request, as type: Body.Type) throws -> Body {
+    let reply = try send(request)
+    do {
+      return try Body(reply: reply)
+    } catch {
+      throw fail(.protocolViolation("\(error.message): \(reply)"))
+    }
+  }
+
   static func send(_ connection: CueConnection, _ request: Request, json: Bool) throws -> JSONValue {
     do {
       let reply = try connection.send(request)
@@ -69,7 +79,7 @@ struct Session {
   /// Prints what went wrong (and, with --json, the error reply) and returns the exit status.
   static func report(_ error: ClientError, json: Bool, id: RequestID?) -> ExitStatus {
     if json, case .refused(let protocolError) = error {
-      writeToStandardOutput(JSONWriter.write(Reply.failure(id: id, protocolError)) + "\n")
+      writeToStandardOutput(JSONWriter.write(ReplyEnvelope.failure(id: id, protocolError).json) + "\n")
     }
     writeToStandardError("cuectl: \(error)\n")
     switch error {
@@ -138,14 +148,16 @@ struct Play: ParsableCommand {
   /// Plays and prints the voice id; with `notify` (--wait), waits for the voice's end.
   static func play(_ session: Session, _ parameters: PlayParameters) throws {
     let cue = parameters.cue
-    let reply = try session.send(.play(parameters))
-    guard let voice = reply["voice"]?.intValue else { throw session.fail(.protocolViolation("play reply without a voice")) }
+    let voice = try session.send(.play(parameters), as: PlayReply.self).voice
     if !session.json { writeToStandardOutput("\(voice)\n") }
     guard parameters.notify else { return }
     // Built on events: the `finished` event this play asked for (notify).
-    let finished = try waitForEvent(session) { kind, body in kind == "finished" && body["voice"]?.intValue == voice }
-    if finished["successfully"]?.boolValue == true { return }
-    let reason = finished["reason"]?.stringValue ?? "unknown"
+    let finished = try waitForEvent(session) { event -> Event.Finished? in
+      if case .finished(let finished) = event, finished.voice == voice { return finished }
+      return nil
+    }
+    if finished.successfully { return }
+    let reason = finished.reason.rawValue
     writeToStandardError("cuectl: voice \(voice) (\(cue)) did not play to the end: \(reason)\n")
     throw ExitCode(ExitStatus.refused.rawValue)
   }
@@ -187,8 +199,8 @@ struct Stop: ParsableCommand {
     } else {
       stopTarget = .cue(target ?? "")
     }
-    let reply = try session.send(.stop(stopTarget, fadeSeconds: fade))
-    if !global.json { writeToStandardOutput("stopped \(reply["stopped"]?.intValue ?? 0)\n") }
+    let reply = try session.send(.stop(stopTarget, fadeSeconds: fade), as: StopReply.self)
+    if !global.json { writeToStandardOutput("stopped \(reply.stopped)\n") }
   }
 }
 
@@ -199,18 +211,11 @@ struct List: ParsableCommand {
 
   func run() throws {
     let session = try Session(global)
-    let reply = try session.send(.list)
+    let cues = try session.send(.list, as: ListReply.self).cues
     guard !global.json else { return }
-    let cues = reply["cues"]?.arrayValue ?? []
     var rows = [["NAME", "DURATION", "RATE", "CH", "MEMORY"]]
     for cue in cues {
-      rows.append([
-        cue["name"]?.stringValue ?? "?",
-        formatSeconds(cue["duration"]?.doubleValue ?? 0),
-        "\(cue["sourceRate"]?.intValue ?? 0) Hz",
-        "\(cue["channels"]?.intValue ?? 0)",
-        formatBytes(cue["bytes"]?.intValue ?? 0),
-      ])
+      rows.append([cue.name, formatSeconds(cue.duration), "\(cue.sourceRate) Hz", "\(cue.channels)", formatBytes(cue.bytes)])
     }
     writeToStandardOutput(table(rows))
     if cues.isEmpty { writeToStandardError("cuectl: no cues are loaded\n") }
@@ -224,22 +229,22 @@ struct Status: ParsableCommand {
 
   func run() throws {
     let session = try Session(global)
-    let reply = try session.send(.status)
+    let status = try session.send(.status, as: StatusReply.self)
     guard !global.json else { return }
-    let device = reply["device"]
+    let device = status.device
     var lines: [String] = []
-    var deviceLine = "device:    \(device?["name"]?.stringValue ?? "?") (\(device?["state"]?.stringValue ?? "?"))"
-    if let format = device?["format"]?.stringValue {
-      deviceLine += ", \(format) \(device?["rate"]?.intValue ?? 0) Hz, period \(device?["periodFrames"]?.intValue ?? 0), buffer \(device?["bufferFrames"]?.intValue ?? 0) frames"
+    var deviceLine = "device:    \(device.name) (\(device.state.rawValue))"
+    if let format = device.format {
+      deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, period \(format.periodFrames), buffer \(format.bufferFrames) frames"
     }
     lines.append(deviceLine)
-    if let error = device?["error"]?.stringValue { lines.append("error:     \(error)") }
-    lines.append("voices:    \(reply["voices"]?.intValue ?? 0) playing (limit \(reply["voiceLimit"]?.intValue ?? 0))")
-    lines.append("underruns: \(reply["underruns"]?.intValue ?? 0)")
-    lines.append("uptime:    \(formatSeconds(reply["uptime"]?.doubleValue ?? 0))")
-    lines.append("cues:      \(reply["cues"]?.intValue ?? 0) (\(formatBytes(reply["cueBytes"]?.intValue ?? 0)))")
-    lines.append("clients:   \(reply["clients"]?.intValue ?? 0)")
-    lines.append("daemon:    cued \(reply["version"]?.stringValue ?? "?"), pid \(reply["pid"]?.intValue ?? 0), \(session.connection.socketPath)")
+    if let error = device.error { lines.append("error:     \(error)") }
+    lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")
+    lines.append("underruns: \(status.underruns)")
+    lines.append("uptime:    \(formatSeconds(status.uptime))")
+    lines.append("cues:      \(status.cues) (\(formatBytes(status.cueBytes)))")
+    lines.append("clients:   \(status.clients)")
+    lines.append("daemon:    cued \(status.version), pid \(status.pid), \(session.connection.socketPath)")
     writeToStandardOutput(lines.joined(separator: "\n") + "\n")
   }
 }
@@ -266,15 +271,13 @@ struct Reload: ParsableCommand {
 
   func run() throws {
     let session = try Session(global)
-    let reply = try session.send(.reload)
+    let reply = try session.send(.reload, as: ReloadReply.self)
     guard !global.json else { return }
-    func names(_ key: String) -> String {
-      let list = (reply[key]?.arrayValue ?? []).compactMap(\.stringValue)
-      return list.isEmpty ? "none" : list.joined(separator: ", ")
-    }
-    var text = "reloaded: \(reply["cues"]?.intValue ?? 0) cues; added: \(names("added")); changed: \(names("changed")); removed: \(names("removed"))\n"
-    for failure in reply["failed"]?.arrayValue ?? [] {
-      text += "skipped \(failure["path"]?.stringValue ?? "?"): \(failure["reason"]?.stringValue ?? "?")\n"
+    func names(_ list: [String]) -> String { list.isEmpty ? "none" : list.joined(separator: ", ") }
+    let library = reply.library
+    var text = "reloaded: \(library.cues) cues; added: \(names(library.added)); changed: \(names(library.changed)); removed: \(names(library.removed))\n"
+    for failure in reply.failed {
+      text += "skipped \(failure.path): \(failure.reason)\n"
     }
     writeToStandardOutput(text)
   }

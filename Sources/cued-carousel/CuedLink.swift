@@ -94,18 +94,20 @@ final class CuedLink: Sendable {
   }
 
   private func listen() async {
-    let filter = EventFilter(kinds: ["paging"])
+    let filter = EventFilter(kinds: [.paging])
     while !Task.isCancelled {
       do throws(ClientError) {
         let events = try await client.events(filter)
         shared.withLock { $0.subscribed = true }
         note(.connected)
         for await event in events {
-          switch event.kind {
-          case "paging":
-            guard let answer = PagingAnswer(event: event.body, carousel: carousel) else { break }
+          if case .paging(let paging)? = event.daemonEvent {
+            guard let answer = PagingAnswer(paging, carousel: carousel) else { continue }
             note(.connected)  // an answer is proof enough, whatever a failed post said before
             report(.answer(answer))
+            continue
+          }
+          switch event.kind {
           case "disconnected": note(.notRunning)
           case "reconnected": note(.connected)
           default: break

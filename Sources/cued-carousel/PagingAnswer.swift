@@ -1,8 +1,6 @@
 import CueProtocol
 
-/// What cued made of one carousel message: a `paging` event, as far as the status line cares.
-///
-/// `{"event":"paging","carousel":"demo","message":"page-changed","decision":"played","cue":"page-next","voice":12}`
+/// What cued made of one carousel message: a `paging` event (`Event.Paging`), as far as the status line cares.
 struct PagingAnswer: Equatable, Sendable {
   /// The message it answers: `page-changed`, `wrapped`, `drag-began`, …
   var message: String
@@ -11,12 +9,16 @@ struct PagingAnswer: Equatable, Sendable {
   /// The cue played or meant, when there is one.
   var cue: String?
 
-  /// Reads a `paging` event's body; nil when it is not one, or concerns another carousel.
+  /// Reads a `paging` event's object; nil when it is not one, or concerns another carousel.
   init?(event body: JSONValue, carousel: String) {
-    guard body["event"]?.stringValue == "paging", body["carousel"]?.stringValue == carousel,
-      let decision = body["decision"]?.stringValue
-    else { return nil }
-    self.init(message: body["message"]?.stringValue ?? "?", decision: decision, cue: body["cue"]?.stringValue)
+    guard case .paging(let paging)? = try? Event(json: body) else { return nil }
+    self.init(paging, carousel: carousel)
+  }
+
+  /// The answer a `paging` event gives; nil when it concerns another carousel.
+  init?(_ paging: Event.Paging, carousel: String) {
+    guard paging.carousel == carousel else { return nil }
+    self.init(message: paging.message, decision: paging.outcome.decision.rawValue, cue: paging.outcome.cue)
   }
 
   init(message: String, decision: String, cue: String?) {
@@ -29,9 +31,9 @@ struct PagingAnswer: Equatable, Sendable {
   /// late, ignored, failed) says more than "nothing to play" (unbound, merged into the other
   /// half of a wrap, unchanged).
   var weight: Int {
-    switch decision {
-    case "played": 3
-    case "unbound", "merged", "unchanged": 1
+    switch PagingDecision(rawValue: decision) {
+    case .played: 3
+    case .unbound, .merged, .unchanged: 1
     default: 2
     }
   }

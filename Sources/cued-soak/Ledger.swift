@@ -29,8 +29,7 @@ final class Ledger: Sendable {
   private static let finishedBit: UInt8 = 4
   /// A reply's `stole` named it.
   private static let stolenBit: UInt8 = 8
-  /// The high nibble: the `finished` reason, as an index into `reasonNames` plus one.
-  private static let reasonNames = ["end", "stopped", "stolen", "disposed", "device-lost", "error"]
+  /// The high nibble: the `finished` reason, as an index into `FinishReason.allCases` plus one.
 
   private let state = Mutex(State())
 
@@ -59,32 +58,29 @@ final class Ledger: Sendable {
   }
 
   /// An event read by the monitor, which subscribes to `started`, `finished` and `device`.
-  func event(_ kind: String, _ body: JSONValue) {
-    let voice = body["voice"]?.intValue.map { UInt64($0) }
-    let isPlayer = body["player"] != nil
-    switch kind {
-    case "started":
-      if isPlayer {
+  func event(_ event: Event) {
+    switch event {
+    case .started(let started):
+      if case .player = started.origin {
         state.withLock { $0.playerStarted += 1 }
-      } else if let voice {
+      } else {
         state.withLock { $0.started += 1 }
-        mark(voice, Self.startedBit)
+        mark(started.voice, Self.startedBit)
       }
-    case "finished":
-      let reason = body["reason"]?.stringValue ?? "?"
-      state.withLock { $0.reasons[reason, default: 0] += 1 }
-      if isPlayer {
+    case .finished(let finished):
+      state.withLock { $0.reasons[finished.reason.rawValue, default: 0] += 1 }
+      if case .player = finished.origin {
         state.withLock { $0.playerFinished += 1 }
-      } else if let voice {
+      } else if let voice = finished.voice {
         state.withLock { $0.finished += 1 }
-        let code = UInt8((Self.reasonNames.firstIndex(of: reason) ?? Self.reasonNames.count) + 1)
+        let code = UInt8(FinishReason.allCases.firstIndex(of: finished.reason)! + 1)
         mark(voice, Self.finishedBit | code << 4)
       }
-    case "events-dropped":
-      state.withLock { $0.eventsDropped += body["count"]?.intValue ?? 1 }
-    case "device":
-      state.withLock { $0.deviceEvents[body["state"]?.stringValue ?? "?", default: 0] += 1 }
-    default:
+    case .eventsDropped(let dropped):
+      state.withLock { $0.eventsDropped += dropped.count }
+    case .device(let device):
+      state.withLock { $0.deviceEvents[device.state.rawValue, default: 0] += 1 }
+    case .completion, .reloaded, .decodeError, .paging, .unknown:
       break
     }
   }
@@ -116,7 +112,7 @@ final class Ledger: Sendable {
       for (voice, bits) in s.voices {
         if bits & Self.stolenBit != 0 {
           let code = Int(bits >> 4)
-          let name = bits & Self.finishedBit == 0 ? "unseen" : code >= 1 && code <= Self.reasonNames.count ? Self.reasonNames[code - 1] : "other"
+          let name = bits & Self.finishedBit == 0 ? "unseen" : code >= 1 && code <= FinishReason.allCases.count ? FinishReason.allCases[code - 1].rawValue : "other"
           stolenEnds[name, default: 0] += 1
         }
         if bits & ~(Self.stolenBit | 0xF0) == 0 { continue }  // only named by a `stole`: a player's voice
@@ -187,6 +183,17 @@ struct Counts: Sendable {
         unexpectedErrors += 1
         problem("\(op): \(error.code.rawValue): \(error.message)")
       }
+      return nil
+    }
+  }
+
+  /// Reads a reply body as `type`; one that cannot be read is an unexpected error, named in the problems.
+  mutating func decode<T: ReplyFields>(_ type: T.Type, _ body: JSONValue, _ op: String) -> T? {
+    do {
+      return try T(reply: body)
+    } catch {
+      unexpectedErrors += 1
+      problem("\(op): the reply cannot be read (\(error.message)): \(body)")
       return nil
     }
   }

@@ -158,8 +158,8 @@ struct Report {
         ("fds", Self.number(final.process.fds - baseline.process.fds)),
       ])),
       ("voices", .object([
-        ("seen", Self.number(ledger.known)), ("started", Self.number(ledger.started)),
-        ("finished", Self.number(ledger.finished)), ("unfinished", Self.number(ledger.unfinished)),
+        ("seen", Self.number(ledger.known)), (EventKind.started.rawValue, Self.number(ledger.started)),
+        (EventKind.finished.rawValue, Self.number(ledger.finished)), ("unfinished", Self.number(ledger.unfinished)),
         ("unclaimedFinished", Self.number(ledger.unclaimedFinished)), ("playerStarted", Self.number(ledger.playerStarted)),
         ("playerFinished", Self.number(ledger.playerFinished)), ("reasons", Self.object(ledger.reasons)),
         ("stolenEnds", Self.object(ledger.stolenEnds)),

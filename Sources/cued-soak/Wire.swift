@@ -36,7 +36,7 @@ final class Wire {
   /// Replies read while waiting for another one (pipelined requests).
   private var early: [Int: Result<JSONValue, ProtocolError>] = [:]
   /// Called for every event line read, in order.
-  var onEvent: (String, JSONValue) -> Void = { _, _ in }
+  var onEvent: (Event) -> Void = { _ in }
 
   private init(fd: FileDescriptor) { self.fd = fd }
 
@@ -67,7 +67,7 @@ final class Wire {
   func send(_ request: Request) throws(WireError) -> Int {
     let id = nextID
     nextID += 1
-    try write(Reply.line(request.json(id: .number(id))))
+    try write(request.line(id: .number(id)))
     return id
   }
 
@@ -86,8 +86,8 @@ final class Wire {
     while true {
       guard let message = try readMessage(deadline: deadline, timeout: timeout) else { throw .disconnected }
       switch message {
-      case .event(let kind, let body):
-        onEvent(kind, body)
+      case .event(let event, _):
+        onEvent(event)
       case .reply(let replyID, let result):
         // A reply without an id answers a line the daemon could not read at all.
         if replyID == .number(id) || replyID == nil { return result }
@@ -108,7 +108,7 @@ final class Wire {
       while let frame = framer.next() {
         guard case .line(let bytes) = frame, !bytes.isEmpty else { continue }
         switch try parse(bytes) {
-        case .event(let kind, let body): onEvent(kind, body)
+        case .event(let event, _): onEvent(event)
         case .reply(let replyID, let result): if case .number(let other)? = replyID { early[other] = result }
         }
       }

@@ -28,12 +28,6 @@ struct Quota: Sendable {
   }
 }
 
-struct CueInfo: Sendable {
-  var name: String
-  var duration: Double
-  /// The file it was loaded from (`list`), for players and sounds made from a path.
-  var path: String?
-}
 
 /// Progress the workers publish for the main thread's reports.
 final class Progress: Sendable {
@@ -79,7 +73,7 @@ final class Worker {
   /// Mostly a cue; one time in ten the cue's file, decoded for this player or sound on a short-lived thread.
   private func source() -> SoundSource {
     let cue = cue()
-    if let path = cue.path, chance(10) { return .path(path) }
+    if chance(10) { return .path(cue.path) }
     return .cue(cue.name)
   }
 
@@ -87,7 +81,7 @@ final class Worker {
     let wire: Wire
     do {
       wire = try connect()
-      try expectOK("hello", wire.request(.hello(client: "cued-soak")))
+      _ = try ask(wire, .hello(client: "cued-soak"))
     } catch {
       fail("connect: \(error)")
       return finish()
@@ -136,7 +130,7 @@ final class Worker {
   private func connect() throws(WireError) -> Wire {
     let wire = try Wire.connect(context.socket)
     let tally = self.tally
-    wire.onEvent = { kind, _ in tally.events[kind, default: 0] += 1 }
+    wire.onEvent = { event in tally.events[event.kindName, default: 0] += 1 }
     return wire
   }
 
@@ -145,12 +139,15 @@ final class Worker {
     _ wire: Wire, _ request: Request, expected: Set<ErrorCode> = []
   ) throws(WireError) -> JSONValue? {
     counts.requests += 1
-    return counts.record(request.op, try wire.request(request), expected: expected)
+    return counts.record(request.op.rawValue, try wire.request(request), expected: expected)
   }
 
-  private func expectOK(_ op: String, _ result: Result<JSONValue, ProtocolError>) {
-    counts.requests += 1
-    _ = counts.record(op, result)
+  /// Sends and waits like `ask`, and reads the reply as `type` (an unreadable reply counts as a problem).
+  private func ask<T: ReplyFields>(
+    _ wire: Wire, _ request: Request, as type: T.Type, expected: Set<ErrorCode> = []
+  ) throws(WireError) -> T? {
+    guard let body = try ask(wire, request, expected: expected) else { return nil }
+    return counts.decode(type, body, request.op.rawValue)
   }
 
   /// Waits while the soak's voices fill the budget (10 s at most: then the voices are not ending).
@@ -173,22 +170,22 @@ final class Worker {
     waitForBudget()
     context.ledger.reserve()
     defer { context.ledger.release() }
-    guard let body = try ask(wire, .sound(.play(sound: sound))) else { return }
+    guard let reply = try ask(wire, .sound(.play(sound: sound)), as: SoundPlayReply.self) else { return }
     counts.soundPlays += 1
-    started(body, "sound.play")
+    switch reply {
+    case .playing(let play): started(play)
+    case .muted:
+      counts.unexpectedErrors += 1
+      counts.problem("sound.play answered muted: nothing mutes system sounds in a soak")
+    }
   }
 
-  /// Notes the voice a `play` or `sound.play` reply named.
-  private func started(_ body: JSONValue, _ op: String) {
-    if let voice = body["voice"]?.intValue {
-      context.ledger.replied(voice: UInt64(voice))
-    } else {
-      counts.unexpectedErrors += 1
-      counts.problem("\(op) answered without a voice: \(body)")
-    }
-    if let stolen = body["stole"]?.intValue {
+  /// Notes the voice a `play` or `sound.play` reply named, and the voice it stole.
+  private func started(_ play: PlayReply) {
+    context.ledger.replied(voice: play.voice)
+    if let stolen = play.stole {
       counts.steals += 1
-      context.ledger.stole(voice: UInt64(stolen))
+      context.ledger.stole(voice: stolen)
     }
   }
 
@@ -205,14 +202,14 @@ final class Worker {
     context.ledger.reserve()
     defer { context.ledger.release() }
     counts.playRequests += 1
-    guard let body = try ask(wire, .play(playParameters(notify: notify))) else { return }
+    guard let reply = try ask(wire, .play(playParameters(notify: notify)), as: PlayReply.self) else { return }
     counts.plays += 1
     if notify { counts.notifyPlays += 1 }
-    started(body, "play")
+    started(reply)
     // Now and then stop it again: it may have ended already (unknown-voice).
-    if chance(2), let voice = body["voice"]?.intValue {
+    if chance(2) {
       counts.stops += 1
-      _ = try ask(wire, .stop(.voice(UInt64(voice)), fadeSeconds: 0.005), expected: [.unknownVoice])
+      _ = try ask(wire, .stop(.voice(reply.voice), fadeSeconds: 0.005), expected: [.unknownVoice])
     }
   }
 
@@ -225,9 +222,8 @@ final class Worker {
       source: source(), enableRate: enableRate, meteringEnabled: chance(25),
       settings: PlayerSettings(
         volume: unit(), pan: panValue(), numberOfLoops: chance(20) ? -1 : random(0..<2), rate: enableRate ? 1.25 : nil))
-    guard let body = try ask(wire, .player(.create(creation))), let id = body["player"]?.intValue else { return }
+    guard let player = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player else { return }
     counts.playersCreated += 1
-    let player = UInt64(id)
     _ = try ask(wire, .player(.play(player: player, atDeviceTime: nil)))
     for _ in 0..<random(0..<4) {
       switch random(0..<6) {
@@ -260,10 +256,8 @@ final class Worker {
 
   private func soundSession(_ wire: Wire) throws(WireError) {
     counts.soundSessions += 1
-    guard let body = try ask(wire, .sound(.create(source(), detached: false))), let id = body["sound"]?.intValue
-    else { return }
+    guard let sound = try ask(wire, .sound(.create(source(), detached: false)), as: SoundCreateReply.self)?.sound else { return }
     counts.soundsCreated += 1
-    let sound = UInt64(id)
     if chance(50) { _ = try ask(wire, .sound(.completion(sound: sound, enabled: true))) }
     for _ in 0..<(2 + random(0..<3)) {
       try playSound(sound, on: wire)
@@ -311,9 +305,9 @@ final class Worker {
       defer { context.ledger.release() }
       let wire = try connect()
       counts.playRequests += 1
-      if let body = try ask(wire, .play(playParameters())) {
+      if let reply = try ask(wire, .play(playParameters()), as: PlayReply.self) {
         counts.plays += 1
-        started(body, "play")
+        started(reply)
       }
       wire.close()
     case "play-unread":
@@ -327,14 +321,14 @@ final class Worker {
     case "mid-line":
       // A final line without its "\n" is discarded.
       let wire = try connect()
-      let line = Reply.line(Request.play(PlayParameters(cue: cue().name)).json(id: .number(1)))
+      let line = Request.play(PlayParameters(cue: cue().name)).line(id: .number(1))
       try wire.write(Array(line.prefix(random(1..<line.count))))
       wire.close()
     case "pipelined-unread":
       let wire = try connect()
       var bytes: [UInt8] = []
       for (i, request) in [Request.hello(client: "cued-soak"), .status, .list, .ping].enumerated() {
-        bytes += Reply.line(request.json(id: .number(i + 1)))
+        bytes += request.line(id: .number(i + 1))
       }
       try wire.write(bytes)
       counts.unread += 4
@@ -344,20 +338,20 @@ final class Worker {
       let wire = try connect()
       let creation = PlayerCreation(
         source: .cue(cue().name), settings: PlayerSettings(volume: unit(), numberOfLoops: chance(50) ? -1 : 0))
-      if let body = try ask(wire, .player(.create(creation))), let id = body["player"]?.intValue {
+      if let id = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player {
         counts.playersCreated += 1
         counts.leftToClose += 1
-        _ = try ask(wire, .player(.play(player: UInt64(id), atDeviceTime: nil)))
+        _ = try ask(wire, .player(.play(player: id, atDeviceTime: nil)))
       }
       wire.close()
     case "sound-left":
       // The sound is disposed of with the connection; its plays finish.
       let wire = try connect()
-      if let body = try ask(wire, .sound(.create(.cue(cue().name), detached: false))), let id = body["sound"]?.intValue {
+      if let id = try ask(wire, .sound(.create(.cue(cue().name), detached: false)), as: SoundCreateReply.self)?.sound {
         counts.soundsCreated += 1
         counts.leftToClose += 1
-        if chance(50) { _ = try ask(wire, .sound(.completion(sound: UInt64(id), enabled: true))) }
-        for _ in 0..<2 { try playSound(UInt64(id), on: wire) }
+        if chance(50) { _ = try ask(wire, .sound(.completion(sound: id, enabled: true))) }
+        for _ in 0..<2 { try playSound(id, on: wire) }
       }
       wire.close()
     case "notify-close":
@@ -367,10 +361,10 @@ final class Worker {
       defer { context.ledger.release() }
       let wire = try connect()
       counts.playRequests += 1
-      if let body = try ask(wire, .play(playParameters(notify: true))) {
+      if let reply = try ask(wire, .play(playParameters(notify: true)), as: PlayReply.self) {
         counts.plays += 1
         counts.notifyPlays += 1
-        started(body, "play")
+        started(reply)
       }
       wire.close()
     case "detached":
@@ -380,15 +374,15 @@ final class Worker {
       var player: UInt64? = nil
       var sound: UInt64? = nil
       let creation = PlayerCreation(source: .cue(cue().name), detached: true, settings: PlayerSettings(volume: unit()))
-      if let body = try ask(wire, .player(.create(creation))), let id = body["player"]?.intValue {
+      if let id = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player {
         counts.playersCreated += 1
-        player = UInt64(id)
-        _ = try ask(wire, .player(.play(player: UInt64(id), atDeviceTime: nil)))
+        player = id
+        _ = try ask(wire, .player(.play(player: id, atDeviceTime: nil)))
       }
-      if let body = try ask(wire, .sound(.create(.cue(cue().name), detached: true))), let id = body["sound"]?.intValue {
+      if let id = try ask(wire, .sound(.create(.cue(cue().name), detached: true)), as: SoundCreateReply.self)?.sound {
         counts.soundsCreated += 1
-        sound = UInt64(id)
-        try playSound(UInt64(id), on: wire)
+        sound = id
+        try playSound(id, on: wire)
       }
       wire.close()
       if let player, try ask(own, .player(.destroy(player: player))) != nil { counts.playersDestroyed += 1 }
@@ -404,15 +398,15 @@ final class Worker {
       wire.shutdownWrite()
       counts.requests += 1
       counts.playRequests += 1
-      let before = tally.events["finished", default: 0]
-      let body = counts.record("play", try wire.reply(to: id))
-      if let body {
+      let before = tally.events[EventKind.finished.rawValue, default: 0]
+      let body = counts.record(Op.play.rawValue, try wire.reply(to: id))
+      if let body, let reply = counts.decode(PlayReply.self, body, Op.play.rawValue) {
         counts.plays += 1
         counts.notifyPlays += 1
-        started(body, "play")
+        started(reply)
       }
       try wire.readToEnd(timeout: 10)
-      if body != nil && tally.events["finished", default: 0] == before {
+      if body != nil && tally.events[EventKind.finished.rawValue, default: 0] == before {
         counts.unexpectedErrors += 1
         counts.problem("half-close: the daemon closed without the owed finished event")
       }

@@ -130,18 +130,16 @@ struct StatusFigures: Sendable {
   var underruns = 0
   var eventsDropped = 0
 
-  static let required = ["voices", "players", "sounds", "clients", "plays", "underruns"]
-
   init() {}
 
-  init(_ body: JSONValue) {
-    voices = body["voices"]?.intValue ?? -1
-    players = body["players"]?.intValue ?? -1
-    sounds = body["sounds"]?.intValue ?? -1
-    clients = body["clients"]?.intValue ?? -1
-    plays = body["plays"]?.intValue ?? -1
-    underruns = body["underruns"]?.intValue ?? -1
-    eventsDropped = body["eventsDropped"]?.intValue ?? 0
+  init(_ status: StatusReply) {
+    voices = status.voices
+    players = status.players
+    sounds = status.sounds
+    clients = status.clients
+    plays = status.plays
+    underruns = status.underruns
+    eventsDropped = status.eventsDropped
   }
 
   var json: JSONValue {
@@ -224,9 +222,15 @@ final class Run {
 
   private func fail(_ text: String) { failures.append(text) }
 
-  private func status(_ control: Wire) throws -> (JSONValue, StatusFigures) {
+  private func status(_ control: Wire) throws -> (StatusReply, StatusFigures) {
     switch try control.request(.status) {
-    case .success(let body): return (body, StatusFigures(body))
+    case .success(let body):
+      do {
+        let status = try StatusReply(reply: body)
+        return (status, StatusFigures(status))
+      } catch {
+        throw SetupError("the status reply cannot be read (\(error.message)): \(body)")
+      }
     case .failure(let error): throw SetupError("status: \(error)")
     }
   }
@@ -255,25 +259,20 @@ final class Run {
   func run() throws -> Int32 {
     let runBegan = MonotonicClock.seconds()
     let control = try Wire.connect(socket)
-    guard case .success(let hello) = try control.request(.hello(client: "cued-soak")) else {
+    guard case .success(let helloBody) = try control.request(.hello(client: "cued-soak")) else {
       throw SetupError("hello was refused")
     }
-    guard hello["protocol"]?.intValue == protocolVersion else {
-      throw SetupError("the daemon speaks protocol \(hello["protocol"].map { "\($0)" } ?? "?"); cued-soak knows \(protocolVersion)")
+    let hello = try? HelloReply(reply: helloBody)
+    guard hello?.protocolVersion == protocolVersion else {
+      throw SetupError("the daemon speaks protocol \(hello.map { "\($0.protocolVersion)" } ?? "?"); cued-soak knows \(protocolVersion)")
     }
-    let (statusBody, _) = try status(control)
-    let missing = (StatusFigures.required + ["voiceLimit", "pid"]).filter { statusBody[$0]?.intValue == nil }
-    guard missing.isEmpty else { throw SetupError("status lacks \(missing.joined(separator: ", ")): \(statusBody)") }
-    let pid = options.pid ?? Int32(statusBody["pid"]!.intValue!)
+    let (daemonStatus, _) = try status(control)
+    let pid = options.pid ?? Int32(daemonStatus.pid)
     guard ProcessFigures.read(pid: pid) != nil else { throw SetupError("cannot read /proc/\(pid): is --pid the daemon's?") }
-    let voiceLimit = statusBody["voiceLimit"]!.intValue!
-    guard case .success(let list) = try control.request(.list), let entries = list["cues"]?.arrayValue, !entries.isEmpty
+    let voiceLimit = daemonStatus.voiceLimit
+    guard case .success(let listBody) = try control.request(.list), let list = try? ListReply(reply: listBody), !list.cues.isEmpty
     else { throw SetupError("the daemon has no cues to play") }
-    let cues = entries.compactMap { entry in
-      entry["name"]?.stringValue.map {
-        CueInfo(name: $0, duration: entry["duration"]?.doubleValue ?? 0, path: entry["path"]?.stringValue)
-      }
-    }
+    let cues = list.cues
     // Player voices (one per client at a time, plus those of closing connections) come on top.
     let budget = options.budget ?? max(2, voiceLimit * 3 / 4 - options.clients)
 
@@ -287,8 +286,8 @@ final class Run {
     let monitor = try! Threads.Joinable(name: "soak-monitor") {
       do {
         let wire = try Wire.connect(socket)
-        wire.onEvent = { kind, body in ledger.event(kind, body) }
-        guard case .success = try wire.request(.subscribe(EventFilter(kinds: ["started", "finished", "device"]))) else {
+        wire.onEvent = { event in ledger.event(event) }
+        guard case .success = try wire.request(.subscribe(EventFilter(kinds: [.started, .finished, .device]))) else {
           throw SetupError("subscribe was refused")
         }
         monitorReady.set()

@@ -48,8 +48,8 @@ func playTogether(client: CueClient) async throws -> (CuePlayer, CuePlayer) {
 func playUntilDone(client: CueClient) async throws -> Bool {
   let player = try await client.makePlayer(cue: "page-next")
   try await player.play()
-  for await event in player.events where event.kind == "finished" {
-    return event.successfully ?? false
+  for await event in player.events {
+    if case .finished(let finished)? = event.daemonEvent { return finished.successfully }
   }
   return false
 }
@@ -68,11 +68,11 @@ func systemSound(client: CueClient) async throws {
 }
 
 func monitor(client: CueClient) async throws {
-  for await event in try await client.events(EventFilter(kinds: ["started", "finished"])) {
-    switch event.kind {
-    case "started": print("voice \(event.voice ?? 0) (\(event.cue ?? "?")) is heard in \(event.heardIn ?? 0) s")
-    case "finished": print("voice \(event.voice ?? 0) ended: \(event.reason ?? "?")")
-    case "reconnected": print("cued is back; events may have been missed")
+  for await event in try await client.events(EventFilter(kinds: [.started, .finished])) {
+    switch event.daemonEvent {
+    case .started(let started)?: print("voice \(started.voice) (\(started.cue)) is heard in \(started.heardIn) s")
+    case .finished(let finished)?: print("voice \(finished.voice ?? 0) ended: \(finished.reason.rawValue)")
+    case nil where event.kind == "reconnected": print("cued is back; events may have been missed")
     default: break
     }
   }
@@ -99,8 +99,7 @@ func playOrExplain(client: CueClient, cue: String) async -> UInt64? {
 
 func blocking(socketPath: String? = nil) throws(ClientError) -> String {
   let connection = try CueConnection.connect(socketPath: socketPath)
-  let reply = try connection.send(.play(PlayParameters(cue: "pico", notify: true)))
-  let voice = reply["voice"]?.intValue ?? 0
+  let voice = try connection.send(.play(PlayParameters(cue: "pico", notify: true)), as: PlayReply.self).voice
   let event = try connection.nextEvent(timeoutSeconds: 2)  // {"event":"finished","voice":…}
-  return "voice \(voice): \(event.kind), \(event.body["reason"]?.stringValue ?? "?")"
+  return "voice \(voice): \(event.kind), \(event.reason ?? "?")"
 }

@@ -206,7 +206,7 @@ final class FakeDaemon: Sendable {
     }
 
     func write(_ value: JSONValue) {
-      try? fd.writeAll(Reply.line(value))
+      try? fd.writeAll(value.line)
     }
   }
 

@@ -103,7 +103,7 @@ struct RequestTests {
     .hello(client: "x"), .ping, .list, .status, .reload,
   ])
   func requestsRoundTrip(_ request: Request) throws {
-    let line = Reply.line(request.json(id: .number(5)))
+    let line = request.line(id: .number(5))
     #expect(line.last == 0x0A)
     let decoded = try RequestDecoder.decode(line: line.dropLast()).get()
     #expect(decoded.request == request)
@@ -111,14 +111,22 @@ struct RequestTests {
   }
 
   @Test func repliesAndEventsAreToldApart() throws {
-    let reply = try ServerMessage.parse(Reply.line(Reply.success(id: .number(3), [("voice", 9)])).dropLast())
+    let reply = try ServerMessage.parse(ReplyEnvelope.success(id: .number(3), .play(PlayReply(voice: 9))).line.dropLast())
     guard case .reply(let id, .success(let body)) = reply else { Issue.record("not a reply"); return }
     #expect(id == .number(3))
-    #expect(body["voice"] == 9)
-    let failure = try ServerMessage.parse(Reply.line(Reply.failure(id: nil, ProtocolError(.unknownCue, "no"))).dropLast())
+    #expect(try PlayReply(reply: body) == PlayReply(voice: 9))
+    let failure = try ServerMessage.parse(ReplyEnvelope.failure(id: nil, ProtocolError(.unknownCue, "no")).line.dropLast())
     #expect(failure == .reply(id: nil, result: .failure(ProtocolError(.unknownCue, "no"))))
-    let event = try ServerMessage.parse(Reply.line(Reply.event("finished", [("voice", 1)])).dropLast())
-    guard case .event(let kind, _) = event else { Issue.record("not an event"); return }
-    #expect(kind == "finished")
+    let finished = Event.finished(.init(voice: 1, cue: "pico", reason: .stopped))
+    #expect(try ServerMessage.parse(finished.line.dropLast()) == .event(finished, object: finished.json))
+  }
+
+  @Test func anEventThisVersionCannotReadArrivesAsUnknown() throws {
+    let line = #"{"event":"finished","voice":1,"cue":"pico","reason":"faded-away","successfully":false}"#
+    let object = try JSONParser.parse(Array(line.utf8))
+    #expect(try ServerMessage.parse(Array(line.utf8)) == .event(.unknown(kind: "finished", object), object: object))
+    let newKind = #"{"event":"volume-changed","volume":0.5}"#
+    let newObject = try JSONParser.parse(Array(newKind.utf8))
+    #expect(try ServerMessage.parse(Array(newKind.utf8)) == .event(.unknown(kind: "volume-changed", newObject), object: newObject))
   }
 }

@@ -1,0 +1,229 @@
+/// `status`: the daemon's health in one object (what `cuectl status` shows).
+public struct StatusReply: ReplyFields {
+  /// The output device: its state, its format once it was opened, and its counters.
+  public struct Device: Sendable, Equatable {
+    /// Whether the device is open now.
+    public enum State: String, CaseIterable, Sendable {
+      case closed, open, lost
+    }
+
+    /// The format the device was last opened with.
+    public struct Format: Sendable, Equatable {
+      /// The ALSA sample format (for example `S16_LE`).
+      public var sampleFormat: String
+      public var rate: Int
+      public var periodFrames: Int
+      public var bufferFrames: Int
+
+      public init(sampleFormat: String, rate: Int, periodFrames: Int, bufferFrames: Int) {
+        self.sampleFormat = sampleFormat
+        self.rate = rate
+        self.periodFrames = periodFrames
+        self.bufferFrames = bufferFrames
+      }
+    }
+
+    public var name: String
+    public var state: State
+    /// Why it was lost (only when `lost`).
+    public var error: String?
+    /// Nil until the device was first opened.
+    public var format: Format?
+    /// Frames queued in the device now.
+    public var delayFrames: Int
+    public var opens: Int
+    public var losses: Int
+
+    public init(
+      name: String, state: State, error: String? = nil, format: Format? = nil, delayFrames: Int = 0, opens: Int = 0, losses: Int = 0
+    ) {
+      self.name = name
+      self.state = state
+      self.error = error
+      self.format = format
+      self.delayFrames = delayFrames
+      self.opens = opens
+      self.losses = losses
+    }
+
+    var json: JSONValue {
+      var members: [(String, JSONValue)] = [("name", .string(name)), ("state", .string(state.rawValue))]
+      if let error { members.append(("error", .string(error))) }
+      if let format {
+        members += [
+          ("format", .string(format.sampleFormat)), ("rate", .int(format.rate)), ("periodFrames", .int(format.periodFrames)),
+          ("bufferFrames", .int(format.bufferFrames)),
+        ]
+      }
+      members += [("delayFrames", .int(delayFrames)), ("opens", .int(opens)), ("losses", .int(losses))]
+      return .object(members)
+    }
+
+    init(json: JSONValue) throws(ProtocolError) {
+      var fields = FieldReader(json)
+      let what = "the status reply's device"
+      name = try required(fields.string("name"), "name", in: what)
+      state = try required(fields.value("state", as: State.self), "state", in: what)
+      error = try fields.string("error")
+      if let sampleFormat = try fields.string("format") {
+        format = Format(
+          sampleFormat: sampleFormat, rate: try required(fields.integer("rate"), "rate", in: what),
+          periodFrames: try required(fields.integer("periodFrames"), "periodFrames", in: what),
+          bufferFrames: try required(fields.integer("bufferFrames"), "bufferFrames", in: what))
+      }
+      delayFrames = try required(fields.integer("delayFrames"), "delayFrames", in: what)
+      opens = try required(fields.integer("opens"), "opens", in: what)
+      losses = try required(fields.integer("losses"), "losses", in: what)
+    }
+  }
+
+  /// How many carousel messages ended in each decision; a decision never counted reads 0.
+  public struct PagingCounts: Sendable, Equatable {
+    /// Only the non-zero counts, so that equal tallies compare equal.
+    private var counts: [PagingDecision: Int] = [:]
+
+    public init(_ counts: [PagingDecision: Int] = [:]) {
+      for (decision, count) in counts { self[decision] = count }
+    }
+
+    public subscript(decision: PagingDecision) -> Int {
+      get { counts[decision] ?? 0 }
+      set { counts[decision] = newValue == 0 ? nil : newValue }
+    }
+  }
+
+  /// Request-to-first-frame latency of plays: the count and percentiles, in microseconds.
+  public struct Latency: Sendable, Equatable {
+    public var count: Int
+    public var p50Us: Double
+    public var p99Us: Double
+    public var maxUs: Double
+
+    public init(count: Int = 0, p50Us: Double = 0, p99Us: Double = 0, maxUs: Double = 0) {
+      self.count = count
+      self.p50Us = p50Us
+      self.p99Us = p99Us
+      self.maxUs = maxUs
+    }
+
+    /// `{"count":…,"p50Us":…,"p99Us":…,"maxUs":…}`.
+    public var json: JSONValue {
+      .object([("count", .int(count)), ("p50Us", .number(p50Us)), ("p99Us", .number(p99Us)), ("maxUs", .number(maxUs))])
+    }
+
+    init(json: JSONValue) throws(ProtocolError) {
+      var fields = FieldReader(json)
+      let what = "the status reply's triggerLatency"
+      count = try required(fields.integer("count"), "count", in: what)
+      p50Us = try required(fields.double("p50Us"), "p50Us", in: what)
+      p99Us = try required(fields.double("p99Us"), "p99Us", in: what)
+      maxUs = try required(fields.double("maxUs"), "maxUs", in: what)
+    }
+  }
+
+  public var version: String
+  public var pid: Int
+  /// Seconds since the daemon started.
+  public var uptime: Double
+  public var device: Device
+  /// Voices sounding (not those fading out after a stop).
+  public var voices: Int
+  public var voiceLimit: Int
+  /// Voices started since the daemon started.
+  public var plays: Int
+  public var underruns: Int
+  public var framesWritten: Int
+  /// Cues loaded, and the memory they take.
+  public var cues: Int
+  public var cueBytes: Int
+  public var clients: Int
+  public var players: Int
+  /// System sounds held (disposed ones count until their last play ends).
+  public var sounds: Int
+  public var systemVolume: Double
+  public var systemMuted: Bool
+  public var deviceCurrentTime: Double
+  public var triggerLatency: Latency
+  /// Carousel messages handled, by decision.
+  public var paging: PagingCounts
+  /// Events not sent because their connection read too slowly, since the daemon started.
+  public var eventsDropped: Int
+  public var refusedConnections: Int
+  /// The socket the daemon listens on.
+  public var socket: String
+
+  public init(
+    version: String = cuedVersion, pid: Int, uptime: Double, device: Device, voices: Int = 0, voiceLimit: Int, plays: Int = 0,
+    underruns: Int = 0, framesWritten: Int = 0, cues: Int = 0, cueBytes: Int = 0, clients: Int = 0, players: Int = 0,
+    sounds: Int = 0, systemVolume: Double = 1, systemMuted: Bool = false, deviceCurrentTime: Double = 0,
+    triggerLatency: Latency = Latency(), paging: PagingCounts = PagingCounts(), eventsDropped: Int = 0,
+    refusedConnections: Int = 0, socket: String
+  ) {
+    self.version = version
+    self.pid = pid
+    self.uptime = uptime
+    self.device = device
+    self.voices = voices
+    self.voiceLimit = voiceLimit
+    self.plays = plays
+    self.underruns = underruns
+    self.framesWritten = framesWritten
+    self.cues = cues
+    self.cueBytes = cueBytes
+    self.clients = clients
+    self.players = players
+    self.sounds = sounds
+    self.systemVolume = systemVolume
+    self.systemMuted = systemMuted
+    self.deviceCurrentTime = deviceCurrentTime
+    self.triggerLatency = triggerLatency
+    self.paging = paging
+    self.eventsDropped = eventsDropped
+    self.refusedConnections = refusedConnections
+    self.socket = socket
+  }
+
+  public var fields: [(String, JSONValue)] {
+    [
+      ("version", .string(version)), ("pid", .int(pid)), ("uptime", .number(uptime)), ("device", device.json),
+      ("voices", .int(voices)), ("voiceLimit", .int(voiceLimit)), ("plays", .int(plays)), ("underruns", .int(underruns)),
+      ("framesWritten", .int(framesWritten)), ("cues", .int(cues)), ("cueBytes", .int(cueBytes)), ("clients", .int(clients)),
+      ("players", .int(players)), ("sounds", .int(sounds)), ("systemVolume", .number(systemVolume)),
+      ("systemMuted", .bool(systemMuted)), ("deviceCurrentTime", .number(deviceCurrentTime)),
+      ("triggerLatency", triggerLatency.json),
+      ("paging", .object(PagingDecision.allCases.map { ($0.rawValue, .int(paging[$0])) })),
+      ("eventsDropped", .int(eventsDropped)), ("refusedConnections", .int(refusedConnections)), ("socket", .string(socket)),
+    ]
+  }
+
+  public init(reply: JSONValue) throws(ProtocolError) {
+    var fields = FieldReader(reply)
+    let what = "the status reply"
+    func count(_ key: String) throws(ProtocolError) -> Int { try required(fields.integer(key), key, in: what) }
+    func number(_ key: String) throws(ProtocolError) -> Double { try required(fields.double(key), key, in: what) }
+    version = try required(fields.string("version"), "version", in: what)
+    pid = try count("pid")
+    uptime = try number("uptime")
+    device = try Device(json: try required(fields.object("device"), "device", in: what))
+    voices = try count("voices")
+    voiceLimit = try count("voiceLimit")
+    plays = try count("plays")
+    underruns = try count("underruns")
+    framesWritten = try count("framesWritten")
+    cues = try count("cues")
+    cueBytes = try count("cueBytes")
+    clients = try count("clients")
+    players = try count("players")
+    sounds = try count("sounds")
+    systemVolume = try number("systemVolume")
+    systemMuted = try required(fields.bool("systemMuted"), "systemMuted", in: what)
+    deviceCurrentTime = try number("deviceCurrentTime")
+    triggerLatency = try Latency(json: try required(fields.object("triggerLatency"), "triggerLatency", in: what))
+    var counts = FieldReader(try required(fields.object("paging"), "paging", in: what))
+    paging = PagingCounts()
+    for decision in PagingDecision.allCases { paging[decision] = try counts.integer(decision.rawValue) ?? 0 }
+    eventsDropped = try count("eventsDropped")
+    refusedConnections = try count("refusedConnections")
+    socket = try required(fields.string("socket"), "socket", in: what)
+  }
+}

@@ -1,0 +1,186 @@
+import CueProtocol
+import Testing
+
+/// One reply body, the op it answers (nil: a carousel message), and the exact line the daemon writes for it today with id 1.
+struct ReplySample: Sendable, CustomTestStringConvertible {
+  var op: Op?
+  var body: ReplyBody
+  var line: String
+  var testDescription: String { line }
+}
+
+let sampleStatus = StatusReply(
+  version: "0.2.0", pid: 4242, uptime: 12.5,
+  device: .init(
+    name: "default", state: .lost, error: "No such device",
+    format: .init(sampleFormat: "S16_LE", rate: 48000, periodFrames: 240, bufferFrames: 960), delayFrames: 0, opens: 2, losses: 1),
+  voices: 3, voiceLimit: 32, plays: 120, underruns: 0, framesWritten: 576_000, cues: 5, cueBytes: 1_048_576, clients: 2,
+  players: 1, sounds: 0, systemVolume: 0.8, systemMuted: false, deviceCurrentTime: 12.25,
+  triggerLatency: .init(count: 120, p50Us: 850, p99Us: 2100.5, maxUs: 3000),
+  paging: .init([.played: 4, .tooSoon: 1, .unchanged: 2]), eventsDropped: 0, refusedConnections: 0,
+  socket: "/run/user/1000/cued/cued.sock")
+
+/// Every op's reply, and each shape a reply takes (optional fields present and absent).
+let replySamples: [ReplySample] = [
+  ReplySample(
+    op: .hello, body: .hello(HelloReply(server: "cued", version: "0.2.0", protocolVersion: 1)),
+    line: #"{"id":1,"ok":true,"server":"cued","version":"0.2.0","protocol":1}"#),
+  ReplySample(op: .ping, body: .ping(PingReply()), line: #"{"id":1,"ok":true,"pong":true}"#),
+  ReplySample(op: .play, body: .play(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7}"#),
+  ReplySample(op: .play, body: .play(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"stole":3}"#),
+  ReplySample(op: .stop, body: .stop(StopReply(stopped: 2)), line: #"{"id":1,"ok":true,"stopped":2}"#),
+  ReplySample(
+    op: .list,
+    body: .list(
+      ListReply(cues: [
+        CueInfo(
+          name: "pico", duration: 0.25, frames: 12000, sourceRate: 44100, channels: 1, bytes: 48000, gapless: true,
+          path: "/srv/sounds/pico.mp3")
+      ])),
+    line:
+      #"{"id":1,"ok":true,"cues":[{"name":"pico","duration":0.25,"frames":12000,"sourceRate":44100,"channels":1,"bytes":48000,"gapless":true,"path":"/srv/sounds/pico.mp3"}]}"#
+  ),
+  ReplySample(op: .list, body: .list(ListReply(cues: [])), line: #"{"id":1,"ok":true,"cues":[]}"#),
+  ReplySample(
+    op: .status, body: .status(sampleStatus),
+    line:
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":4242,"uptime":12.5,"device":{"name":"default","state":"lost","error":"No such device","format":"S16_LE","rate":48000,"periodFrames":240,"bufferFrames":960,"delayFrames":0,"opens":2,"losses":1},"voices":3,"voiceLimit":32,"plays":120,"underruns":0,"framesWritten":576000,"cues":5,"cueBytes":1048576,"clients":2,"players":1,"sounds":0,"systemVolume":0.8,"systemMuted":false,"deviceCurrentTime":12.25,"triggerLatency":{"count":120,"p50Us":850,"p99Us":2100.5,"maxUs":3000},"paging":{"played":4,"ignored":0,"too-soon":1,"late":0,"unbound":0,"merged":0,"unchanged":2,"failed":0},"eventsDropped":0,"refusedConnections":0,"socket":"/run/user/1000/cued/cued.sock"}"#
+  ),
+  ReplySample(
+    op: .status,
+    body: .status(
+      StatusReply(
+        pid: 1, uptime: 0, device: .init(name: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s")),
+    line:
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s"}"#
+  ),
+  ReplySample(
+    op: .reload,
+    body: .reload(
+      ReloadReply(
+        library: .init(cues: 3, added: ["a"], changed: [], removed: []),
+        failed: [.init(path: "/srv/sounds/bad.mp3", reason: "not an MPEG stream")])),
+    line:
+      #"{"id":1,"ok":true,"cues":3,"added":["a"],"changed":[],"removed":[],"failed":[{"path":"/srv/sounds/bad.mp3","reason":"not an MPEG stream"}]}"#
+  ),
+  ReplySample(
+    op: .subscribe, body: .subscribe(SubscribeReply(filter: EventFilter(kinds: [.started, .finished]))),
+    line: #"{"id":1,"ok":true,"kinds":["finished","started"]}"#),
+  ReplySample(op: .unsubscribe, body: .unsubscribe(EmptyReply()), line: #"{"id":1,"ok":true}"#),
+  ReplySample(
+    op: .playerCreate,
+    body: .playerCreate(
+      PlayerCreateReply(
+        player: 4,
+        properties: PlayerProperties(
+          volume: 0.5, numberOfLoops: -1, duration: 1.5, numberOfChannels: 2, deviceCurrentTime: 3.25, detached: true,
+          cue: "hum"))),
+    line:
+      #"{"id":1,"ok":true,"player":4,"volume":0.5,"pan":0,"numberOfLoops":-1,"currentTime":0,"duration":1.5,"isPlaying":false,"numberOfChannels":2,"deviceCurrentTime":3.25,"enableRate":false,"rate":1,"meteringEnabled":false,"detached":true,"cue":"hum"}"#
+  ),
+  ReplySample(
+    op: .playerGet,
+    body: .player(
+      PlayerProperties(
+        pan: -0.5, currentTime: 0.75, duration: 1.5, isPlaying: true, numberOfChannels: 1, deviceCurrentTime: 4,
+        enableRate: true, rate: 1.25, meteringEnabled: true, cue: "hum", averagePower: [-20.5], peakPower: [-6])),
+    line:
+      #"{"id":1,"ok":true,"volume":1,"pan":-0.5,"numberOfLoops":0,"currentTime":0.75,"duration":1.5,"isPlaying":true,"numberOfChannels":1,"deviceCurrentTime":4,"enableRate":true,"rate":1.25,"meteringEnabled":true,"detached":false,"cue":"hum","averagePower":[-20.5],"peakPower":[-6]}"#
+  ),
+] + [Op.playerPrepare, .playerPause, .playerStop, .playerSet].map { op in
+  ReplySample(
+    op: op, body: .player(PlayerProperties()),
+    line:
+      #"{"id":1,"ok":true,"volume":1,"pan":0,"numberOfLoops":0,"currentTime":0,"duration":0,"isPlaying":false,"numberOfChannels":0,"deviceCurrentTime":0,"enableRate":false,"rate":1,"meteringEnabled":false,"detached":false}"#
+  )
+} + [
+  ReplySample(op: .playerPlay, body: .playerPlay(PlayerPlayReply()), line: #"{"id":1,"ok":true,"playing":true}"#),
+  ReplySample(op: .playerDestroy, body: .playerDestroy(PlayerDestroyReply(destroyed: 4)), line: #"{"id":1,"ok":true,"destroyed":4}"#),
+  ReplySample(op: .soundCreate, body: .soundCreate(SoundCreateReply(sound: 5)), line: #"{"id":1,"ok":true,"sound":5}"#),
+  ReplySample(op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9))), line: #"{"id":1,"ok":true,"voice":9}"#),
+  ReplySample(
+    op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9, stole: 2))), line: #"{"id":1,"ok":true,"voice":9,"stole":2}"#),
+  ReplySample(op: .soundPlay, body: .soundPlay(.muted), line: #"{"id":1,"ok":true,"muted":true}"#),
+  ReplySample(
+    op: .soundCompletion, body: .soundCompletion(SoundCompletionReply(sound: 5, completion: true)),
+    line: #"{"id":1,"ok":true,"sound":5,"completion":true}"#),
+  ReplySample(
+    op: .soundDispose, body: .soundDispose(SoundDisposeReply(sound: 5, playing: 1)), line: #"{"id":1,"ok":true,"sound":5,"playing":1}"#),
+  ReplySample(op: .system, body: .system(SystemReply(volume: 0.5, muted: false)), line: #"{"id":1,"ok":true,"volume":0.5,"muted":false}"#),
+  ReplySample(
+    op: nil, body: .paging(PagingOutcome(decision: .played, cue: "page-next", voice: 12)),
+    line: #"{"id":1,"ok":true,"decision":"played","cue":"page-next","voice":12}"#),
+  ReplySample(op: nil, body: .paging(PagingOutcome(decision: .unbound)), line: #"{"id":1,"ok":true,"decision":"unbound"}"#),
+]
+
+@Suite("Typed replies")
+struct ReplyTests {
+  @Test("encodes to the daemon's exact bytes", arguments: replySamples)
+  func encodesToTheDaemonsBytes(_ sample: ReplySample) {
+    // Compared as text, so that a failure shows the two lines.
+    #expect(String(decoding: ReplyEnvelope.success(id: .number(1), sample.body).line, as: UTF8.self) == sample.line + "\n")
+  }
+
+  @Test("the daemon's untyped builder writes the same line", arguments: replySamples)
+  func theUntypedBuilderAgrees(_ sample: ReplySample) {
+    #expect(Reply.line(Reply.success(id: .number(1), sample.body.fields)) == ReplyEnvelope.success(id: .number(1), sample.body).line)
+  }
+
+  @Test("decodes the daemon's line and round-trips", arguments: replySamples)
+  func decodesAndRoundTrips(_ sample: ReplySample) throws {
+    let object = try JSONParser.parse(Array(sample.line.utf8))
+    let envelope = ReplyEnvelope.success(id: .number(1), sample.body)
+    guard case .reply(let id, .success(let read)) = try ServerMessage.parse(envelope.line.dropLast()) else {
+      Issue.record("not read as a successful reply")
+      return
+    }
+    #expect(id == .number(1))
+    #expect(read == object)
+    let decoded: ReplyBody
+    if let op = sample.op {
+      decoded = try ReplyBody(op: op, reply: object)
+    } else {
+      decoded = .paging(try PagingOutcome(reply: object))
+    }
+    #expect(decoded == sample.body)
+  }
+
+  @Test func theSamplesCoverEveryOp() {
+    #expect(Set(replySamples.compactMap(\.op)) == Set(Op.allCases))
+  }
+
+  @Test func aFailureIsWrittenAsTheDaemonWritesIt() throws {
+    let envelope = ReplyEnvelope.failure(id: nil, ProtocolError(.unknownCue, "no cue named 'x'"))
+    let line = #"{"id":null,"ok":false,"error":{"code":"unknown-cue","message":"no cue named 'x'"}}"#
+    #expect(envelope.line == Array((line + "\n").utf8))
+    #expect(Reply.line(Reply.failure(id: nil, ProtocolError(.unknownCue, "no cue named 'x'"))) == envelope.line)
+    #expect(try ServerMessage.parse(Array(line.utf8)) == .reply(id: nil, result: .failure(ProtocolError(.unknownCue, "no cue named 'x'"))))
+    let withID = ReplyEnvelope.failure(id: .string("a"), ProtocolError(.busy, "later"))
+    #expect(String(decoding: withID.line, as: UTF8.self) == #"{"id":"a","ok":false,"error":{"code":"busy","message":"later"}}"# + "\n")
+  }
+
+  @Test("refuses a reply that lacks what it needs", arguments: [
+    (Op.play, #"{"id":1,"ok":true,"stole":3}"#),
+    (.status, #"{"id":1,"ok":true,"version":"0.2.0"}"#),
+    (.playerGet, #"{"id":1,"ok":true,"volume":"loud"}"#),
+    (.soundDispose, #"{"id":1,"ok":true,"sound":5}"#),
+    (.ping, #"{"id":1,"ok":true}"#),
+  ])
+  func refusesAnIncompleteReply(_ op: Op, _ line: String) throws {
+    let object = try JSONParser.parse(Array(line.utf8))
+    #expect(throws: ProtocolError.self) { try ReplyBody(op: op, reply: object) }
+  }
+
+  @Test func newFieldsFromANewerDaemonAreIgnored() throws {
+    let object = try JSONParser.parse(Array(#"{"id":1,"ok":true,"voice":7,"queuedFor":0.001}"#.utf8))
+    #expect(try PlayReply(reply: object) == PlayReply(voice: 7))
+  }
+
+  @Test func pagingCountsCompareByTheirNumbers() {
+    var counts = StatusReply.PagingCounts()
+    counts[.late] = 0
+    #expect(counts == StatusReply.PagingCounts())
+    counts[.late] = 2
+    #expect(counts[.late] == 2 && counts[.played] == 0)
+  }
+}
