@@ -57,9 +57,13 @@ final class ClientConnection {
   var wantsToWrite: Bool { !isClosed && pendingOutputBytes > 0 }
 
   /// Queues a reply and tries to send it now.
-  func send(_ value: JSONValue) {
+  func send(_ reply: ReplyEnvelope) {
+    send(line: reply.json)
+  }
+
+  private func send(line value: JSONValue) {
     guard !isClosed else { return }
-    output.append(contentsOf: Reply.line(value))
+    output.append(contentsOf: value.line)
     flush()
   }
 
@@ -77,7 +81,7 @@ final class ClientConnection {
       return false
     }
     reportDrops()
-    send(value)
+    send(line: value)
     return true
   }
 
@@ -86,7 +90,7 @@ final class ClientConnection {
     guard unreportedDrops > 0, !isClosed, pendingOutputBytes <= eventDropBytes / 2 else { return }
     let count = unreportedDrops
     unreportedDrops = 0
-    send(Reply.event("events-dropped", [("count", .number(Double(count)))]))
+    send(line: Event.eventsDropped(Event.EventsDropped(count: count)).json)
   }
 
   /// Writes as much queued output as the socket takes.

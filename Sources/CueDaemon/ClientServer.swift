@@ -181,7 +181,7 @@ final class ClientServer {
 
   /// Sends a connection one line saying why it is refused, and closes it: nothing it sends is read.
   private func refuse(_ fd: FileDescriptor, _ refusal: ProtocolError) {
-    _ = Reply.line(Reply.failure(id: nil, refusal)).withUnsafeBytes { try? fd.write($0) }
+    _ = ReplyEnvelope.failure(id: nil, refusal).line.withUnsafeBytes { try? fd.write($0) }
     fd.close()
   }
 
@@ -252,7 +252,7 @@ final class ClientServer {
         if bytes.isEmpty || bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
         handleLine(bytes, client)
       case .oversize(let count):
-        client.send(Reply.failure(id: nil, .lineTooLong(byteCount: count)))
+        client.send(.failure(id: nil, .lineTooLong(byteCount: count)))
       }
     }
   }

@@ -41,18 +41,12 @@ final class CueCatalog {
   }
 
   /// `list`'s entries, by name.
-  func listing() -> [JSONValue] {
+  func listing() -> [CueInfo] {
     cues.values.sorted { $0.name < $1.name }.map { cue in
-      .object([
-        ("name", .string(cue.name)),
-        ("duration", .number(Double(cue.frameCount) / Double(sampleRate))),
-        ("frames", .number(Double(cue.frameCount))),
-        ("sourceRate", .number(Double(cue.decoded.sourceRate))),
-        ("channels", .number(Double(cue.decoded.sourceChannels))),
-        ("bytes", .number(Double(cue.byteCount))),
-        ("gapless", .bool(cue.decoded.hasGaplessInfo)),
-        ("path", .string(cue.path)),
-      ])
+      CueInfo(
+        name: cue.name, duration: Double(cue.frameCount) / Double(sampleRate), frames: cue.frameCount,
+        sourceRate: cue.decoded.sourceRate, channels: cue.decoded.sourceChannels, bytes: cue.byteCount,
+        gapless: cue.decoded.hasGaplessInfo, path: cue.path)
     }
   }
 }

@@ -1,4 +1,3 @@
-import CSystemShims
 import CueAudio
 import CueCore
 import CuePosix
@@ -29,7 +28,7 @@ public final class Daemon<Device: OutputDevice> {
   let engine: Engine<Device>
   let signals: EventFDSignals
   let audioThread = AudioThread()
-  let work = WorkQueue()
+  let work: WorkQueue
   let notifier = SystemdNotifier()
   let startedAt: UInt64
 
@@ -52,7 +51,7 @@ public final class Daemon<Device: OutputDevice> {
       clients: clients, players: players, sounds: sounds, paging: paging, triggerLatency: triggerLatency)
   }
   var running = true
-  private var signalFD: FileDescriptor? = nil
+  private var signalFD: SignalFD? = nil
   private var watchdog: Watchdog? = nil
 
   /// The configuration in force (reloads change the reloadable part).
@@ -83,7 +82,7 @@ public final class Daemon<Device: OutputDevice> {
     startedAt = clock.nanoseconds()
     do {
       signals = try EventFDSignals()
-      try work.open()
+      work = try WorkQueue()
     } catch {
       throw StartupError("cannot create an eventfd: \(error)")
     }
@@ -115,10 +114,6 @@ public final class Daemon<Device: OutputDevice> {
     wire()
   }
 
-  deinit {
-    work.close()
-  }
-
   static func clientLimits(_ configuration: DaemonConfiguration) -> ClientServer.Limits {
     ClientServer.Limits(
       maximumClients: configuration.maximumClients, queueBytes: configuration.clientQueueBytes, allowedGroup: configuration.allowedGroup)
@@ -129,7 +124,7 @@ public final class Daemon<Device: OutputDevice> {
     device.voicesWaiting = { [unowned self] in !voices.voices.isEmpty }
     device.onChange = { [unowned self] change in
       notifier.notify(["STATUS=" + status.line])
-      events.device(change, name: device.name)
+      events.emit(.device(Event.Device(change: change, device: device.name)))
       if change == .restored { voices.dropLate(olderThan: UInt64(configuration.lateVoiceSeconds * 1e9)) }
     }
     voices.onStopping = { [unowned self] id, voice in
@@ -177,8 +172,7 @@ public final class Daemon<Device: OutputDevice> {
   /// Blocks the handled signals in the calling thread. Call first, before any thread exists, so
   /// that every thread inherits the mask and the signals are only ever read from the signalfd.
   public static func blockSignals() {
-    let signals = handledSignals
-    _ = signals.withUnsafeBufferPointer { cued_block_signals($0.baseAddress, Int32($0.count)) }
+    try? SignalFD.block(handledSignals)
   }
 
   /// Claims the socket path (or takes the socket systemd passed).
@@ -207,17 +201,20 @@ public final class Daemon<Device: OutputDevice> {
 
   // MARK: - The loop
 
-  /// What the loop polls besides the connections.
-  private enum Source: CaseIterable {
+  /// What the loop polls.
+  private enum Source: Hashable {
     case listener, signals, engineNews, workDone
+    case client(UInt64)
   }
 
   /// Serves until SIGTERM or SIGINT, then fades out, closes the device, removes the socket and returns.
   public func run() throws(StartupError) {
-    let caught = Self.handledSignals
-    let sfd = caught.withUnsafeBufferPointer { cued_signalfd($0.baseAddress, Int32($0.count)) }
-    guard sfd >= 0 else { throw StartupError("cannot create a signalfd: \(SystemError("signalfd"))") }
-    let signalFD = FileDescriptor(rawValue: sfd)
+    let signalFD: SignalFD
+    do {
+      signalFD = try SignalFD(signals: Self.handledSignals)
+    } catch {
+      throw StartupError("cannot create a signalfd: \(error)")
+    }
     self.signalFD = signalFD
     defer { signalFD.close() }
     guard let listener = clients.listener else { throw StartupError("run() needs bindSocket() first") }
@@ -226,37 +223,37 @@ public final class Daemon<Device: OutputDevice> {
     logger.info(
       "cued \(cuedVersion) ready on \(configuration.socketPath); device '\(device.name)' opens on the first cue",
       metadata: audioThread.realtimeStatus == 0 ? ["audio-thread": "SCHED_FIFO"] : [:])
-    let fixed: [(Source, PollRequest)] = [
-      (.listener, PollRequest(fd: listener, events: .readable)),
-      (.signals, PollRequest(fd: signalFD, events: .readable)),
-      (.engineNews, PollRequest(fd: signals.controlNotify, events: .readable)),
-      (.workDone, PollRequest(fd: work.doneFD, events: .readable)),
-    ]
+    var poll = PollSet<Source>()
     while running {
-      var requests = fixed.map(\.1)
-      var order: [ClientConnection] = []
+      poll.removeAll()
+      poll.register(.listener, listener, for: .readable)
+      poll.register(.signals, signalFD.descriptor, for: .readable)
+      poll.register(.engineNews, signals.controlNotify, for: .readable)
+      poll.register(.workDone, work.doneFD, for: .readable)
       for client in clients.connections {
         guard let fd = client.transport.pollDescriptor else { continue }
         var wanted: PollEvents = []
         if client.wantsToRead { wanted.insert(.readable) }
         if client.wantsToWrite { wanted.insert(.writable) }
-        requests.append(PollRequest(fd: fd, events: wanted))
-        order.append(client)
+        poll.register(.client(client.serial), fd, for: wanted)
       }
-      let ready: [PollEvents]
+      let ready: PollResult<Source>
       do {
-        ready = try Poll.wait(requests, timeoutMilliseconds: pollTimeout())
+        ready = try poll.wait(timeoutMilliseconds: pollTimeout())
       } catch {
         logger.error("poll failed: \(error)")
         continue
       }
-      let fixedReady = Set(zip(fixed, ready).filter { !$0.1.isEmpty }.map(\.0.0))
-      if fixedReady.contains(.engineNews) { drainEngineEvents() }
-      if fixedReady.contains(.signals) { handleSignals() }
-      if fixedReady.contains(.workDone) { finishWork() }
-      for (client, events) in zip(order, ready.dropFirst(fixed.count)) { clients.service(client, events: events) }
+      if !ready[.engineNews].isEmpty { drainEngineEvents() }
+      if !ready[.signals].isEmpty { handleSignals() }
+      if !ready[.workDone].isEmpty { finishWork() }
+      // Every connection, ready or not: lines held back while its replies piled up are served
+      // once they have drained, whoever drained them.
+      for client in Array(clients.connections) where clients.connection(client.serial) != nil {
+        clients.service(client, events: ready[.client(client.serial)])
+      }
       clients.retireHalfClosed()
-      if fixedReady.contains(.listener) { clients.acceptWaiting() }
+      if !ready[.listener].isEmpty { clients.acceptWaiting() }
       device.retryIfDue()
       watchdog?.feedIfDue(now: clock.nanoseconds(), engine: engine, notifier: notifier, logger: logger)
     }
@@ -275,35 +272,35 @@ public final class Daemon<Device: OutputDevice> {
   func handle(line: [UInt8], from client: ClientConnection) {
     switch RequestDecoder.decodeLine(line) {
     case .failure(let failure):
-      client.send(Reply.failure(id: failure.id, failure.error))
+      client.send(.failure(id: failure.id, failure.error))
     case .success(.carousel(let message)):
       events.holding {
-        let fields = paging.handle(message, arrivedAt: client.lastReceived)
+        let outcome = paging.handle(message, arrivedAt: client.lastReceived)
         // Fire-and-forget: a reply only when the message asked for one with an id.
-        if let id = message.id { client.send(Reply.success(id: id, fields)) }
+        if let id = message.id { client.send(.success(id: id, .paging(outcome))) }
       }
     case .success(.request(let envelope)):
       // Events a request causes (a device opening, a muted completion) go out after its reply.
       events.holding {
         do throws(ProtocolError) {
           if let reply = try perform(envelope.request, waiter: Waiter(client: client.serial, id: envelope.id), client: client) {
-            client.send(Reply.success(id: envelope.id, reply))
+            client.send(.success(id: envelope.id, reply))
           }
         } catch {
-          client.send(Reply.failure(id: envelope.id, error))
+          client.send(.failure(id: envelope.id, error))
         }
       }
     }
   }
 
-  /// Carries out one request; returns the reply's fields, or nil when the reply comes later.
-  func perform(_ request: Request, waiter: Waiter, client: ClientConnection) throws(ProtocolError) -> [(String, JSONValue)]? {
+  /// Carries out one request; returns the reply, or nil when the reply comes later (to `waiter`).
+  func perform(_ request: Request, waiter: Waiter, client: ClientConnection) throws(ProtocolError) -> ReplyBody? {
     switch request {
     case .hello(let name):
       if let name { logger.debug("client \(client.serial) is \(name.prefix(64))") }
-      return [("server", "cued"), ("version", .string(cuedVersion)), ("protocol", .number(Double(protocolVersion)))]
+      return .hello(HelloReply())
     case .ping:
-      return [("pong", true)]
+      return .ping(PingReply())
     case .play(let p):
       let cue = try catalog.cue(named: p.cue)
       var request = VoiceRequest(
@@ -311,26 +308,26 @@ public final class Daemon<Device: OutputDevice> {
         owner: client.serial, notify: p.notify)
       request.requestArrival = client.lastReceived
       let started = try voices.start(request)
-      return [("voice", .number(Double(started.id.rawValue)))] + (started.stolen.map { [("stole", .number(Double($0.rawValue)))] } ?? [])
+      return .play(PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue))
     case .stop(let target, let fade):
       let fadeFrames = fade.map { Int($0 * Double(configuration.sampleRate)) }
-      return [("stopped", .number(Double(try voices.stop(target, fadeFrames: fadeFrames, catalog: catalog))))]
+      return .stop(StopReply(stopped: try voices.stop(target, fadeFrames: fadeFrames, catalog: catalog)))
     case .list:
-      return [("cues", .array(catalog.listing()))]
+      return .list(ListReply(cues: catalog.listing()))
     case .status:
-      return status.fields
+      return .status(status.reply)
     case .subscribe(let filter):
       client.subscription = filter
-      return [("kinds", .array((filter.kinds ?? EventFilter.knownKinds).sorted().map { .string($0) }))]
+      return .subscribe(SubscribeReply(filter: filter))
     case .unsubscribe:
       client.subscription = nil
-      return []
+      return .unsubscribe(EmptyReply())
     case .player(let request):
       return try players.perform(request, waiter: waiter)
     case .sound(let request):
       return try sounds.perform(request, waiter: waiter, arrival: client.lastReceived)
     case .system(let volume, let muted):
-      return sounds.setSystem(volume: volume, muted: muted)
+      return .system(sounds.setSystem(volume: volume, muted: muted))
     case .reload:
       try reloader.request(from: waiter)
       return nil
@@ -397,10 +394,7 @@ public final class Daemon<Device: OutputDevice> {
   // MARK: - Status, signals and shutdown
 
   private func handleSignals() {
-    guard let signalFD else { return }
-    while true {
-      let signal = cued_signalfd_read(signalFD.rawValue)
-      if signal <= 0 { return }
+    while let signal = try? signalFD?.next() {
       switch signal {
       case SIGHUP:
         logger.info("SIGHUP: reloading the config and the sound directories")

@@ -25,43 +25,29 @@ struct DaemonStatus {
   }
 
   /// `status`'s reply.
-  var fields: [(String, JSONValue)] {
-    var deviceFields: [(String, JSONValue)] = [("name", .string(device.name)), ("state", .string(device.stateName))]
-    if let error = device.lossError { deviceFields.append(("error", .string(error))) }
-    if let format = device.lastFormat {
-      deviceFields.append(("format", .string(format.sampleFormat.rawValue)))
-      deviceFields.append(("rate", .number(Double(format.rate))))
-      deviceFields.append(("periodFrames", .number(Double(format.periodFrames))))
-      deviceFields.append(("bufferFrames", .number(Double(format.bufferFrames))))
+  var reply: StatusReply {
+    let state: StatusReply.Device.State
+    switch device.stateName {
+    case "open": state = .open
+    case "lost": state = .lost
+    default: state = .closed
     }
-    deviceFields.append(("delayFrames", .number(Double(device.delayFrames))))
-    deviceFields.append(("opens", .number(Double(device.opens))))
-    deviceFields.append(("losses", .number(Double(device.losses))))
+    let format = device.lastFormat.map {
+      StatusReply.Device.Format(sampleFormat: $0.sampleFormat.rawValue, rate: $0.rate, periodFrames: $0.periodFrames, bufferFrames: $0.bufferFrames)
+    }
     let counters = engine.counters
-    let pagingNames = ["played", "ignored", "too-soon", "late", "unbound", "merged", "unchanged", "failed"]
-    return [
-      ("version", .string(cuedVersion)),
-      ("pid", .number(Double(ProcessInfo.processID))),
-      ("uptime", .number(Double(clock.nanoseconds() - startedAt) / 1e9)),
-      ("device", .object(deviceFields)),
-      ("voices", .number(Double(voices.soundingCount))),
-      ("voiceLimit", .number(Double(voices.limit))),
-      ("plays", .number(Double(voices.playsStarted))),
-      ("underruns", .number(Double(counters.underruns.load(ordering: .relaxed)))),
-      ("framesWritten", .number(Double(counters.framesWritten.load(ordering: .relaxed)))),
-      ("cues", .number(Double(catalog.count))),
-      ("cueBytes", .number(Double(catalog.byteCount))),
-      ("clients", .number(Double(clients.count))),
-      ("players", .number(Double(players.count))),
-      ("sounds", .number(Double(sounds.count))),  // held: disposed ones count until their last play ends
-      ("systemVolume", .number(sounds.volume)),
-      ("systemMuted", .bool(sounds.muted)),
-      ("deviceCurrentTime", .number(Double(device.heardFrame()) / Double(configuration.sampleRate))),
-      ("triggerLatency", triggerLatency.json),
-      ("paging", .object(pagingNames.map { ($0, .number(Double(paging.counts[$0] ?? 0))) })),
-      ("eventsDropped", .number(Double(clients.eventsDropped))),
-      ("refusedConnections", .number(Double(clients.refusedConnections))),
-      ("socket", .string(configuration.socketPath)),
-    ]
+    return StatusReply(
+      pid: Int(ProcessInfo.processID), uptime: Double(clock.nanoseconds() - startedAt) / 1e9,
+      device: StatusReply.Device(
+        name: device.name, state: state, error: device.lossError, format: format, delayFrames: device.delayFrames, opens: device.opens,
+        losses: device.losses),
+      voices: voices.soundingCount, voiceLimit: voices.limit, plays: Int(voices.playsStarted),
+      underruns: Int(counters.underruns.load(ordering: .relaxed)), framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),
+      cues: catalog.count, cueBytes: catalog.byteCount, clients: clients.count, players: players.count,
+      // Held sounds count: disposed ones stay until their last play ends.
+      sounds: sounds.count, systemVolume: sounds.volume, systemMuted: sounds.muted,
+      deviceCurrentTime: Double(device.heardFrame()) / Double(configuration.sampleRate), triggerLatency: triggerLatency.summary,
+      paging: StatusReply.PagingCounts(paging.counts), eventsDropped: clients.eventsDropped,
+      refusedConnections: clients.refusedConnections, socket: configuration.socketPath)
   }
 }

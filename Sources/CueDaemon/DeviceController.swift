@@ -152,7 +152,7 @@ final class DeviceController {
       if voicesWaiting() { reopen() }
     case .lost(let code):
       losses += 1
-      let error = "write failed: \(String(cString: strerror(-code))) (error \(code))"
+      let error = "write failed: \(Errno(rawValue: -code)) (error \(code))"
       logger.error("lost audio device '\(name)': \(error); reopening with backoff")
       onChange(.lost(error: error))
       state = .lost(Loss(error: error, nextAttempt: clock.nanoseconds() + Self.firstBackoff, backoffNanoseconds: Self.firstBackoff))
@@ -201,5 +201,17 @@ final class DeviceController {
   var lossError: String? {
     if case .lost(let loss) = state { return loss.error }
     return nil
+  }
+}
+
+extension Event.Device {
+  /// The `device` event for a change of the device named `device`.
+  init(change: DeviceController.Change, device: String) {
+    switch change {
+    case .opened: self.init(state: .opened, device: device)
+    case .restored: self.init(state: .restored, device: device)
+    case .closedIdle: self.init(state: .closedIdle, device: device)
+    case .lost(let error): self.init(state: .lost, device: device, error: error)
+    }
   }
 }

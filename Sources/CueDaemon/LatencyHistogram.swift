@@ -35,10 +35,9 @@ struct LatencyHistogram {
     return Double(maximumNanoseconds) / 1000
   }
 
-  var json: JSONValue {
-    .object([
-      ("count", .number(Double(count))), ("p50Us", .number(percentile(0.5))), ("p99Us", .number(percentile(0.99))),
-      ("maxUs", .number(Double(maximumNanoseconds) / 1000)),
-    ])
+  /// The figures `status` reports.
+  var summary: StatusReply.Latency {
+    StatusReply.Latency(
+      count: Int(count), p50Us: percentile(0.5), p99Us: percentile(0.99), maxUs: Double(maximumNanoseconds) / 1000)
   }
 }

@@ -2,25 +2,6 @@ import CueCore
 import CuePosix
 import CueProtocol
 
-/// What a carousel event led to, as reported in `paging` events and the status counters.
-enum PagingDecision: String {
-  case played
-  /// ignore-while-playing, and a voice of the binding still sounds.
-  case ignored
-  /// Within the binding's min-interval of its last start.
-  case tooSoon = "too-soon"
-  /// It could not start before its deadline (latest wins).
-  case late
-  /// No cue is bound to it (or the bound cue is not loaded).
-  case unbound
-  /// The other half of a wrap already played the wrap cue.
-  case merged
-  /// The page did not change.
-  case unchanged
-  /// The device could not be opened, or the audio queue was full.
-  case failed
-}
-
 /// What paging remembers between carousel messages.
 struct PagingState {
   /// Bindings per carousel name ("default" for carousels without their own table).
@@ -32,7 +13,7 @@ struct PagingState {
   /// The last wrap handled per carousel: which transition, by which kind of message, and when, to
   /// merge its other half (a `wrapped` after a `page-changed` for the same move, or the other way).
   var lastWrap: [String: (from: Int, to: Int, byPageChange: Bool, at: UInt64)] = [:]
-  var counts: [String: UInt64] = [:]
+  var counts: [PagingDecision: Int] = [:]
   /// A small deterministic generator for rate-spread (xorshift).
   var random: UInt64 = 0x9E37_79B9_7F4A_7C15
 
@@ -71,14 +52,14 @@ final class Paging {
   var carousels: [String: CarouselBindings] { state.carousels }
 
   /// The decision counters, for `status`.
-  var counts: [String: UInt64] { state.counts }
+  var counts: [PagingDecision: Int] { state.counts }
 
   /// Handles one carousel message; returns the reply fields (sent only when the message had an id).
-  func handle(_ message: CarouselMessage, arrivedAt arrival: UInt64) -> [(String, JSONValue)] {
+  func handle(_ message: CarouselMessage, arrivedAt arrival: UInt64) -> PagingOutcome {
     var decision: PagingDecision
     var cue: String? = nil
     var voice: VoiceID? = nil
-    var extra: [(String, JSONValue)] = []
+    var move: (from: Int, to: Int)? = nil
     switch message.event {
     case .pageChanged(let from, let to, let count, _):
       guard from != to else {
@@ -100,7 +81,7 @@ final class Paging {
       } else {
         (decision, cue, voice) = play(isNext ? "page-next" : "page-prev", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
       }
-      extra = [("from", .number(Double(from))), ("to", .number(Double(to)))]
+      move = (from, to)
     case .wrapped(let from, let to, let count):
       let isNext = (to - from + count) % count <= (from - to + count) % count
       if mergesWithLastWrap(message.carousel, from: from, to: to, byPageChange: false) {
@@ -109,16 +90,14 @@ final class Paging {
         (decision, cue, voice) = play("wrap", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
         state.lastWrap[message.carousel] = (from, to, false, clock.nanoseconds())
       }
-      extra = [("from", .number(Double(from))), ("to", .number(Double(to)))]
+      move = (from, to)
     case .dragBegan, .dragEnded, .decelerationEnded, .scrollAnimationEnded:
       (decision, cue, voice) = play(message.event.name, of: message.carousel, direction: 0, page: nil, arrival: arrival)
     }
-    state.counts[decision.rawValue, default: 0] += 1
-    var fields: [(String, JSONValue)] = [("decision", .string(decision.rawValue))]
-    if let cue { fields.append(("cue", .string(cue))) }
-    if let voice { fields.append(("voice", .number(Double(voice.rawValue)))) }
-    events.paging([("carousel", .string(message.carousel)), ("message", .string(message.event.name))] + extra + fields, voice: voice)
-    return fields
+    state.counts[decision, default: 0] += 1
+    let outcome = PagingOutcome(decision: decision, cue: cue, voice: voice?.rawValue)
+    events.emit(.paging(Event.Paging(carousel: message.carousel, message: message.event.name, from: move?.from, to: move?.to, outcome: outcome)))
+    return outcome
   }
 
   /// True when the other kind of message just handled the wrap from→to (within half a second): a

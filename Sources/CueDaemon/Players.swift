@@ -37,7 +37,7 @@ final class Players {
   var count: Int { players.count }
 
   /// Carries out a `player.*` request; nil when the reply is deferred (it goes to `waiter` later).
-  func perform(_ request: PlayerRequest, waiter: Waiter) throws(ProtocolError) -> [(String, JSONValue)]? {
+  func perform(_ request: PlayerRequest, waiter: Waiter) throws(ProtocolError) -> ReplyBody? {
     switch request {
     case .create(let creation):
       return try create(creation, owner: waiter.client)
@@ -50,10 +50,10 @@ final class Players {
         return nil  // answered once the file is decoded
       }
       if try device.prepare() { device.attach() }
-      return fields(player)
+      return .player(properties(player))
     case .play(let id, let at):
       try play(try player(id), atDeviceTime: at)
-      return [("playing", .bool(true))]
+      return .playerPlay(PlayerPlayReply())
     case .pause(let id):
       // Answered with the exact position once the audio thread reports where the voice stopped.
       return try end(try player(id), fadeFrames: 0, waiter: waiter)
@@ -62,12 +62,12 @@ final class Players {
     case .set(let id, let settings):
       let player = try player(id)
       try apply(settings, to: player)
-      return fields(player)
+      return .player(properties(player))
     case .get(let id):
-      return fields(try player(id))
+      return .player(properties(try player(id)))
     case .destroy(let id):
       destroy(try player(id))
-      return [("destroyed", .number(Double(id)))]
+      return .playerDestroy(PlayerDestroyReply(destroyed: id))
     }
   }
 
@@ -80,7 +80,7 @@ final class Players {
     return player
   }
 
-  private func create(_ creation: PlayerCreation, owner: UInt64) throws(ProtocolError) -> [(String, JSONValue)] {
+  private func create(_ creation: PlayerCreation, owner: UInt64) throws(ProtocolError) -> ReplyBody {
     guard players.count < maximum else {
       throw ProtocolError(.limitReached, "cued already has \(maximum) players (--max-players); destroy some first")
     }
@@ -97,7 +97,7 @@ final class Players {
     _ = ids.make()
     players[player.id] = player
     player.loopsLeft = player.numberOfLoops
-    return [("player", .number(Double(player.id)))] + fields(player)
+    return .playerCreate(PlayerCreateReply(player: player.id, properties: properties(player)))
   }
 
   /// Starts decoding a path player's file in the background (once).
@@ -141,17 +141,17 @@ final class Players {
       try startVoice(player, atDeviceTime: pending.atDeviceTime)
     } catch {
       logger.warning("player \(player.id): the play it was waiting for could not start: \(error.message)")
-      events.playerFailed(player.id, owner: player.owner)
+      events.emit(.finished(.decodeFailed(player: player.id)), alsoTo: [player.owner])
     }
   }
 
   /// Pause (no fade, sample-exact) or stop (a short fade): the player keeps its position either
   /// way. The reply waits for the voice's end, which reports the position; nil then.
-  private func end(_ player: PlayerState, fadeFrames: Int, waiter: Waiter) throws(ProtocolError) -> [(String, JSONValue)]? {
+  private func end(_ player: PlayerState, fadeFrames: Int, waiter: Waiter) throws(ProtocolError) -> ReplyBody? {
     player.pendingPlay = nil
     switch player.phase {
     case .idle, .decoding:
-      return fields(player)
+      return .player(properties(player))
     case .ending:
       player.pendingReplies.append(waiter)
       return nil
@@ -271,8 +271,8 @@ final class Players {
       player.pendingPlay = nil
       for waiter in player.pendingReplies { events.fail(waiter, PathDecoder.failure(error)) }
       player.pendingReplies.removeAll()
-      events.decodeError(player: player.id, owner: player.owner, path: error.path, reason: error.reason)
-      if wanted { events.playerFailed(player.id, owner: player.owner) }
+      events.emit(.decodeError(Event.DecodeError(player: player.id, path: error.path, reason: error.reason)), alsoTo: [player.owner])
+      if wanted { events.emit(.finished(.decodeFailed(player: player.id)), alsoTo: [player.owner]) }
     }
     return true
   }
@@ -281,7 +281,7 @@ final class Players {
   private func answerPendingReplies(_ player: PlayerState) {
     let waiting = player.pendingReplies
     player.pendingReplies.removeAll()
-    for waiter in waiting { events.reply(to: waiter, fields(player)) }
+    for waiter in waiting { events.reply(to: waiter, .player(properties(player))) }
   }
 
   // MARK: - Connections
@@ -298,25 +298,18 @@ final class Players {
 
   // MARK: - Properties
 
-  func fields(_ player: PlayerState) -> [(String, JSONValue)] {
+  func properties(_ player: PlayerState) -> PlayerProperties {
     let heard = device.heardFrame()
-    var fields: [(String, JSONValue)] = [
-      ("volume", .number(player.volume)), ("pan", .number(player.pan)),
-      ("numberOfLoops", .number(Double(player.numberOfLoops))),
-      ("currentTime", .number(Double(player.currentFrame(heardFrame: heard)) / sampleRate)),
-      ("duration", .number(Double(player.cue?.frameCount ?? 0) / sampleRate)),
-      ("isPlaying", .bool(player.isPlaying)),
-      ("numberOfChannels", .number(Double(player.cue?.decoded.sourceChannels ?? 0))),
-      ("deviceCurrentTime", .number(Double(heard) / sampleRate)),
-      ("enableRate", .bool(player.enableRate)), ("rate", .number(player.rate)),
-      ("meteringEnabled", .bool(player.meteringEnabled)), ("detached", .bool(player.detached)),
-    ]
-    if let cue = player.cue { fields.append(("cue", .string(cue.name))) }
+    let frame = player.currentFrame(heardFrame: heard)
+    var properties = PlayerProperties(
+      volume: player.volume, pan: player.pan, numberOfLoops: player.numberOfLoops, currentTime: Double(frame) / sampleRate,
+      duration: Double(player.cue?.frameCount ?? 0) / sampleRate, isPlaying: player.isPlaying,
+      numberOfChannels: player.cue?.decoded.sourceChannels ?? 0, deviceCurrentTime: Double(heard) / sampleRate,
+      enableRate: player.enableRate, rate: player.rate, meteringEnabled: player.meteringEnabled, detached: player.detached,
+      cue: player.cue?.name)
     if player.meteringEnabled {
-      let (average, peak) = player.meters(at: player.currentFrame(heardFrame: heard))
-      fields.append(("averagePower", .array(average.map { .number($0) })))
-      fields.append(("peakPower", .array(peak.map { .number($0) })))
+      (properties.averagePower, properties.peakPower) = player.meters(at: frame)
     }
-    return fields
+    return properties
   }
 }

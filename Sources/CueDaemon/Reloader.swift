@@ -155,17 +155,12 @@ final class Reloader {
     logger.info(
       "reloaded: \(scan.cues.count) cues (added \(scan.added.count), changed \(scan.changed.count), removed \(scan.removed.count), skipped \(scan.failures.count))"
     )
-    let fields: [(String, JSONValue)] = [
-      ("cues", .number(Double(scan.cues.count))),
-      ("added", .array(scan.added.map { .string($0) })),
-      ("changed", .array(scan.changed.map { .string($0) })),
-      ("removed", .array(scan.removed.map { .string($0) })),
-      ("failed", .array(scan.failures.map { .object([("path", .string($0.path)), ("reason", .string($0.reason))]) })),
-    ]
-    for waiter in waiters { events.reply(to: waiter, fields) }
+    let library = Event.Reloaded(cues: scan.cues.count, added: scan.added, changed: scan.changed, removed: scan.removed)
+    let reply = ReloadReply(library: library, failed: scan.failures.map { ReloadReply.Failure(path: $0.path, reason: $0.reason) })
+    for waiter in waiters { events.reply(to: waiter, .reload(reply)) }
     waiters = nextWaiters
     nextWaiters.removeAll()
-    events.reloaded(scan)
+    events.emit(.reloaded(library))
     if scanAgain {
       scanAgain = false
       self.scan()

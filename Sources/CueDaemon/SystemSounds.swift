@@ -56,7 +56,7 @@ final class SystemSounds {
   var count: Int { sounds.count }
 
   /// Carries out a `sound.*` request; nil when the reply is deferred (a path decoding).
-  func perform(_ request: SoundRequest, waiter: Waiter, arrival: UInt64) throws(ProtocolError) -> [(String, JSONValue)]? {
+  func perform(_ request: SoundRequest, waiter: Waiter, arrival: UInt64) throws(ProtocolError) -> ReplyBody? {
     switch request {
     case .create(let source, let detached):
       guard sounds.count < maximum else {
@@ -66,7 +66,7 @@ final class SystemSounds {
       case .cue(let name):
         let sound = SoundState(id: ids.make(), owner: waiter.client, detached: detached, cue: try catalog.cue(named: name))
         sounds[sound.id] = sound
-        return [("sound", .number(Double(sound.id)))]
+        return .soundCreate(SoundCreateReply(sound: sound.id))
       case .path(let requested):
         let path = try files.resolve(requested)
         let sound = SoundState(id: ids.make(), owner: waiter.client, detached: detached, cue: nil)
@@ -76,15 +76,15 @@ final class SystemSounds {
         return nil  // answered when the file is decoded
       }
     case .play(let id):
-      return try play(try sound(id), client: waiter.client, arrival: arrival)
+      return .soundPlay(try play(try sound(id), client: waiter.client, arrival: arrival))
     case .completion(let id, let enabled):
       let sound = try sound(id, allowDisposed: true)
       if enabled { sound.completionClients.insert(waiter.client) } else { sound.completionClients.remove(waiter.client) }
-      return [("sound", .number(Double(id))), ("completion", .bool(enabled))]
+      return .soundCompletion(SoundCompletionReply(sound: id, completion: enabled))
     case .dispose(let id, let now):
       let sound = try sound(id)
       dispose(sound, now: now)
-      return [("sound", .number(Double(id))), ("playing", .number(Double(sound.liveVoices.count)))]
+      return .soundDispose(SoundDisposeReply(sound: id, playing: sound.liveVoices.count))
     }
   }
 
@@ -96,14 +96,14 @@ final class SystemSounds {
     throw ProtocolError(.unknownSound, "no system sound \(id) (create one with sound.create)")
   }
 
-  private func play(_ sound: SoundState, client: UInt64, arrival: UInt64) throws(ProtocolError) -> [(String, JSONValue)] {
+  private func play(_ sound: SoundState, client: UInt64, arrival: UInt64) throws(ProtocolError) -> SoundPlayReply {
     guard let cue = sound.cue else {
       throw ProtocolError(.busy, "system sound \(sound.id) is still loading; play it once sound.create has answered")
     }
     if muted {
       // Like the "sound effects" switch: nothing plays, and the completion says so.
-      events.completion(sound: sound.id, voice: nil, played: false, reason: "muted", alsoTo: sound.completionClients)
-      return [("muted", true)]
+      events.emit(.completion(.muted(sound: sound.id)), alsoTo: sound.completionClients)
+      return .muted
     }
     var request = VoiceRequest(
       cue: cue, gain: StereoGain.voice(volume: volume, pan: 0, sourceIsMono: cue.isMono), loops: .count(0), origin: .sound(sound.id),
@@ -111,9 +111,7 @@ final class SystemSounds {
     request.requestArrival = arrival
     let started = try voices.start(request)
     sound.liveVoices.insert(started.id)
-    var fields: [(String, JSONValue)] = [("voice", .number(Double(started.id.rawValue)))]
-    if let stolen = started.stolen { fields.append(("stole", .number(Double(stolen.rawValue)))) }
-    return fields
+    return .playing(PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue))
   }
 
   /// Stops taking plays at once; what plays finishes (or, `now`, fades out in a few milliseconds).
@@ -136,7 +134,8 @@ final class SystemSounds {
   func voiceEnded(_ end: VoiceEnd, voice: LiveVoice, sound soundID: UInt64) {
     guard let sound = sounds[soundID] else { return }
     sound.liveVoices.remove(end.id)
-    events.completion(sound: soundID, voice: end.id, played: end.reason == .end, reason: end.reason.name, alsoTo: sound.completionClients)
+    let completion = Event.Completion(sound: soundID, voice: end.id.rawValue, reason: CompletionReason(FinishReason(end.reason)))
+    events.emit(.completion(completion), alsoTo: sound.completionClients)
     events.finished(end.id, voice, reason: end.reason, alsoTo: [])
     releaseIfDone(sound)
   }
@@ -149,7 +148,7 @@ final class SystemSounds {
     switch outcome {
     case .success(let cue):
       sound.cue = cue
-      events.reply(to: waiter, [("sound", .number(Double(sound.id)))])
+      events.reply(to: waiter, .soundCreate(SoundCreateReply(sound: sound.id)))
       if !clientConnected(waiter.client) && !sound.detached { sounds[sound.id] = nil }
     case .failure(let error):
       sounds[sound.id] = nil
@@ -159,10 +158,10 @@ final class SystemSounds {
   }
 
   /// `system`: reads or changes the volume and the mute switch.
-  func setSystem(volume: Double?, muted: Bool?) -> [(String, JSONValue)] {
+  func setSystem(volume: Double?, muted: Bool?) -> SystemReply {
     if let volume { self.volume = volume }
     if let muted { self.muted = muted }
-    return [("volume", .number(self.volume)), ("muted", .bool(self.muted))]
+    return SystemReply(volume: self.volume, muted: self.muted)
   }
 
   // MARK: - Connections

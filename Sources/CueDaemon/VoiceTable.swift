@@ -1,20 +1,9 @@
 import CueCore
 import CueProtocol
 
-/// What a voice belongs to: a one-shot `play` (or a paging cue), a player, or a system sound.
-enum VoiceOrigin: Equatable {
-  case oneShot
-  case player(UInt64)
-  case sound(UInt64)
-
-  /// The player's or sound's id, for events and subscriptions.
-  var objectID: UInt64? {
-    switch self {
-    case .oneShot: nil
-    case .player(let id), .sound(let id): id
-    }
-  }
-}
+/// What a voice belongs to: a one-shot `play` (or a paging cue), a player, or a system sound —
+/// as its events say it.
+typealias VoiceOrigin = Event.Origin
 
 /// A voice as the control side keeps it, from its start until the engine reports its end.
 struct LiveVoice {

@@ -120,28 +120,6 @@ public struct ReplyEnvelope: Sendable, Equatable {
   }
 }
 
-/// The untyped builders the daemon uses today. Daemon only, until issue 11's daemon switch: new
-/// code builds a `ReplyEnvelope` or an `Event` and sends its `line`.
-public enum Reply {
-  /// `{"id":…,"ok":true,…}` with `fields` after `ok`. Daemon only, until issue 11's daemon switch (use `ReplyEnvelope`).
-  public static func success(id: RequestID?, _ fields: [(String, JSONValue)] = []) -> JSONValue {
-    ReplyEnvelope.success(id: id, fields: fields)
-  }
-
-  /// `{"id":…,"ok":false,"error":{…}}`. Daemon only, until issue 11's daemon switch (use `ReplyEnvelope.failure`).
-  public static func failure(id: RequestID?, _ error: ProtocolError) -> JSONValue {
-    ReplyEnvelope.failure(id: id, error)
-  }
-
-  /// `{"event":kind,…}`. Daemon only, until issue 11's daemon switch (use `Event`).
-  public static func event(_ kind: String, _ fields: [(String, JSONValue)]) -> JSONValue {
-    .object([("event", .string(kind))] + fields)
-  }
-
-  /// One wire line of `value`. Daemon only, until issue 11's daemon switch (use `JSONValue.line`).
-  public static func line(_ value: JSONValue) -> [UInt8] { value.line }
-}
-
 /// A parsed line from the daemon, as a client sees it: a reply or an event.
 public enum ServerMessage: Sendable, Equatable {
   /// A reply: its id, and the reply object (decode it with the `ReplyFields` type of the op sent) or the error.
