@@ -86,7 +86,7 @@ let package = Package(
     .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
     .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CueProtocolFuzzing", "CuePosix"]),
-    .testTarget(name: "CuePosixTests", dependencies: ["CuePosix"]),
+    .testTarget(name: "CuePosixTests", dependencies: ["CuePosix", "CAllocCounter"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueAudio", "CuePosix"]),
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
