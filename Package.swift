@@ -5,7 +5,8 @@ import PackageDescription
 //   CueCore      pure mixing core: voices, mixer, ramps, lock-free rings, the engine cycle. No C, no Foundation.
 //   CueAudio     audio I/O: libmpg123 + libsyn123 decoding, ALSA output, the audio thread. The only importer of the C libraries.
 //   CueProtocol  the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
-//   CuePosix     thin typed wrappers over the POSIX calls both sides need (sockets, poll, files).
+//   CuePosix     thin typed wrappers over the POSIX calls both sides need (sockets, poll sets, files, eventfd,
+//                signalfd, threads, clocks, child processes); errno is handled in one place (SystemCall).
 //   CueDaemon    the daemon's control side: socket server, cue library, voice lifetimes.
 //   CueClient    the client library used by cuectl (links no audio library).
 let package = Package(
@@ -68,7 +69,7 @@ let package = Package(
         "CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     // Micro-benchmarks for `make bench` (the mixer, the decoder); not installed.
-    .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueAudio"]),
+    .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueAudio", "CuePosix"]),
     // The request path as one checked function of arbitrary bytes (`ProtocolFuzzing`), shared by the
     // fuzzer and the corpus test. A target of its own so that CueProtocol, which clients link, carries no fuzz code.
     .target(name: "CueProtocolFuzzing", dependencies: ["CueProtocol"]),
@@ -79,13 +80,13 @@ let package = Package(
     .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"]),
     .executableTarget(
       name: "cued-config",
-      dependencies: ["CueProtocol", .product(name: "TOMLKit", package: "TOMLKit")]),
+      dependencies: ["CueProtocol", "CuePosix", .product(name: "TOMLKit", package: "TOMLKit")]),
 
     // Counts malloc/free per thread by interposing them in the test binary (allocation tests).
     .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
     .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CueProtocolFuzzing", "CuePosix"]),
-    .testTarget(name: "CuePosixTests", dependencies: ["CuePosix"]),
+    .testTarget(name: "CuePosixTests", dependencies: ["CuePosix", "CAllocCounter"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueAudio", "CuePosix"]),
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),

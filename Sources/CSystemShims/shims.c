@@ -40,14 +40,6 @@ int cued_signalfd(const int *signals, int count) {
   return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-int cued_signalfd_read(int fd) {
-  struct signalfd_siginfo info;
-  ssize_t n = read(fd, &info, sizeof info);
-  if (n == (ssize_t)sizeof info) return (int)info.ssi_signo;
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
-  return -1;
-}
-
 int cued_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
   struct ucred cred;
   socklen_t len = sizeof cred;

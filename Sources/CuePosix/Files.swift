@@ -46,7 +46,7 @@ public enum Files {
     if stat(path, &info) != 0 { throw SystemError("stat(\(path))") }
     try requireRegularFile(info, path)
     let fd = try retryingOnInterrupt("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
-    defer { Glibc.close(fd) }
+    defer { FileDescriptor(rawValue: fd).close() }
     if let directories {
       guard let opened = realPath("/proc/self/fd/\(fd)"),
         directories.contains(where: { opened.utf8.starts(with: ($0 + "/").utf8) })
@@ -87,10 +87,8 @@ public enum Files {
         if total > limit { throw SystemError("read(\(path)): larger than \(limit) bytes", code: EFBIG) }
         bytes.append(contentsOf: repeatElement(0, count: max(4096, total)))
       }
-      let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
-      if n < 0 {
-        if errno == EINTR { continue }
-        throw SystemError("read(\(path))")
+      let n = try retryingOnInterrupt("read(\(path))") {
+        bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
       }
       if n == 0 { break }
       total += n
@@ -138,11 +136,11 @@ public enum Files {
     do {
       try FileDescriptor(rawValue: fd).writeAll(bytes, isSocket: false)
     } catch {
-      Glibc.close(fd)
+      FileDescriptor(rawValue: fd).close()
       unlink(temporary)
       throw error
     }
-    Glibc.close(fd)
+    FileDescriptor(rawValue: fd).close()
     if rename(temporary, path) != 0 {
       let code = errno
       unlink(temporary)

@@ -118,7 +118,7 @@ public struct PollResult<Key: Hashable> {
   /// True when nothing happened before the timeout.
   public var isEmpty: Bool { events.isEmpty }
 
-  /// The keys whose descriptors can be read, or hung up or failed (a read then reports why).
+  /// The keys whose descriptors can be read, or hung up or failed (a read then reports why), in no particular order.
   public var readable: [Key] {
     events.compactMap { !$0.value.isDisjoint(with: [.readable, .hangup, .error]) ? $0.key : nil }
   }

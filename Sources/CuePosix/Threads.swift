@@ -124,5 +124,10 @@ public enum Threads {
       if joined.exchange(true, ordering: .acquiringAndReleasing) { return }
       pthread_join(thread, nil)
     }
+
+    /// A thread never joined is detached (`pthread_detach`), so its resources go when it returns.
+    deinit {
+      if !joined.load(ordering: .acquiring) { pthread_detach(thread) }
+    }
   }
 }

@@ -38,54 +38,46 @@ public enum UnixSocket {
   /// The file is created under a restrictive umask, so there is no window where it is more open than `mode`.
   public static func listen(path: String, mode: mode_t, backlog: Int32 = 512) throws(SystemError) -> FileDescriptor {
     if let problem = validate(path: path) { throw SystemError("bind(\(path)): \(problem)", code: ENAMETOOLONG) }
-    let fd = cued_unix_stream_socket(1)
-    if fd < 0 { throw SystemError("socket(AF_UNIX)") }
-    let previousMask = umask(~mode & 0o777)
-    let bound = withAddress(path) { Glibc.bind(fd, $0, $1) }
-    let bindErrno = errno
-    umask(previousMask)
-    if bound != 0 {
-      Glibc.close(fd)
-      throw SystemError("bind(\(path))", code: bindErrno)
+    let fd = FileDescriptor(rawValue: try retryingOnInterrupt("socket(AF_UNIX)") { cued_unix_stream_socket(1) })
+    do throws(SystemError) {
+      let previousMask = umask(~mode & 0o777)
+      defer { umask(previousMask) }
+      _ = try retryingOnInterrupt("bind(\(path))") { withAddress(path) { Glibc.bind(fd.rawValue, $0, $1) } }
+      _ = chmod(path, mode)
+      _ = try retryingOnInterrupt("listen(\(path))") { Glibc.listen(fd.rawValue, backlog) }
+    } catch {
+      fd.close()
+      throw error
     }
-    _ = chmod(path, mode)
-    if Glibc.listen(fd, backlog) != 0 {
-      let code = errno
-      Glibc.close(fd)
-      throw SystemError("listen(\(path))", code: code)
-    }
-    return FileDescriptor(rawValue: fd)
+    return fd
   }
 
   /// Accepts one pending connection as a nonblocking descriptor, or nil when none is waiting.
   public static func accept(_ listener: FileDescriptor) throws(SystemError) -> FileDescriptor? {
-    while true {
-      let fd = cued_accept(listener.rawValue)
-      if fd >= 0 { return FileDescriptor(rawValue: fd) }
-      let code = errno
-      switch code {
-      case EINTR: continue
-      case EAGAIN, EWOULDBLOCK, ECONNABORTED: return nil
-      default: throw SystemError("accept", code: code)
-      }
+    switch SystemCall.retrying("accept(fd \(listener.rawValue))", { cued_accept(listener.rawValue) }) {
+    case .success(let fd): return FileDescriptor(rawValue: fd)
+    case .failure(let code) where code.rawValue == EAGAIN || code.rawValue == EWOULDBLOCK || code.rawValue == ECONNABORTED:
+      return nil
+    case .failure(let code): throw SystemError("accept", code)
     }
   }
 
   /// Connects to `path` (blocking). The descriptor is left blocking unless `nonblocking`.
   public static func connect(path: String, nonblocking: Bool = false) throws(SystemError) -> FileDescriptor {
     if let problem = validate(path: path) { throw SystemError("connect(\(path)): \(problem)", code: ENAMETOOLONG) }
-    let fd = cued_unix_stream_socket(0)
-    if fd < 0 { throw SystemError("socket(AF_UNIX)") }
-    while true {
-      let rc = withAddress(path) { Glibc.connect(fd, $0, $1) }
-      if rc == 0 { break }
-      let code = errno
-      if code == EINTR { continue }
-      Glibc.close(fd)
-      throw SystemError("connect(\(path))", code: code)
+    let descriptor = FileDescriptor(rawValue: try retryingOnInterrupt("socket(AF_UNIX)") { cued_unix_stream_socket(0) })
+    do throws(SystemError) {
+      // A blocking connect that a signal interrupts goes on in the kernel; retried after it is done,
+      // it fails with EISCONN, which means connected.
+      switch SystemCall.retrying("connect(\(path))", { withAddress(path) { Glibc.connect(descriptor.rawValue, $0, $1) } }) {
+      case .success, .failure(Errno(rawValue: EISCONN)): break
+      case .failure(let code): throw SystemError("connect(\(path))", code)
+      }
+      if nonblocking { try descriptor.setNonBlocking(true) }
+    } catch {
+      descriptor.close()
+      throw error
     }
-    let descriptor = FileDescriptor(rawValue: fd)
-    if nonblocking { try descriptor.setNonBlocking(true) }
     return descriptor
   }
 
@@ -127,9 +119,10 @@ extension UnixSocket {
   /// Sends one datagram to a Unix datagram socket at `path` (a leading `@` names the abstract
   /// namespace, as systemd's NOTIFY_SOCKET does). Used for sd_notify; no libsystemd needed.
   public static func sendDatagram(_ message: [UInt8], to path: String) throws(SystemError) {
-    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    if fd < 0 { throw SystemError("socket(AF_UNIX, SOCK_DGRAM)") }
-    defer { Glibc.close(fd) }
+    let fd = try retryingOnInterrupt("socket(AF_UNIX, SOCK_DGRAM)") {
+      socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    }
+    defer { FileDescriptor(rawValue: fd).close() }
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     var bytes = Array(path.utf8)
@@ -137,14 +130,15 @@ extension UnixSocket {
     guard bytes.count <= maximumPathBytes else { throw SystemError("sendto(\(path))", code: ENAMETOOLONG) }
     withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: bytes) }
     let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
-    let sent = message.withUnsafeBytes { raw in
-      withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          Glibc.sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, length)
+    _ = try retryingOnInterrupt("sendto(\(path))") {
+      message.withUnsafeBytes { raw in
+        withUnsafePointer(to: &address) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            Glibc.sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, length)
+          }
         }
       }
     }
-    if sent < 0 { throw SystemError("sendto(\(path))") }
   }
 
   /// The listening sockets systemd passed (socket activation: `LISTEN_PID`, `LISTEN_FDS`,

@@ -10,16 +10,13 @@
 // Prints one JSON object per line. Build it in release (`swift build -c release`).
 import CueAudio
 import CueCore
+import CuePosix
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-func now() -> UInt64 {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
+func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
 func jsonString(_ text: String) -> String {
   var out = "\""

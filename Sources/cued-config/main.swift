@@ -5,6 +5,7 @@
 //                      or {"ok":false,"line":L,"column":C,"message":"…"}   (exit status 1)
 //
 // Dates and times become strings. The daemon checks what the document means (docs/CONFIG.md).
+import CuePosix
 import CueProtocol
 import TOMLKit
 
@@ -31,12 +32,7 @@ func json(_ value: TOMLValueConvertible) -> JSONValue {
 
 /// Writes to a file descriptor directly (C's stdout/stderr globals are not concurrency-safe in Swift 6).
 func write(_ text: String, to fd: Int32) {
-  var bytes = Array(text.utf8)[...]
-  while !bytes.isEmpty {
-    let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-    if n <= 0 { return }
-    bytes = bytes.dropFirst(n)
-  }
+  try? FileDescriptor(rawValue: fd).writeAll(Array(text.utf8), isSocket: false)
 }
 
 func emit(_ value: JSONValue, status: Int32) -> Never {
