@@ -12,7 +12,6 @@ int cued_eventfd(unsigned int initval, int nonblocking);
 /// Returns the fd or -1 with errno set. `signals` is a list of `count` signal numbers.
 int cued_signalfd(const int *signals, int count);
 
-
 /// Blocks the given signals in the calling thread (so that helper threads inherit the mask).
 int cued_block_signals(const int *signals, int count);
 
