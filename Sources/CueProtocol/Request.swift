@@ -46,6 +46,32 @@ public enum StopTarget: Sendable, Equatable {
   case all
 }
 
+/// One operation of the protocol: its raw value is the `op` string on the wire.
+///
+/// The single list of op names: `Request.op`, `Request.knownOps` and `RequestDecoder`'s dispatch all
+/// derive from it, so a new op is added here and the compiler points at every switch to extend.
+public enum Op: String, CaseIterable, Sendable {
+  case hello, ping, play, stop, list, status, reload, subscribe, unsubscribe
+  case playerCreate = "player.create"
+  case playerPrepare = "player.prepare"
+  case playerPlay = "player.play"
+  case playerPause = "player.pause"
+  case playerStop = "player.stop"
+  case playerSet = "player.set"
+  case playerGet = "player.get"
+  case playerDestroy = "player.destroy"
+  case soundCreate = "sound.create"
+  case soundPlay = "sound.play"
+  case soundCompletion = "sound.completion"
+  case soundDispose = "sound.dispose"
+  case system
+
+  /// The ops of one family (`player.`, `sound.`), in declaration order, for error messages.
+  static func names(withPrefix prefix: String) -> [String] {
+    allCases.map(\.rawValue).filter { $0.hasPrefix(prefix) }
+  }
+}
+
 /// One request of the protocol (see docs/PROTOCOL.md).
 public enum Request: Sendable, Equatable {
   case hello(client: String?)
