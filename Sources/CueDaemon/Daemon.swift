@@ -316,6 +316,13 @@ public final class Daemon<Device: OutputDevice> {
       return .list(ListReply(cues: catalog.listing()))
     case .status:
       return .status(status.reply)
+    case .voices:
+      let now = clock.nanoseconds()
+      return .voices(VoicesReply(voices: voices.voices.sorted { $0.key.rawValue < $1.key.rawValue }.map { id, voice in
+        VoicesReply.Voice(
+          voice: id.rawValue, cue: voice.cue.name, origin: voice.origin, loops: voice.loops.numberOfLoops,
+          seconds: Double(now - voice.startedAt) / 1e9, stopping: voice.stopping)
+      }))
     case .subscribe(let filter):
       client.subscription = filter
       return .subscribe(SubscribeReply(filter: filter))

@@ -450,3 +450,51 @@ extension PagingOutcome: ReplyFields {
     self = try PagingOutcome.decode(&fields, in: "the carousel reply")
   }
 }
+
+/// `voices`: the voices sounding now, oldest first.
+public struct VoicesReply: ReplyFields {
+  /// One voice: its cue, what played it, its loops, how long it has sounded, whether it is fading out.
+  public struct Voice: Sendable, Equatable {
+    public var voice: UInt64
+    public var cue: String
+    public var origin: Event.Origin
+    /// AVAudioPlayer's numberOfLoops as the voice started: 0 once, n for n+1 plays, -1 until stopped.
+    public var loops: Int
+    /// Seconds since it was started.
+    public var seconds: Double
+    /// A stop has been sent; it is fading out.
+    public var stopping: Bool
+
+    public init(voice: UInt64, cue: String, origin: Event.Origin = .oneShot, loops: Int = 0, seconds: Double, stopping: Bool = false) {
+      (self.voice, self.cue, self.origin, self.loops, self.seconds, self.stopping) = (voice, cue, origin, loops, seconds, stopping)
+    }
+
+    var json: JSONValue {
+      .object(
+        [("voice", .id(voice)), ("cue", .string(cue))] + origin.fields
+          + [("loops", .int(loops)), ("seconds", .number(seconds)), ("stopping", .bool(stopping))])
+    }
+
+    init(json: JSONValue) throws(ProtocolError) {
+      var fields = FieldReader(json)
+      let what = "a voice of the voices reply"
+      voice = try required(fields.id("voice"), "voice", in: what)
+      cue = try required(fields.string("cue"), "cue", in: what)
+      origin = try Event.Origin.decode(&fields)
+      loops = try required(fields.integer("loops"), "loops", in: what)
+      seconds = try required(fields.double("seconds"), "seconds", in: what)
+      stopping = try required(fields.bool("stopping"), "stopping", in: what)
+    }
+  }
+
+  public var voices: [Voice]
+
+  public init(voices: [Voice]) { self.voices = voices }
+
+  public var fields: [(String, JSONValue)] { [("voices", .array(voices.map(\.json)))] }
+
+  public init(reply: JSONValue) throws(ProtocolError) {
+    var fields = FieldReader(reply)
+    voices = try required(fields.objects("voices", Voice.init(json:)), "voices", in: "the voices reply")
+  }
+}

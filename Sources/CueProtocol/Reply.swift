@@ -22,6 +22,7 @@ public enum ReplyBody: Sendable, Equatable {
   case soundDispose(SoundDisposeReply)
   case system(SystemReply)
   case paging(PagingOutcome)
+  case voices(VoicesReply)
 
   /// The body's fields after `"id"` and `"ok"`, in the daemon's order.
   public var fields: [(String, JSONValue)] { value.fields }
@@ -48,6 +49,7 @@ public enum ReplyBody: Sendable, Equatable {
     case .soundDispose(let body): body
     case .system(let body): body
     case .paging(let body): body
+    case .voices(let body): body
     }
   }
 
@@ -59,6 +61,7 @@ public enum ReplyBody: Sendable, Equatable {
     case .play: self = .play(try PlayReply(reply: reply))
     case .stop: self = .stop(try StopReply(reply: reply))
     case .list: self = .list(try ListReply(reply: reply))
+    case .voices: self = .voices(try VoicesReply(reply: reply))
     case .status: self = .status(try StatusReply(reply: reply))
     case .reload: self = .reload(try ReloadReply(reply: reply))
     case .subscribe: self = .subscribe(try SubscribeReply(reply: reply))

@@ -51,7 +51,7 @@ public enum StopTarget: Sendable, Equatable {
 /// The single list of op names: `Request.op`, `Request.knownOps` and `RequestDecoder`'s dispatch all
 /// derive from it, so a new op is added here and the compiler points at every switch to extend.
 public enum Op: String, CaseIterable, Sendable {
-  case hello, ping, play, stop, list, status, reload, subscribe, unsubscribe
+  case hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices
   case playerCreate = "player.create"
   case playerPrepare = "player.prepare"
   case playerPlay = "player.play"
@@ -89,6 +89,8 @@ public enum Request: Sendable, Equatable {
   case sound(SoundRequest)
   /// Reads or changes the daemon-wide system-sound settings (nil: unchanged).
   case system(volume: Double?, muted: Bool?)
+  /// Lists the voices sounding now.
+  case voices
 
   /// The operation, whose raw value is the `op` string.
   public var op: Op {
@@ -105,6 +107,7 @@ public enum Request: Sendable, Equatable {
     case .player(let p): p.op
     case .sound(let s): s.op
     case .system: .system
+    case .voices: .voices
     }
   }
 
@@ -122,7 +125,7 @@ public enum Request: Sendable, Equatable {
     switch self {
     case .hello(let client):
       if let client { members.append(("client", .string(client))) }
-    case .ping, .list, .status, .reload:
+    case .ping, .list, .status, .reload, .voices:
       break
     case .play(let p):
       members.append(("cue", .string(p.cue)))
@@ -256,6 +259,8 @@ public enum RequestDecoder {
       request = .ping
     case .list:
       request = .list
+    case .voices:
+      request = .voices
     case .status:
       request = .status
     case .reload:

@@ -99,7 +99,7 @@ struct Cuectl: ParsableCommand {
       """,
     version: cuedVersion,
     subcommands: [
-      Play.self, Stop.self, List.self, Status.self, Ping.self, Reload.self, Monitor.self, PlayerCommand.self,
+      Play.self, Stop.self, List.self, Voices.self, Status.self, Ping.self, Reload.self, Monitor.self, PlayerCommand.self,
       SoundCommand.self, SystemCommand.self, PageCommand.self, CarouselCommand.self,
     ])
 }
@@ -219,6 +219,30 @@ struct List: ParsableCommand {
     }
     writeToStandardOutput(table(rows))
     if cues.isEmpty { writeToStandardError("cuectl: no cues are loaded\n") }
+  }
+}
+
+struct Voices: ParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "Lists the voices sounding now: cue, what played it, loops, age.")
+
+  @OptionGroup var global: GlobalOptions
+
+  func run() throws {
+    let session = try Session(global)
+    let voices = try session.send(.voices, as: VoicesReply.self).voices
+    guard !global.json else { return }
+    var rows = [["VOICE", "CUE", "FROM", "LOOPS", "AGE", ""]]
+    for voice in voices {
+      let from: String
+      switch voice.origin {
+      case .oneShot: from = "play"
+      case .player(let id): from = "player \(id)"
+      case .sound(let id): from = "sound \(id)"
+      }
+      let loops = voice.loops < 0 ? "forever" : "\(voice.loops)"
+      rows.append(["\(voice.voice)", voice.cue, from, loops, formatSeconds(voice.seconds), voice.stopping ? "stopping" : ""])
+    }
+    writeToStandardOutput(table(rows))
   }
 }
 

@@ -317,4 +317,24 @@ struct InProcessDaemonTests {
     #expect(status["device"]?["state"] == .string("open"))
     #expect(status["device"]?["opens"] == .number(1))
   }
+
+  @Test func voicesListsWhatSoundsOldestFirstWithItsOrigin() throws {
+    let embedded = try EmbeddedDaemon()
+    let client = embedded.connect()
+    #expect(client.reply(#"{"id":1,"op":"voices"}"#)["voices"] == .array([]))
+    let loop = try #require(client.reply(#"{"id":2,"op":"play","cue":"tick","loops":-1}"#)["voice"])
+    let player = try #require(client.reply(#"{"id":3,"op":"player.create","cue":"pico"}"#)["player"])
+    _ = client.reply(#"{"id":4,"op":"player.play","player":\#(player.intValue ?? 0)}"#)
+    embedded.clock.advance(milliseconds: 250)
+    let voices = try #require(client.reply(#"{"id":5,"op":"voices"}"#)["voices"]?.arrayValue)
+    #expect(voices.count == 2)
+    #expect(voices.first?["voice"] == loop)
+    #expect(voices.first?["loops"] == .number(-1))
+    #expect(voices.first?["seconds"] == .number(0.25))
+    #expect(voices.last?["player"] == player)
+    #expect(voices.last?["stopping"] == .bool(false))
+    _ = client.reply(#"{"id":6,"op":"stop","voice":\#(loop.intValue ?? 0)}"#)
+    let after = try #require(client.reply(#"{"id":7,"op":"voices"}"#)["voices"]?.arrayValue)
+    #expect(after.first?["stopping"] == .bool(true))
+  }
 }

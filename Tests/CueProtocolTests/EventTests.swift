@@ -135,7 +135,7 @@ struct OpTests {
     case .playerPrepare, .playerPlay, .playerPause, .playerStop, .playerSet, .playerGet, .playerDestroy:
       #"{"op":"\#(op.rawValue)","player":1}"#
     case .soundPlay, .soundCompletion, .soundDispose: #"{"op":"\#(op.rawValue)","sound":1}"#
-    case .hello, .ping, .list, .status, .reload, .subscribe, .unsubscribe, .system: #"{"op":"\#(op.rawValue)"}"#
+    case .hello, .ping, .list, .status, .reload, .subscribe, .unsubscribe, .system, .voices: #"{"op":"\#(op.rawValue)"}"#
     }
   }
 
@@ -171,7 +171,7 @@ extension OpTests {
     ("sound.stop", #"unknown op "sound.stop"; the sound ops are sound.create, sound.play, sound.completion, sound.dispose"#),
     (
       "dance",
-      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system"#
+      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system"#
     ),
   ])
   func unknownOpMessages(_ name: String, _ message: String) {

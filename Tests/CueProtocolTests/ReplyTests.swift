@@ -29,6 +29,17 @@ let replySamples: [ReplySample] = [
   ReplySample(op: .play, body: .play(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7}"#),
   ReplySample(op: .play, body: .play(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"stole":3}"#),
   ReplySample(op: .stop, body: .stop(StopReply(stopped: 2)), line: #"{"id":1,"ok":true,"stopped":2}"#),
+  ReplySample(op: .voices, body: .voices(VoicesReply(voices: [])), line: #"{"id":1,"ok":true,"voices":[]}"#),
+  ReplySample(
+    op: .voices,
+    body: .voices(
+      VoicesReply(voices: [
+        VoicesReply.Voice(voice: 4, cue: "tick", loops: -1, seconds: 1.5),
+        VoicesReply.Voice(voice: 9, cue: "pico", origin: .player(2), seconds: 0.25, stopping: true),
+      ])),
+    line:
+      #"{"id":1,"ok":true,"voices":[{"voice":4,"cue":"tick","loops":-1,"seconds":1.5,"stopping":false},{"voice":9,"cue":"pico","player":2,"loops":0,"seconds":0.25,"stopping":true}]}"#
+  ),
   ReplySample(
     op: .list,
     body: .list(
