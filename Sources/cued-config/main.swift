@@ -47,7 +47,7 @@ guard arguments.count == 2, !arguments[1].hasPrefix("-") else {
 }
 let path = arguments[1]
 guard let file = fopen(path, "r") else {
-  emit(.object([("ok", false), ("line", 0), ("column", 0), ("message", .string("cannot read \(path): \(String(cString: strerror(errno)))"))]), status: 1)
+  emit(.object([("ok", false), ("line", 0), ("column", 0), ("message", .string("cannot read \(path): \(Errno(rawValue: errno).description)"))]), status: 1)
 }
 var bytes: [UInt8] = []
 var chunk = [UInt8](repeating: 0, count: 65536)
