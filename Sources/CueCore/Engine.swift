@@ -212,12 +212,13 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     }
   }
 
-  /// One pass: apply commands, then (when attached) mix and write one period and report.
+  /// One pass of the push model: apply commands, then (when attached) mix one period, write it
+  /// to the sink (which blocks while the device is full) and report.
   public func runCycle() -> CycleOutcome {
     counters.heartbeat.add(1, ordering: .relaxed)
     applyCommands()
     guard attached else {
-      reportEvents()
+      reportEvents(delayFrames: 0)
       if shuttingDown && !hasUnreportedEvents { return .finished }
       return .detached
     }
@@ -226,9 +227,7 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     // The period goes to the device now: the moment a new voice's first frame is handed over.
     lastHandedAt = signals.nowNanoseconds()
     let status = sink.write(bus, frameCount: frames)
-    counters.framesWritten.add(UInt64(frames), ordering: .relaxed)
-    counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
-    counters.periodsWritten.add(1, ordering: .relaxed)
+    countMixed(frames)
     switch status {
     case .ok:
       break
@@ -237,22 +236,56 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     case .lost(let code):
       // Voices stay in the table: the control side reopens the device and decides which are too old to play late.
       release(.lost(code: code))
-      reportEvents()
+      reportEvents(delayFrames: 0)
       return .detached
     }
-    if mixer.isSilent {
-      silentFrames += frames
-      if shuttingDown {
-        release(.shutdown)
-      } else if silentFrames >= configuration.idleFrames && commands.isEmpty {
-        release(.idle)
-      }
-    } else {
-      silentFrames = 0
-    }
-    reportEvents()
+    noteSilence(frames)
+    reportEvents(delayFrames: attached ? sink.delayFrames() : 0)
     if !attached && shuttingDown && !hasUnreportedEvents { return .finished }
     return .wrote
+  }
+
+  /// The pull model: fills `frameCount` frames of interleaved stereo Float32 at `output`, as a
+  /// sound server's real-time callback asks (PipeWire's `process`). Applies commands, mixes,
+  /// reports; silence while no device is attached (before `attach` arrives, after a release).
+  /// `delayFrames` is the device's delay the server reported for this cycle. Same rules as
+  /// `runCycle`: no allocation, no lock, no log. Returns false when it wrote silence because
+  /// the engine is detached (the control side is about to disconnect, or has not attached yet).
+  public func render(into output: UnsafeMutablePointer<Float>, frameCount: Int, delayFrames: Int) -> Bool {
+    counters.heartbeat.add(1, ordering: .relaxed)
+    applyCommands()
+    guard attached else {
+      output.update(repeating: 0, count: frameCount * 2)
+      reportEvents(delayFrames: 0)
+      return false
+    }
+    mixer.render(into: output, frameCount: frameCount)
+    lastHandedAt = signals.nowNanoseconds()
+    countMixed(frameCount)
+    noteSilence(frameCount)
+    reportEvents(delayFrames: attached ? delayFrames : 0)
+    return true
+  }
+
+  /// The counters every mixed block moves.
+  private func countMixed(_ frames: Int) {
+    counters.framesWritten.add(UInt64(frames), ordering: .relaxed)
+    counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
+    counters.periodsWritten.add(1, ordering: .relaxed)
+  }
+
+  /// Counts silent frames: past the idle window (or at once when shutting down) the sink is released.
+  private func noteSilence(_ frames: Int) {
+    guard mixer.isSilent else {
+      silentFrames = 0
+      return
+    }
+    silentFrames += frames
+    if shuttingDown {
+      release(.shutdown)
+    } else if silentFrames >= configuration.idleFrames && commands.isEmpty {
+      release(.idle)
+    }
   }
 
   private var hasUnreportedEvents: Bool { pendingRelease != nil || refusedCount > 0 || eventsBlocked }
@@ -296,10 +329,9 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
   }
 
   /// Moves news into the event queue; what does not fit stays where it is and is retried next cycle.
-  private func reportEvents() {
+  private func reportEvents(delayFrames delay: Int) {
     var posted = false
     var blocked = false
-    let delay = attached ? sink.delayFrames() : 0
     counters.delayFrames.store(delay, ordering: .relaxed)
     let clock = mixer.frameClock
     let handedAt = lastHandedAt

@@ -140,4 +140,39 @@ struct EngineTests {
     for _ in 0..<4 { #expect(engine.send(.attach)) }
     #expect(!engine.send(.attach))
   }
+
+  @Test func pulledInQuantaOfAnySizeTheMixIsTheSameSamples() {
+    let (engine, sink, _) = makeEngine()
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: 512)
+    defer { output.deallocate() }
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0)))))
+    // Before the attach arrives the callback gets silence.
+    output.update(repeating: 9, count: 512)
+    #expect(!engine.render(into: output, frameCount: 16, delayFrames: 0))
+    #expect(UnsafeBufferPointer(start: output, count: 32).allSatisfy { $0 == 0 })
+    #expect(engine.send(.attach))
+    var pulled: [Float] = []
+    for frames in [7, 33, 1, 59, 100] {
+      #expect(engine.render(into: output, frameCount: frames, delayFrames: 256))
+      pulled += UnsafeBufferPointer(start: output, count: frames * 2)
+    }
+    #expect(Array(pulled[0..<200]) == cue.toArray())
+    #expect(pulled[200...].allSatisfy { $0 == 0 })
+    #expect(sink.frames.isEmpty)  // the pull path never writes to the sink
+    let reported = events(engine)
+    // The server's delay for the cycle reaches the started event (heardIn).
+    #expect(reported.first == .started(VoiceID(1), frame: 0, clock: 7, delayFrames: 256, handedAt: 1000))
+    #expect(reported.last == .ended(VoiceEnd(id: VoiceID(1), reason: .end, position: 100)))
+    #expect(engine.counters.mixerClock.load(ordering: .relaxed) == 200)
+  }
+
+  @Test func pulledSilencePastTheIdleWindowReleasesTheDevice() {
+    let (engine, _, _) = makeEngine(idleFrames: 256)
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+    defer { output.deallocate() }
+    #expect(engine.send(.attach))
+    for _ in 0..<2 { #expect(engine.render(into: output, frameCount: 128, delayFrames: 0)) }
+    #expect(events(engine) == [.released(.idle)])
+    #expect(!engine.render(into: output, frameCount: 128, delayFrames: 0))
+  }
 }
