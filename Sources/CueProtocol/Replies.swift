@@ -71,17 +71,12 @@ public struct PlayReply: ReplyFields {
 }
 
 /// `stop`: how many voices were stopped.
-public struct StopReply: ReplyFields {
+public struct StopReply: FlatReply {
   public var stopped: Int
 
   public init(stopped: Int) { self.stopped = stopped }
 
-  public var fields: [(String, JSONValue)] { [("stopped", .int(stopped))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    stopped = try required(fields.integer("stopped"), "stopped", in: "the stop reply")
-  }
+  static var layout: Layout { Layout("the stop reply", .int("stopped", \.stopped), Self.init(stopped:)) }
 }
 
 /// One loaded cue, as `list` describes it.
@@ -279,45 +274,30 @@ public struct PlayerCreateReply: ReplyFields {
 }
 
 /// `player.play`: `playing`, true once the play is under way (or will start once the file is decoded).
-public struct PlayerPlayReply: ReplyFields {
+public struct PlayerPlayReply: FlatReply {
   public var playing: Bool
 
   public init(playing: Bool = true) { self.playing = playing }
 
-  public var fields: [(String, JSONValue)] { [("playing", .bool(playing))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    playing = try required(fields.bool("playing"), "playing", in: "the player.play reply")
-  }
+  static var layout: Layout { Layout("the player.play reply", .bool("playing", \.playing), Self.init(playing:)) }
 }
 
 /// `player.destroy`: the id of the player destroyed.
-public struct PlayerDestroyReply: ReplyFields {
+public struct PlayerDestroyReply: FlatReply {
   public var destroyed: UInt64
 
   public init(destroyed: UInt64) { self.destroyed = destroyed }
 
-  public var fields: [(String, JSONValue)] { [("destroyed", .id(destroyed))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    destroyed = try required(fields.id("destroyed"), "destroyed", in: "the player.destroy reply")
-  }
+  static var layout: Layout { Layout("the player.destroy reply", .id("destroyed", \.destroyed), Self.init(destroyed:)) }
 }
 
 /// `sound.create`: the new system sound's id.
-public struct SoundCreateReply: ReplyFields {
+public struct SoundCreateReply: FlatReply {
   public var sound: UInt64
 
   public init(sound: UInt64) { self.sound = sound }
 
-  public var fields: [(String, JSONValue)] { [("sound", .id(sound))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    sound = try required(fields.id("sound"), "sound", in: "the sound.create reply")
-  }
+  static var layout: Layout { Layout("the sound.create reply", .id("sound", \.sound), Self.init(sound:)) }
 }
 
 /// `sound.play`: the voice playing it, or `muted` when system sounds are muted (nothing plays).
@@ -345,7 +325,7 @@ public enum SoundPlayReply: ReplyFields {
 }
 
 /// `sound.completion`: the sound, and whether its completions are now sent to this connection.
-public struct SoundCompletionReply: ReplyFields {
+public struct SoundCompletionReply: FlatReply {
   public var sound: UInt64
   public var completion: Bool
 
@@ -354,18 +334,11 @@ public struct SoundCompletionReply: ReplyFields {
     self.completion = completion
   }
 
-  public var fields: [(String, JSONValue)] { [("sound", .id(sound)), ("completion", .bool(completion))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    let what = "the sound.completion reply"
-    sound = try required(fields.id("sound"), "sound", in: what)
-    completion = try required(fields.bool("completion"), "completion", in: what)
-  }
+  static var layout: Layout { Layout("the sound.completion reply", .id("sound", \.sound), .bool("completion", \.completion), Self.init(sound:completion:)) }
 }
 
 /// `sound.dispose`: the sound, and how many of its plays still sound (they finish unless disposed `now`).
-public struct SoundDisposeReply: ReplyFields {
+public struct SoundDisposeReply: FlatReply {
   public var sound: UInt64
   public var playing: Int
 
@@ -374,18 +347,11 @@ public struct SoundDisposeReply: ReplyFields {
     self.playing = playing
   }
 
-  public var fields: [(String, JSONValue)] { [("sound", .id(sound)), ("playing", .int(playing))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    let what = "the sound.dispose reply"
-    sound = try required(fields.id("sound"), "sound", in: what)
-    playing = try required(fields.integer("playing"), "playing", in: what)
-  }
+  static var layout: Layout { Layout("the sound.dispose reply", .id("sound", \.sound), .int("playing", \.playing), Self.init(sound:playing:)) }
 }
 
 /// `system`: the daemon-wide system-sound settings, as they are after the request.
-public struct SystemReply: ReplyFields {
+public struct SystemReply: FlatReply {
   public var volume: Double
   public var muted: Bool
 
@@ -394,14 +360,7 @@ public struct SystemReply: ReplyFields {
     self.muted = muted
   }
 
-  public var fields: [(String, JSONValue)] { [("volume", .number(volume)), ("muted", .bool(muted))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    let what = "the system reply"
-    volume = try required(fields.double("volume"), "volume", in: what)
-    muted = try required(fields.bool("muted"), "muted", in: what)
-  }
+  static var layout: Layout { Layout("the system reply", .number("volume", \.volume), .bool("muted", \.muted), Self.init(volume:muted:)) }
 }
 
 /// `reload`: what the scan changed (as the `reloaded` event says), and the files it could not load.
