@@ -1,7 +1,57 @@
 import CueProtocol
 
+/// A task waiting for an object's `create` under way: the new daemon id and its connection.
+typealias CreationWaiter = CheckedContinuation<Result<(UInt64, Connection), ClientError>, Never>
+
+/// What the client remembers of an object it makes in the daemon (a player, a system sound): where
+/// the daemon's copy lives, and how to make it again there after a reconnection.
+protocol DaemonObjectRecord {
+  var detached: Bool { get }
+  /// The daemon's id for it, the connection that made it and the daemon it lives in.
+  var daemonID: UInt64? { get set }
+  var connection: Int { get set }
+  var epoch: Int { get set }
+  /// Tasks waiting for a `create` under way (nil: none under way).
+  var creationWaiters: [CreationWaiter]? { get set }
+  /// False once it may not be made again (a disposed sound).
+  var canBeMade: Bool { get }
+
+  /// The error for a use of `key` once it is gone.
+  static func gone(_ key: Int) -> ClientError
+  /// Runs `body` on the slot of `key` in the client's table (nil once it is gone).
+  static func withRecord<T>(_ key: Int, in client: isolated CueClient, _ body: (inout Self?) -> T) -> T
+  /// Makes it in the daemon on `connection`: its new id, or nil when the request could not be written.
+  /// Keeps what the reply says in the record, the id included.
+  static func create(_ key: Int, from record: Self, on connection: Connection, in client: isolated CueClient)
+    async throws(ClientError) -> UInt64?
+}
+
+extension DaemonObjectRecord {
+  /// Whether `daemonID` names this object on `connection`'s daemon.
+  func exists(on connection: Connection, epoch current: Int) -> Bool {
+    daemonID != nil && epoch == current && (detached || self.connection == connection.serial)
+  }
+
+  /// The record of `key` in the client's table, nil once it is gone.
+  static func record(_ key: Int, in client: isolated CueClient) -> Self? { withRecord(key, in: client) { $0 } }
+
+  /// Changes the record of `key`, when there is one.
+  static func update(_ key: Int, in client: isolated CueClient, _ change: (inout Self) -> Void) {
+    withRecord(key, in: client) { slot in
+      if slot != nil { change(&slot!) }
+    }
+  }
+
+  /// Notes that the daemon of `epoch` knows it as `id`, made on `connection`.
+  mutating func made(_ id: UInt64, on connection: Connection, epoch: Int) {
+    daemonID = id
+    self.connection = connection.serial
+    self.epoch = epoch
+  }
+}
+
 /// What the client remembers of a player, to reach it and to make it again on a new daemon.
-struct PlayerRecord {
+struct PlayerRecord: DaemonObjectRecord {
   let source: SoundSource
   let detached: Bool
   let enableRate: Bool
@@ -11,18 +61,20 @@ struct PlayerRecord {
   var pan = 0.0
   var numberOfLoops = 0
   var rate = 1.0
-  /// The daemon's id for it, the connection that made it and the daemon it lives in.
   var daemonID: UInt64? = nil
   var connection = 0
   var epoch = -1
-  /// Tasks waiting for a `player.create` under way (nil: none under way).
-  var creationWaiters: [CheckedContinuation<Result<(UInt64, Connection), ClientError>, Never>]? = nil
+  var creationWaiters: [CreationWaiter]? = nil
   /// Feeds `CuePlayer.events`.
   let continuation: AsyncStream<CueEvent>.Continuation
+  var canBeMade: Bool { true }
 
-  /// Whether `daemonID` names this player on `connection`'s daemon.
-  func exists(on connection: Connection, epoch current: Int) -> Bool {
-    daemonID != nil && epoch == current && (detached || self.connection == connection.serial)
+  static func gone(_ key: Int) -> ClientError {
+    .refused(ProtocolError(.unknownPlayer, "this player was destroyed; make a new one with makePlayer"))
+  }
+
+  static func withRecord<T>(_ key: Int, in client: isolated CueClient, _ body: (inout PlayerRecord?) -> T) -> T {
+    body(&client.players[key])
   }
 
   var creation: PlayerCreation {
@@ -45,19 +97,24 @@ struct PlayerRecord {
 }
 
 /// What the client remembers of a system sound.
-struct SoundRecord {
+struct SoundRecord: DaemonObjectRecord {
   let source: SoundSource
   let detached: Bool
   var daemonID: UInt64? = nil
   var connection = 0
   var epoch = -1
-  var creationWaiters: [CheckedContinuation<Result<(UInt64, Connection), ClientError>, Never>]? = nil
+  var creationWaiters: [CreationWaiter]? = nil
   /// The connection on which `sound.completion` was turned on.
   var completionConnection: Int? = nil
   var disposed = false
+  var canBeMade: Bool { !disposed }
 
-  func exists(on connection: Connection, epoch current: Int) -> Bool {
-    daemonID != nil && epoch == current && (detached || self.connection == connection.serial)
+  static func gone(_ key: Int) -> ClientError {
+    .refused(ProtocolError(.unknownSound, "this system sound was disposed of; make a new one to play it again"))
+  }
+
+  static func withRecord<T>(_ key: Int, in client: isolated CueClient, _ body: (inout SoundRecord?) -> T) -> T {
+    body(&client.sounds[key])
   }
 }
 
@@ -80,61 +137,10 @@ extension CueClient {
       events: stream)
   }
 
-  static func gone(player key: Int) -> ClientError {
-    .refused(ProtocolError(.unknownPlayer, "this player was destroyed; make a new one with makePlayer"))
-  }
-
   /// The player's daemon id and the connection it is valid on, making the player (again) when the
   /// daemon does not have it: after a reconnection its settings are restored, its position is not.
   func playerHandle(_ key: Int) async throws(ClientError) -> (id: UInt64, connection: Connection) {
-    for _ in 0..<3 {
-      let current = try await connected()
-      guard let record = players[key] else { throw Self.gone(player: key) }
-      if record.exists(on: current, epoch: daemonEpoch), let id = record.daemonID { return (id, current) }
-      if record.creationWaiters != nil {
-        let result = await withCheckedContinuation { continuation in
-          if players[key]?.creationWaiters != nil {
-            players[key]?.creationWaiters?.append(continuation)
-          } else {
-            continuation.resume(returning: .failure(Self.gone(player: key)))
-          }
-        }
-        return try result.get()
-      }
-      players[key]?.creationWaiters = []
-      var result: Result<(UInt64, Connection), ClientError>? = nil
-      do throws(ClientError) {
-        if let reply = try await exchange(.player(.create(record.creation)), on: current) {
-          let created = try PlayerCreateReply.read(reply)
-          let id = created.player
-          if players[key] != nil {
-            if let old = players[key]?.daemonID, playerKeys[old] == key { playerKeys[old] = nil }
-            players[key]?.daemonID = id
-            players[key]?.connection = current.serial
-            players[key]?.epoch = daemonEpoch
-            players[key]?.remember(created.properties)
-            playerKeys[id] = key
-            result = .success((id, current))
-          } else {
-            // Destroyed while it was being made: do not leave it behind.
-            _ = try? await exchange(.player(.destroy(player: id)), on: current)
-            result = .failure(Self.gone(player: key))
-          }
-        }
-      } catch {
-        result = .failure(error)
-      }
-      let waiters = players[key]?.creationWaiters ?? []
-      players[key]?.creationWaiters = nil
-      guard let result else {
-        // Not written (the connection had just ended): try on a new one.
-        for waiter in waiters { waiter.resume(returning: .failure(.disconnected(socketPath: socketPath))) }
-        continue
-      }
-      for waiter in waiters { waiter.resume(returning: result) }
-      return try result.get()
-    }
-    throw .disconnected(socketPath: socketPath)
+    try await handle(key, of: PlayerRecord.self)
   }
 
   /// Sends the player request `make` builds from the player's current id, on the connection where that id is valid.
@@ -242,7 +248,7 @@ extension CueClient {
     if let id = record.daemonID, playerKeys[id] == key { playerKeys[id] = nil }
     record.continuation.finish()
     for waiter in finishWaiters.removeValue(forKey: key) ?? [] { waiter.continuation.finish() }
-    for waiter in record.creationWaiters ?? [] { waiter.resume(returning: .failure(Self.gone(player: key))) }
+    for waiter in record.creationWaiters ?? [] { waiter.resume(returning: .failure(PlayerRecord.gone(key))) }
   }
 
   // MARK: - System sounds
@@ -259,51 +265,9 @@ extension CueClient {
     return SystemSound(client: self, key: key, source: source, detached: detached)
   }
 
-  static func gone(sound key: Int) -> ClientError {
-    .refused(ProtocolError(.unknownSound, "this system sound was disposed of; make a new one to play it again"))
-  }
-
   /// The sound's daemon id and the connection it is valid on, making it (again) when needed.
   func soundHandle(_ key: Int) async throws(ClientError) -> (id: UInt64, connection: Connection) {
-    for _ in 0..<3 {
-      let current = try await connected()
-      guard let record = sounds[key] else { throw Self.gone(sound: key) }
-      if record.exists(on: current, epoch: daemonEpoch), let id = record.daemonID { return (id, current) }
-      if record.disposed { throw Self.gone(sound: key) }
-      if record.creationWaiters != nil {
-        let result = await withCheckedContinuation { continuation in
-          if sounds[key]?.creationWaiters != nil {
-            sounds[key]?.creationWaiters?.append(continuation)
-          } else {
-            continuation.resume(returning: .failure(Self.gone(sound: key)))
-          }
-        }
-        return try result.get()
-      }
-      sounds[key]?.creationWaiters = []
-      var result: Result<(UInt64, Connection), ClientError>? = nil
-      do throws(ClientError) {
-        if let reply = try await exchange(.sound(.create(record.source, detached: record.detached)), on: current) {
-          let raw = try SoundCreateReply.read(reply).sound
-          sounds[key]?.daemonID = raw
-          sounds[key]?.connection = current.serial
-          sounds[key]?.epoch = daemonEpoch
-          sounds[key]?.completionConnection = nil
-          result = .success((raw, current))
-        }
-      } catch {
-        result = .failure(error)
-      }
-      let waiters = sounds[key]?.creationWaiters ?? []
-      sounds[key]?.creationWaiters = nil
-      guard let result else {
-        for waiter in waiters { waiter.resume(returning: .failure(.disconnected(socketPath: socketPath))) }
-        continue
-      }
-      for waiter in waiters { waiter.resume(returning: result) }
-      return try result.get()
-    }
-    throw .disconnected(socketPath: socketPath)
+    try await handle(key, of: SoundRecord.self)
   }
 
   /// Plays a system sound; with a `completion`, turns on `sound.completion` first and calls it once for this play.
@@ -340,5 +304,81 @@ extension CueClient {
     guard let record = sounds[key] else { return }
     if !record.detached && !record.disposed { try? await disposeSound(key, now: false) }
     sounds[key] = nil
+  }
+
+  // MARK: - Either
+
+  /// The object's daemon id and the connection it is valid on, making it (again) when the daemon
+  /// does not have it. Tasks that ask while it is being made wait for that creation.
+  func handle<Record: DaemonObjectRecord>(_ key: Int, of _: Record.Type) async throws(ClientError) -> (
+    id: UInt64, connection: Connection
+  ) {
+    for _ in 0..<3 {
+      let current = try await connected()
+      guard let record = Record.record(key, in: self) else { throw Record.gone(key) }
+      if record.exists(on: current, epoch: daemonEpoch), let id = record.daemonID { return (id, current) }
+      if !record.canBeMade { throw Record.gone(key) }
+      if record.creationWaiters != nil {
+        let result = await withCheckedContinuation { continuation in
+          if Record.record(key, in: self)?.creationWaiters != nil {
+            Record.update(key, in: self) { $0.creationWaiters?.append(continuation) }
+          } else {
+            continuation.resume(returning: .failure(Record.gone(key)))
+          }
+        }
+        return try result.get()
+      }
+      Record.update(key, in: self) { $0.creationWaiters = [] }
+      var result: Result<(UInt64, Connection), ClientError>? = nil
+      do throws(ClientError) {
+        if let id = try await Record.create(key, from: record, on: current, in: self) { result = .success((id, current)) }
+      } catch {
+        result = .failure(error)
+      }
+      let waiters = Record.record(key, in: self)?.creationWaiters ?? []
+      Record.update(key, in: self) { $0.creationWaiters = nil }
+      guard let result else {
+        // Not written (the connection had just ended): try on a new one.
+        for waiter in waiters { waiter.resume(returning: .failure(.disconnected(socketPath: socketPath))) }
+        continue
+      }
+      for waiter in waiters { waiter.resume(returning: result) }
+      return try result.get()
+    }
+    throw .disconnected(socketPath: socketPath)
+  }
+}
+
+extension PlayerRecord {
+  static func create(_ key: Int, from record: PlayerRecord, on current: Connection, in client: isolated CueClient)
+    async throws(ClientError) -> UInt64?
+  {
+    guard let reply = try await client.exchange(.player(.create(record.creation)), on: current) else { return nil }
+    let created = try PlayerCreateReply.read(reply)
+    let id = created.player
+    guard client.players[key] != nil else {
+      // Destroyed while it was being made: do not leave it behind.
+      _ = try? await client.exchange(.player(.destroy(player: id)), on: current)
+      throw gone(key)
+    }
+    if let old = client.players[key]?.daemonID, client.playerKeys[old] == key { client.playerKeys[old] = nil }
+    client.players[key]?.made(id, on: current, epoch: client.daemonEpoch)
+    client.players[key]?.remember(created.properties)
+    client.playerKeys[id] = key
+    return id
+  }
+}
+
+extension SoundRecord {
+  static func create(_ key: Int, from record: SoundRecord, on current: Connection, in client: isolated CueClient)
+    async throws(ClientError) -> UInt64?
+  {
+    guard let reply = try await client.exchange(.sound(.create(record.source, detached: record.detached)), on: current) else {
+      return nil
+    }
+    let id = try SoundCreateReply.read(reply).sound
+    client.sounds[key]?.made(id, on: current, epoch: client.daemonEpoch)
+    client.sounds[key]?.completionConnection = nil
+    return id
   }
 }

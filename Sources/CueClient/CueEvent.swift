@@ -62,24 +62,26 @@ public struct CueEvent: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
+  // The daemon event's payload, when it is of that kind.
+  private var started: Event.Started? { if case .started(let e)? = daemonEvent { e } else { nil } }
+  private var finished: Event.Finished? { if case .finished(let e)? = daemonEvent { e } else { nil } }
+  private var completion: Event.Completion? { if case .completion(let e)? = daemonEvent { e } else { nil } }
+
+  /// Who played the voice of a `started` or `finished` event.
+  private var origin: Event.Origin? { started?.origin ?? finished?.origin }
+
   /// The player the event concerns (`started`, `finished` and `decode-error` of a player).
   public var player: UInt64? {
-    switch daemonEvent {
-    case .started(let e)?: if case .player(let id) = e.origin { id } else { nil }
-    case .finished(let e)?: if case .player(let id) = e.origin { id } else { nil }
-    case .decodeError(let e)?: e.player
-    default: nil
-    }
+    if case .decodeError(let e)? = daemonEvent { return e.player }
+    if case .player(let id)? = origin { return id }
+    return nil
   }
 
   /// The system sound the event concerns (`completion`, and `started`/`finished` of a system sound).
   public var sound: UInt64? {
-    switch daemonEvent {
-    case .started(let e)?: if case .sound(let id) = e.origin { id } else { nil }
-    case .finished(let e)?: if case .sound(let id) = e.origin { id } else { nil }
-    case .completion(let e)?: e.sound
-    default: nil
-    }
+    if case .completion(let e)? = daemonEvent { return e.sound }
+    if case .sound(let id)? = origin { return id }
+    return nil
   }
 
   /// The cue's name (`started`, `finished`, and `paging` when a cue was chosen).
@@ -103,28 +105,16 @@ public struct CueEvent: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// For `finished`: whether the voice played to its end (AVAudioPlayer's `successfully`). nil for other kinds.
-  public var successfully: Bool? {
-    if case .finished(let e)? = daemonEvent { return e.successfully }
-    return nil
-  }
+  public var successfully: Bool? { finished?.successfully }
 
   /// For `completion`: whether the system sound was heard to its end. nil for other kinds.
-  public var played: Bool? {
-    if case .completion(let e)? = daemonEvent { return e.played }
-    return nil
-  }
+  public var played: Bool? { completion?.played }
 
   /// For `started`: the device time (seconds, as `deviceCurrentTime`) of the voice's first frame.
-  public var deviceTime: Double? {
-    if case .started(let e)? = daemonEvent { return e.deviceTime }
-    return nil
-  }
+  public var deviceTime: Double? { started?.deviceTime }
 
   /// For `started`: seconds until the first frame is heard.
-  public var heardIn: Double? {
-    if case .started(let e)? = daemonEvent { return e.heardIn }
-    return nil
-  }
+  public var heardIn: Double? { started?.heardIn }
 
   /// For `device`: `opened`, `closed-idle`, `lost` or `restored`.
   public var state: String? {

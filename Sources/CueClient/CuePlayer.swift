@@ -2,48 +2,39 @@ import CueProtocol
 import Synchronization
 
 /// A player's properties at one moment, as the daemon reports them (AVAudioPlayer's names).
+///
+/// The reply's `PlayerProperties`, read through: `status.volume`, `status.currentTime`,
+/// `status.cue`, … (see `PlayerProperties` for each); the meters read as empty arrays without
+/// `meteringEnabled`.
+@dynamicMemberLookup
 public struct PlayerStatus: Sendable, Equatable {
-  /// Linear gain, 0…1.
-  public var volume: Double
-  /// -1 (left) … 1 (right).
-  public var pan: Double
-  /// 0 plays once, n plays n+1 times, negative loops until stopped.
-  public var numberOfLoops: Int
-  /// The playback position in seconds.
-  public var currentTime: Double
-  /// The sound's length in seconds (0 while a file given by path is still to be decoded).
-  public var duration: Double
-  public var isPlaying: Bool
-  public var numberOfChannels: Int
-  /// The device clock in seconds, the time base of `play(atTime:)`.
-  public var deviceCurrentTime: Double
-  /// Playback speed, 0.5…2 (changeable only with `enableRate`).
-  public var rate: Double
-  /// The cue it plays (nil while a file given by path is still to be decoded).
-  public var cue: String?
-  /// Per channel, in dBFS (-160…0), when the player was made with `meteringEnabled`.
-  public var averagePower: [Double]
-  public var peakPower: [Double]
+  /// The properties as the reply carried them.
+  public var properties: PlayerProperties
 
-  /// The properties of a `player.*` reply (meters empty without `meteringEnabled`).
+  /// The properties of a `player.*` reply.
   public init(_ properties: PlayerProperties) {
-    volume = properties.volume
-    pan = properties.pan
-    numberOfLoops = properties.numberOfLoops
-    currentTime = properties.currentTime
-    duration = properties.duration
-    isPlaying = properties.isPlaying
-    numberOfChannels = properties.numberOfChannels
-    deviceCurrentTime = properties.deviceCurrentTime
-    rate = properties.rate
-    cue = properties.cue
-    averagePower = properties.averagePower ?? []
-    peakPower = properties.peakPower ?? []
+    self.properties = properties
   }
 
   /// Reads a `player.*` reply object; one that is not a player's properties reads as a new player's defaults.
   public init(reply: JSONValue) {
     self.init((try? PlayerProperties(reply: reply)) ?? PlayerProperties())
+  }
+
+  public subscript<Value>(dynamicMember property: WritableKeyPath<PlayerProperties, Value>) -> Value {
+    get { properties[keyPath: property] }
+    set { properties[keyPath: property] = newValue }
+  }
+
+  /// Per channel, in dBFS (-160…0), when the player was made with `meteringEnabled`; else empty.
+  public var averagePower: [Double] {
+    get { properties.averagePower ?? [] }
+    set { properties.averagePower = newValue }
+  }
+
+  public var peakPower: [Double] {
+    get { properties.peakPower ?? [] }
+    set { properties.peakPower = newValue }
   }
 }
 
@@ -59,6 +50,7 @@ public struct PlayerStatus: Sendable, Equatable {
 /// position (`currentTime` starts at 0 again), whether it was playing (it is stopped), and its
 /// daemon id (events name the new one). A detached player whose daemon is still the same process is
 /// found again as it was.
+@dynamicMemberLookup
 public final class CuePlayer: Sendable {
   /// The client this player talks through.
   public let client: CueClient
@@ -110,49 +102,13 @@ public final class CuePlayer: Sendable {
     get async throws(ClientError) { try await client.playerID(key) }
   }
 
-  /// Linear gain, 0…1.
-  public var volume: Double {
-    get async throws(ClientError) { try await status().volume }
-  }
-
-  /// -1 (left) … 1 (right).
-  public var pan: Double {
-    get async throws(ClientError) { try await status().pan }
-  }
-
-  /// 0 plays once, n plays n+1 times, negative loops until stopped.
-  public var numberOfLoops: Int {
-    get async throws(ClientError) { try await status().numberOfLoops }
-  }
-
-  /// The playback position in seconds (estimated from the device clock while playing, exact when paused).
-  public var currentTime: Double {
-    get async throws(ClientError) { try await status().currentTime }
-  }
-
-  /// Playback speed, 0.5…2.
-  public var rate: Double {
-    get async throws(ClientError) { try await status().rate }
-  }
-
-  /// The sound's length in seconds.
-  public var duration: Double {
-    get async throws(ClientError) { try await status().duration }
-  }
-
-  /// True while playing (or about to: a play waiting for a decode counts).
-  public var isPlaying: Bool {
-    get async throws(ClientError) { try await status().isPlaying }
-  }
-
-  /// The source's channel count.
-  public var numberOfChannels: Int {
-    get async throws(ClientError) { try await status().numberOfChannels }
-  }
-
-  /// The device clock in seconds: the time base of `play(atTime:)`.
-  public var deviceCurrentTime: Double {
-    get async throws(ClientError) { try await status().deviceCurrentTime }
+  /// Reads one property of `status()`, by its name on the player: `try await player.volume`,
+  /// `.pan`, `.numberOfLoops`, `.currentTime` (estimated from the device clock while playing, exact
+  /// when paused), `.rate`, `.duration`, `.isPlaying` (a play waiting for a decode counts),
+  /// `.numberOfChannels`, `.deviceCurrentTime` (the time base of `play(atTime:)`), `.cue`. Each read
+  /// is one request; read `status()` once for several.
+  public subscript<Value>(dynamicMember property: KeyPath<PlayerStatus, Value>) -> Value {
+    get async throws(ClientError) { try await status()[keyPath: property] }
   }
 
   // MARK: Settings

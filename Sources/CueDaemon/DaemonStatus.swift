@@ -3,29 +3,37 @@ import CueCore
 import CuePosix
 import CueProtocol
 
-/// What `status` and systemd's STATUS line say, read from the owners at one moment.
+/// What `status` and systemd's STATUS line say: a read-only view of the daemon's owners.
+///
+/// It holds the owners as the daemon hands them over, in one tuple, and reads them only when
+/// `line` or `reply` is asked for.
 struct DaemonStatus {
-  let configuration: DaemonConfiguration
-  let startedAt: UInt64
-  let clock: DaemonClock
-  let engine: EngineControl
-  let device: DeviceController
-  let voices: VoiceTable
-  let catalog: CueCatalog
-  let clients: ClientServer
-  let players: Players
-  let sounds: SystemSounds
-  let paging: Paging
-  let triggerLatency: LatencyHistogram
+  /// The owners a status reads, as the daemon hands them over.
+  private typealias Owners = (
+    configuration: DaemonConfiguration, startedAt: UInt64, clock: DaemonClock, engine: EngineControl, device: DeviceController,
+    voices: VoiceTable, catalog: CueCatalog, clients: ClientServer, players: Players, sounds: SystemSounds, paging: Paging,
+    triggerLatency: LatencyHistogram
+  )
+  private let owners: Owners
+
+  init(
+    configuration: DaemonConfiguration, startedAt: UInt64, clock: DaemonClock, engine: EngineControl, device: DeviceController,
+    voices: VoiceTable, catalog: CueCatalog, clients: ClientServer, players: Players, sounds: SystemSounds, paging: Paging,
+    triggerLatency: LatencyHistogram
+  ) {
+    owners = (configuration, startedAt, clock, engine, device, voices, catalog, clients, players, sounds, paging, triggerLatency)
+  }
 
   /// One line for systemd's STATUS=: cues and the device state.
   var line: String {
+    let (_, _, _, _, device, voices, catalog, _, _, _, _, _) = owners
     let state = device.lossError.map { "lost: \($0)" } ?? (device.stateName == "open" ? "open" : "closed (idle)")
     return "\(catalog.count) cues; device \(device.name) \(state); \(voices.voices.count) voices"
   }
 
   /// `status`'s reply.
   var reply: StatusReply {
+    let (configuration, startedAt, clock, engine, device, voices, catalog, clients, players, sounds, paging, triggerLatency) = owners
     let state: StatusReply.Device.State
     switch device.stateName {
     case "open": state = .open

@@ -31,11 +31,11 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
   /// A human-readable explanation, e.g. "invalid JSON at byte 12: expected ',' or '}' after an object member, found 'x'".
   public var message: String
 
-  /// Creates an error from its parts.
-  public init(offset: Int, reason: Reason, message: String) {
+  /// Creates an error at `offset`; its message is "invalid JSON at byte `offset`: `detail`".
+  public init(offset: Int, reason: Reason, detail: String) {
     self.offset = offset
     self.reason = reason
-    self.message = message
+    message = "invalid JSON at byte \(offset): \(detail)"
   }
 
   /// The human-readable message.
@@ -133,7 +133,7 @@ private struct Parser {
   // MARK: Errors
 
   func fail(_ reason: JSONParseError.Reason, at offset: Int, _ detail: String) -> JSONParseError {
-    JSONParseError(offset: offset, reason: reason, message: "invalid JSON at byte \(offset): \(detail)")
+    JSONParseError(offset: offset, reason: reason, detail: detail)
   }
 
   /// The error for "expected X" at the current index: unexpectedEnd at the end, unexpectedByte otherwise.

@@ -137,6 +137,19 @@ public struct PlayerCreation: Sendable, Equatable {
     self.meteringEnabled = meteringEnabled
     self.settings = settings
   }
+
+  /// Reads a `player.create` request's fields.
+  static func decode(_ fields: inout FieldReader, op name: String) throws(ProtocolError) -> PlayerCreation {
+    var creation = PlayerCreation(source: try SoundSource.decode(&fields, op: name))
+    creation.detached = try fields.bool("detached") ?? false
+    creation.enableRate = try fields.bool("enableRate") ?? false
+    creation.meteringEnabled = try fields.bool("meteringEnabled") ?? false
+    creation.settings = try PlayerSettings.decode(&fields)
+    if creation.settings.rate != nil && !creation.enableRate {
+      throw ProtocolError(.invalidRequest, "\"rate\" needs \"enableRate\":true at creation, as with AVAudioPlayer")
+    }
+    return creation
+  }
 }
 
 /// The AVAudioPlayer model: `player.*` ops.
@@ -166,32 +179,19 @@ public enum PlayerRequest: Sendable, Equatable {
   }
 
   static func decode(op: Op, _ fields: inout FieldReader) throws(ProtocolError) -> PlayerRequest {
-    let name = op.rawValue
+    if op == .playerCreate { return .create(try PlayerCreation.decode(&fields, op: op.rawValue)) }
+    // Every other player op names its player first.
+    guard op.rawValue.hasPrefix("player.") else { throw op.notOf(family: "player.") }
+    let player = try fields.requiredID("player", op: op.rawValue)
     switch op {
-    case .playerCreate:
-      let source = try SoundSource.decode(&fields, op: name)
-      var creation = PlayerCreation(source: source)
-      creation.detached = try fields.bool("detached") ?? false
-      creation.enableRate = try fields.bool("enableRate") ?? false
-      creation.meteringEnabled = try fields.bool("meteringEnabled") ?? false
-      creation.settings = try PlayerSettings.decode(&fields)
-      if creation.settings.rate != nil && !creation.enableRate {
-        throw ProtocolError(.invalidRequest, "\"rate\" needs \"enableRate\":true at creation, as with AVAudioPlayer")
-      }
-      return .create(creation)
-    case .playerPrepare: return .prepare(player: try fields.requiredID("player", op: name))
-    case .playerPlay:
-      let player = try fields.requiredID("player", op: name)
-      return .play(player: player, atDeviceTime: try fields.optionalNumber("atTime", in: 0...1e12))
-    case .playerPause: return .pause(player: try fields.requiredID("player", op: name))
-    case .playerStop: return .stop(player: try fields.requiredID("player", op: name))
-    case .playerSet:
-      let player = try fields.requiredID("player", op: name)
-      return .set(player: player, try PlayerSettings.decode(&fields))
-    case .playerGet: return .get(player: try fields.requiredID("player", op: name))
-    case .playerDestroy: return .destroy(player: try fields.requiredID("player", op: name))
-    default:
-      throw ProtocolError(.unknownOp, "\(name) is not a player op; the player ops are \(Op.names(withPrefix: "player.").joined(separator: ", "))")
+    case .playerPlay: return .play(player: player, atDeviceTime: try fields.optionalNumber("atTime", in: 0...1e12))
+    case .playerSet: return .set(player: player, try PlayerSettings.decode(&fields))
+    case .playerPrepare: return .prepare(player: player)
+    case .playerPause: return .pause(player: player)
+    case .playerStop: return .stop(player: player)
+    case .playerGet: return .get(player: player)
+    case .playerDestroy: return .destroy(player: player)
+    default: throw op.notOf(family: "player.")
     }
   }
 
@@ -234,20 +234,18 @@ public enum SoundRequest: Sendable, Equatable {
   }
 
   static func decode(op: Op, _ fields: inout FieldReader) throws(ProtocolError) -> SoundRequest {
-    let name = op.rawValue
-    switch op {
-    case .soundCreate:
-      let source = try SoundSource.decode(&fields, op: name)
+    if op == .soundCreate {
+      let source = try SoundSource.decode(&fields, op: op.rawValue)
       return .create(source, detached: try fields.bool("detached") ?? false)
-    case .soundPlay: return .play(sound: try fields.requiredID("sound", op: name))
-    case .soundCompletion:
-      let sound = try fields.requiredID("sound", op: name)
-      return .completion(sound: sound, enabled: try fields.bool("enabled") ?? true)
-    case .soundDispose:
-      let sound = try fields.requiredID("sound", op: name)
-      return .dispose(sound: sound, now: try fields.bool("now") ?? false)
-    default:
-      throw ProtocolError(.unknownOp, "\(name) is not a sound op; the sound ops are \(Op.names(withPrefix: "sound.").joined(separator: ", "))")
+    }
+    // Every other sound op names its sound first.
+    guard op.rawValue.hasPrefix("sound.") else { throw op.notOf(family: "sound.") }
+    let sound = try fields.requiredID("sound", op: op.rawValue)
+    switch op {
+    case .soundPlay: return .play(sound: sound)
+    case .soundCompletion: return .completion(sound: sound, enabled: try fields.bool("enabled") ?? true)
+    case .soundDispose: return .dispose(sound: sound, now: try fields.bool("now") ?? false)
+    default: throw op.notOf(family: "sound.")
     }
   }
 

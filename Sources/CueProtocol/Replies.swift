@@ -71,17 +71,12 @@ public struct PlayReply: ReplyFields {
 }
 
 /// `stop`: how many voices were stopped.
-public struct StopReply: ReplyFields {
+public struct StopReply: FlatReply {
   public var stopped: Int
 
   public init(stopped: Int) { self.stopped = stopped }
 
-  public var fields: [(String, JSONValue)] { [("stopped", .int(stopped))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    stopped = try required(fields.integer("stopped"), "stopped", in: "the stop reply")
-  }
+  static var layout: Layout { Layout("the stop reply", .int("stopped", \.stopped), Self.init(stopped:)) }
 }
 
 /// One loaded cue, as `list` describes it.
@@ -149,261 +144,6 @@ public struct ListReply: ReplyFields {
   }
 }
 
-/// `subscribe`: the kinds the subscription admits now, sorted.
-public struct SubscribeReply: ReplyFields {
-  /// Event kind names; a newer daemon may list kinds this version does not know.
-  public var kinds: [String]
-
-  public init(kinds: [String]) { self.kinds = kinds }
-
-  /// The reply to `filter`: its kinds, or every subscribable kind when it names none.
-  public init(filter: EventFilter) {
-    kinds = (filter.kinds ?? EventFilter.knownKinds).sorted()
-  }
-
-  public var fields: [(String, JSONValue)] { [("kinds", .strings(kinds))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    kinds = try required(fields.stringArray("kinds"), "kinds", in: "the subscribe reply")
-  }
-}
-
-/// A reply with no fields beyond `id` and `ok` (`unsubscribe`).
-public struct EmptyReply: ReplyFields {
-  public init() {}
-  public var fields: [(String, JSONValue)] { [] }
-  public init(reply: JSONValue) throws(ProtocolError) {}
-}
-
-/// A player's properties (AVAudioPlayer's names): the reply to `player.prepare`, `.pause`, `.stop`, `.set` and `.get`.
-public struct PlayerProperties: ReplyFields {
-  public var volume: Double
-  public var pan: Double
-  public var numberOfLoops: Int
-  /// Seconds into the sound.
-  public var currentTime: Double
-  /// Seconds; 0 until the file is decoded.
-  public var duration: Double
-  public var isPlaying: Bool
-  /// The source's channels; 0 until the file is decoded.
-  public var numberOfChannels: Int
-  /// The device clock now, in seconds.
-  public var deviceCurrentTime: Double
-  public var enableRate: Bool
-  public var rate: Double
-  public var meteringEnabled: Bool
-  public var detached: Bool
-  /// The cue played (nil until a file is decoded).
-  public var cue: String?
-  /// Per channel, dBFS; only with `meteringEnabled`.
-  public var averagePower: [Double]?
-  /// Per channel, dBFS; only with `meteringEnabled`.
-  public var peakPower: [Double]?
-
-  public init(
-    volume: Double = 1, pan: Double = 0, numberOfLoops: Int = 0, currentTime: Double = 0, duration: Double = 0,
-    isPlaying: Bool = false, numberOfChannels: Int = 0, deviceCurrentTime: Double = 0, enableRate: Bool = false,
-    rate: Double = 1, meteringEnabled: Bool = false, detached: Bool = false, cue: String? = nil,
-    averagePower: [Double]? = nil, peakPower: [Double]? = nil
-  ) {
-    self.volume = volume
-    self.pan = pan
-    self.numberOfLoops = numberOfLoops
-    self.currentTime = currentTime
-    self.duration = duration
-    self.isPlaying = isPlaying
-    self.numberOfChannels = numberOfChannels
-    self.deviceCurrentTime = deviceCurrentTime
-    self.enableRate = enableRate
-    self.rate = rate
-    self.meteringEnabled = meteringEnabled
-    self.detached = detached
-    self.cue = cue
-    self.averagePower = averagePower
-    self.peakPower = peakPower
-  }
-
-  public var fields: [(String, JSONValue)] {
-    var members: [(String, JSONValue)] = [
-      ("volume", .number(volume)), ("pan", .number(pan)), ("numberOfLoops", .int(numberOfLoops)),
-      ("currentTime", .number(currentTime)), ("duration", .number(duration)), ("isPlaying", .bool(isPlaying)),
-      ("numberOfChannels", .int(numberOfChannels)), ("deviceCurrentTime", .number(deviceCurrentTime)),
-      ("enableRate", .bool(enableRate)), ("rate", .number(rate)), ("meteringEnabled", .bool(meteringEnabled)),
-      ("detached", .bool(detached)),
-    ]
-    if let cue { members.append(("cue", .string(cue))) }
-    if let averagePower { members.append(("averagePower", .array(averagePower.map { .number($0) }))) }
-    if let peakPower { members.append(("peakPower", .array(peakPower.map { .number($0) }))) }
-    return members
-  }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    let what = "the player reply"
-    volume = try required(fields.double("volume"), "volume", in: what)
-    pan = try required(fields.double("pan"), "pan", in: what)
-    numberOfLoops = try required(fields.integer("numberOfLoops"), "numberOfLoops", in: what)
-    currentTime = try required(fields.double("currentTime"), "currentTime", in: what)
-    duration = try required(fields.double("duration"), "duration", in: what)
-    isPlaying = try required(fields.bool("isPlaying"), "isPlaying", in: what)
-    numberOfChannels = try required(fields.integer("numberOfChannels"), "numberOfChannels", in: what)
-    deviceCurrentTime = try required(fields.double("deviceCurrentTime"), "deviceCurrentTime", in: what)
-    enableRate = try required(fields.bool("enableRate"), "enableRate", in: what)
-    rate = try required(fields.double("rate"), "rate", in: what)
-    meteringEnabled = try required(fields.bool("meteringEnabled"), "meteringEnabled", in: what)
-    detached = try required(fields.bool("detached"), "detached", in: what)
-    cue = try fields.string("cue")
-    averagePower = try fields.numbers("averagePower")
-    peakPower = try fields.numbers("peakPower")
-  }
-}
-
-/// `player.create`: the new player's id, then its properties.
-public struct PlayerCreateReply: ReplyFields {
-  public var player: UInt64
-  public var properties: PlayerProperties
-
-  public init(player: UInt64, properties: PlayerProperties) {
-    self.player = player
-    self.properties = properties
-  }
-
-  public var fields: [(String, JSONValue)] { [("player", .id(player))] + properties.fields }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    player = try required(fields.id("player"), "player", in: "the player.create reply")
-    properties = try PlayerProperties(reply: reply)
-  }
-}
-
-/// `player.play`: `playing`, true once the play is under way (or will start once the file is decoded).
-public struct PlayerPlayReply: ReplyFields {
-  public var playing: Bool
-
-  public init(playing: Bool = true) { self.playing = playing }
-
-  public var fields: [(String, JSONValue)] { [("playing", .bool(playing))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    playing = try required(fields.bool("playing"), "playing", in: "the player.play reply")
-  }
-}
-
-/// `player.destroy`: the id of the player destroyed.
-public struct PlayerDestroyReply: ReplyFields {
-  public var destroyed: UInt64
-
-  public init(destroyed: UInt64) { self.destroyed = destroyed }
-
-  public var fields: [(String, JSONValue)] { [("destroyed", .id(destroyed))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    destroyed = try required(fields.id("destroyed"), "destroyed", in: "the player.destroy reply")
-  }
-}
-
-/// `sound.create`: the new system sound's id.
-public struct SoundCreateReply: ReplyFields {
-  public var sound: UInt64
-
-  public init(sound: UInt64) { self.sound = sound }
-
-  public var fields: [(String, JSONValue)] { [("sound", .id(sound))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    sound = try required(fields.id("sound"), "sound", in: "the sound.create reply")
-  }
-}
-
-/// `sound.play`: the voice playing it, or `muted` when system sounds are muted (nothing plays).
-public enum SoundPlayReply: ReplyFields {
-  case playing(PlayReply)
-  case muted
-
-  /// The voice, or nil when muted.
-  public var voice: UInt64? {
-    if case .playing(let play) = self { return play.voice }
-    return nil
-  }
-
-  public var fields: [(String, JSONValue)] {
-    switch self {
-    case .playing(let play): play.fields
-    case .muted: [("muted", true)]
-    }
-  }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    self = try fields.bool("muted") == true ? .muted : .playing(PlayReply(reply: reply))
-  }
-}
-
-/// `sound.completion`: the sound, and whether its completions are now sent to this connection.
-public struct SoundCompletionReply: ReplyFields {
-  public var sound: UInt64
-  public var completion: Bool
-
-  public init(sound: UInt64, completion: Bool) {
-    self.sound = sound
-    self.completion = completion
-  }
-
-  public var fields: [(String, JSONValue)] { [("sound", .id(sound)), ("completion", .bool(completion))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    let what = "the sound.completion reply"
-    sound = try required(fields.id("sound"), "sound", in: what)
-    completion = try required(fields.bool("completion"), "completion", in: what)
-  }
-}
-
-/// `sound.dispose`: the sound, and how many of its plays still sound (they finish unless disposed `now`).
-public struct SoundDisposeReply: ReplyFields {
-  public var sound: UInt64
-  public var playing: Int
-
-  public init(sound: UInt64, playing: Int) {
-    self.sound = sound
-    self.playing = playing
-  }
-
-  public var fields: [(String, JSONValue)] { [("sound", .id(sound)), ("playing", .int(playing))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    let what = "the sound.dispose reply"
-    sound = try required(fields.id("sound"), "sound", in: what)
-    playing = try required(fields.integer("playing"), "playing", in: what)
-  }
-}
-
-/// `system`: the daemon-wide system-sound settings, as they are after the request.
-public struct SystemReply: ReplyFields {
-  public var volume: Double
-  public var muted: Bool
-
-  public init(volume: Double, muted: Bool) {
-    self.volume = volume
-    self.muted = muted
-  }
-
-  public var fields: [(String, JSONValue)] { [("volume", .number(volume)), ("muted", .bool(muted))] }
-
-  public init(reply: JSONValue) throws(ProtocolError) {
-    var fields = FieldReader(reply)
-    let what = "the system reply"
-    volume = try required(fields.double("volume"), "volume", in: what)
-    muted = try required(fields.bool("muted"), "muted", in: what)
-  }
-}
-
 /// `reload`: what the scan changed (as the `reloaded` event says), and the files it could not load.
 public struct ReloadReply: ReplyFields {
   /// A file the scan skipped, and why.
@@ -441,6 +181,46 @@ public struct ReloadReply: ReplyFields {
           reason: try required(failure.string("reason"), "reason", in: "a failure of \(what)"))
       } ?? []
   }
+}
+
+/// `subscribe`: the kinds the subscription admits now, sorted.
+public struct SubscribeReply: ReplyFields {
+  /// Event kind names; a newer daemon may list kinds this version does not know.
+  public var kinds: [String]
+
+  public init(kinds: [String]) { self.kinds = kinds }
+
+  /// The reply to `filter`: its kinds, or every subscribable kind when it names none.
+  public init(filter: EventFilter) {
+    kinds = (filter.kinds ?? EventFilter.knownKinds).sorted()
+  }
+
+  public var fields: [(String, JSONValue)] { [("kinds", .strings(kinds))] }
+
+  public init(reply: JSONValue) throws(ProtocolError) {
+    var fields = FieldReader(reply)
+    kinds = try required(fields.stringArray("kinds"), "kinds", in: "the subscribe reply")
+  }
+}
+
+/// A reply with no fields beyond `id` and `ok` (`unsubscribe`).
+public struct EmptyReply: ReplyFields {
+  public init() {}
+  public var fields: [(String, JSONValue)] { [] }
+  public init(reply: JSONValue) throws(ProtocolError) {}
+}
+
+/// `system`: the daemon-wide system-sound settings, as they are after the request.
+public struct SystemReply: FlatReply {
+  public var volume: Double
+  public var muted: Bool
+
+  public init(volume: Double, muted: Bool) {
+    self.volume = volume
+    self.muted = muted
+  }
+
+  static var layout: Layout { Layout("the system reply", .number("volume", \.volume), .bool("muted", \.muted), Self.init(volume:muted:)) }
 }
 
 extension PagingOutcome: ReplyFields {

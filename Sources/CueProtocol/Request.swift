@@ -66,6 +66,13 @@ public enum Op: String, CaseIterable, Sendable {
   case soundDispose = "sound.dispose"
   case system
 
+  /// The `unknown-op` error a family's decoder (`player.`, `sound.`) answers for an op of another family.
+  func notOf(family prefix: String) -> ProtocolError {
+    let family = prefix.dropLast()
+    return ProtocolError(
+      .unknownOp, "\(rawValue) is not a \(family) op; the \(family) ops are \(Op.names(withPrefix: prefix).joined(separator: ", "))")
+  }
+
   /// The ops of one family (`player.`, `sound.`), in declaration order, for error messages.
   static func names(withPrefix prefix: String) -> [String] {
     allCases.map(\.rawValue).filter { $0.hasPrefix(prefix) }

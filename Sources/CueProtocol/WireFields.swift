@@ -72,3 +72,73 @@ extension FieldReader {
     return array.compactMap(\.doubleValue)
   }
 }
+
+/// A reply body made of a few required fields: `fields` and `init(reply:)` come from its `layout`.
+protocol FlatReply: ReplyFields {
+  typealias Layout = ReplyLayout<Self>
+  static var layout: Layout { get }
+}
+
+extension FlatReply {
+  public var fields: [(String, JSONValue)] { Self.layout.encode(self) }
+
+  public init(reply: JSONValue) throws(ProtocolError) {
+    var fields = FieldReader(reply)
+    self = try Self.layout.decode(&fields)
+  }
+}
+
+/// How a `FlatReply` is written and read: its fields in wire order, and its initializer.
+struct ReplyLayout<Body> {
+  let encode: (Body) -> [(String, JSONValue)]
+  let decode: (inout FieldReader) throws(ProtocolError) -> Body
+
+  /// A body of one field; `what` names the reply in errors ("the stop reply").
+  init<A>(_ what: String, _ a: ReplyField<Body, A>, _ make: @escaping (A) -> Body) {
+    encode = { [a.write($0)] }
+    decode = { (fields: inout FieldReader) throws(ProtocolError) -> Body in make(try a.read(&fields, in: what)) }
+  }
+
+  /// A body of two fields, in this order on the wire.
+  init<A, B>(_ what: String, _ a: ReplyField<Body, A>, _ b: ReplyField<Body, B>, _ make: @escaping (A, B) -> Body) {
+    encode = { [a.write($0), b.write($0)] }
+    decode = { (fields: inout FieldReader) throws(ProtocolError) -> Body in
+      let first = try a.read(&fields, in: what)
+      return make(first, try b.read(&fields, in: what))
+    }
+  }
+}
+
+/// One required field of a reply body: its key, where the body keeps it, and its JSON form.
+struct ReplyField<Body, Value> {
+  let key: String
+  let path: KeyPath<Body, Value>
+  let encode: (Value) -> JSONValue
+  let decode: (inout FieldReader, String) throws(ProtocolError) -> Value?
+
+  func write(_ body: Body) -> (String, JSONValue) { (key, encode(body[keyPath: path])) }
+
+  func read(_ fields: inout FieldReader, in what: String) throws(ProtocolError) -> Value {
+    try required(decode(&fields, key), key, in: what)
+  }
+}
+
+extension ReplyField {
+  // The JSON forms of reply values: how `JSONValue` writes them and `FieldReader` reads them.
+
+  static func id(_ key: String, _ path: KeyPath<Body, UInt64>) -> Self where Value == UInt64 {
+    Self(key: key, path: path, encode: JSONValue.id) { (fields, key) throws(ProtocolError) in try fields.id(key) }
+  }
+
+  static func int(_ key: String, _ path: KeyPath<Body, Int>) -> Self where Value == Int {
+    Self(key: key, path: path, encode: JSONValue.int) { (fields, key) throws(ProtocolError) in try fields.integer(key) }
+  }
+
+  static func bool(_ key: String, _ path: KeyPath<Body, Bool>) -> Self where Value == Bool {
+    Self(key: key, path: path, encode: JSONValue.bool) { (fields, key) throws(ProtocolError) in try fields.bool(key) }
+  }
+
+  static func number(_ key: String, _ path: KeyPath<Body, Double>) -> Self where Value == Double {
+    Self(key: key, path: path, encode: JSONValue.number) { (fields, key) throws(ProtocolError) in try fields.double(key) }
+  }
+}

@@ -38,6 +38,16 @@ func waitForEvent<Found>(_ session: Session, _ matches: (Event) -> Found?) throw
   }
 }
 
+/// Waits for the event that ends a play (`ended` says whether it played to its end, and else why);
+/// exits with `refused` when it did not.
+func waitForEnd(_ session: Session, of what: String, _ ended: (Event) -> (played: Bool, reason: String)?) throws {
+  let (played, reason) = try waitForEvent(session, ended)
+  if !played {
+    writeToStandardError("cuectl: \(what) did not play to the end: \(reason)\n")
+    throw ExitCode(ExitStatus.refused.rawValue)
+  }
+}
+
 struct PlayerCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "player",
@@ -88,13 +98,9 @@ struct PlayerCommand: ParsableCommand {
       guard play else { return }
       _ = try session.send(.player(.play(player: id, atDeviceTime: nil)))
       guard wait else { return }
-      let finished = try waitForEvent(session) { event -> Event.Finished? in
-        if case .finished(let finished) = event, finished.origin == .player(id) { return finished }
-        return nil
-      }
-      if !finished.successfully {
-        writeToStandardError("cuectl: player \(id) did not play to the end: \(finished.reason.rawValue)\n")
-        throw ExitCode(ExitStatus.refused.rawValue)
+      try waitForEnd(session, of: "player \(id)") { event in
+        guard case .finished(let finished) = event, finished.origin == .player(id) else { return nil }
+        return (finished.successfully, finished.reason.rawValue)
       }
     }
   }
@@ -201,15 +207,11 @@ struct SoundCommand: ParsableCommand {
       if wait { _ = try session.send(.sound(.completion(sound: sound, enabled: true))) }
       let voice = try session.send(.sound(.play(sound: sound)), as: SoundPlayReply.self).voice
       guard wait else { return }
-      let completion = try waitForEvent(session) { event -> Event.Completion? in
+      try waitForEnd(session, of: "sound \(sound)") { event in
         guard case .completion(let completion) = event, completion.sound == sound, voice == nil || completion.voice == voice else {
           return nil
         }
-        return completion
-      }
-      if !completion.played {
-        writeToStandardError("cuectl: sound \(sound) did not play to the end: \(completion.reason.rawValue)\n")
-        throw ExitCode(ExitStatus.refused.rawValue)
+        return (completion.played, completion.reason.rawValue)
       }
     }
   }

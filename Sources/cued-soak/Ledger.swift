@@ -132,37 +132,34 @@ final class Ledger: Sendable {
 
 /// What one worker did; merged over all of them.
 struct Counts: Sendable {
-  /// One-shot `play` requests whose reply was read, and those answered with a voice.
-  var playRequests = 0
-  var plays = 0
-  var notifyPlays = 0
-  /// Replies (`play`, `sound.play`) that stole a voice.
-  var steals = 0
-  var stops = 0
-  var cycles = 0
+  /// The plain counters, merged by adding them up.
+  enum Tally: Int, CaseIterable, Sendable {
+    /// One-shot `play` requests whose reply was read, and those answered with a voice.
+    case playRequests, plays, notifyPlays
+    /// Replies (`play`, `sound.play`) that stole a voice.
+    case steals, stops, cycles
+    case playerSessions, playersCreated, playersDestroyed
+    case soundSessions, soundsCreated, soundPlays, soundsDisposed
+    /// Players and sounds left for a closing connection to clean up.
+    case leftToClose
+    /// Requests whose reply was awaited, replies received (ok or error), and requests written on
+    /// connections closed without reading the replies.
+    case requests, replies, unread
+    case unexpectedErrors, transportFailures
+    /// Milliseconds workers waited for voices to end (the voice budget).
+    case budgetWaitMilliseconds, budgetStalls
+  }
+
+  private var tallies = [Int](repeating: 0, count: Tally.allCases.count)
   var cycleKinds: [String: Int] = [:]
-  var playerSessions = 0
-  var playersCreated = 0
-  var playersDestroyed = 0
-  var soundSessions = 0
-  var soundsCreated = 0
-  var soundPlays = 0
-  var soundsDisposed = 0
-  /// Players and sounds left for a closing connection to clean up.
-  var leftToClose = 0
-  /// Requests whose reply was awaited, and replies received (ok or error).
-  var requests = 0
-  var replies = 0
-  /// Requests written on connections closed without reading the replies.
-  var unread = 0
   var errors: [String: Int] = [:]
-  var unexpectedErrors = 0
-  var transportFailures = 0
   var problems: [String] = []
   var events: [String: Int] = [:]
-  /// Milliseconds workers waited for voices to end (the voice budget).
-  var budgetWaitMilliseconds = 0
-  var budgetStalls = 0
+
+  subscript(_ tally: Tally) -> Int {
+    get { tallies[tally.rawValue] }
+    set { tallies[tally.rawValue] = newValue }
+  }
 
   mutating func problem(_ text: String) {
     if problems.count < 20 { problems.append(text) }
@@ -172,7 +169,7 @@ struct Counts: Sendable {
   mutating func record(
     _ op: String, _ result: Result<JSONValue, ProtocolError>, expected: Set<ErrorCode> = []
   ) -> JSONValue? {
-    replies += 1
+    self[.replies] += 1
     switch result {
     case .success(let body):
       return body
@@ -180,7 +177,7 @@ struct Counts: Sendable {
       errors[error.code.rawValue, default: 0] += 1
       // A full command queue and a configured limit are the daemon protecting itself: counted, not failures.
       if !expected.contains(error.code) && error.code != .busy && error.code != .limitReached {
-        unexpectedErrors += 1
+        self[.unexpectedErrors] += 1
         problem("\(op): \(error.code.rawValue): \(error.message)")
       }
       return nil
@@ -192,37 +189,17 @@ struct Counts: Sendable {
     do {
       return try T(reply: body)
     } catch {
-      unexpectedErrors += 1
+      self[.unexpectedErrors] += 1
       problem("\(op): the reply cannot be read (\(error.message)): \(body)")
       return nil
     }
   }
 
   mutating func merge(_ o: Counts) {
-    playRequests += o.playRequests
-    plays += o.plays
-    notifyPlays += o.notifyPlays
-    steals += o.steals
-    stops += o.stops
-    cycles += o.cycles
+    for tally in Tally.allCases { self[tally] += o[tally] }
     cycleKinds.merge(o.cycleKinds, uniquingKeysWith: +)
-    playerSessions += o.playerSessions
-    playersCreated += o.playersCreated
-    playersDestroyed += o.playersDestroyed
-    soundSessions += o.soundSessions
-    soundsCreated += o.soundsCreated
-    soundPlays += o.soundPlays
-    soundsDisposed += o.soundsDisposed
-    leftToClose += o.leftToClose
-    requests += o.requests
-    replies += o.replies
-    unread += o.unread
     errors.merge(o.errors, uniquingKeysWith: +)
-    unexpectedErrors += o.unexpectedErrors
-    transportFailures += o.transportFailures
     for p in o.problems { problem(p) }
     events.merge(o.events, uniquingKeysWith: +)
-    budgetWaitMilliseconds += o.budgetWaitMilliseconds
-    budgetStalls += o.budgetStalls
   }
 }

@@ -51,10 +51,10 @@ struct Report {
     var lines: [String] = []
     lines.append("cued-soak: \(pass ? "PASS" : "FAIL")")
     lines.append(
-      "  work       \(c.plays) plays (\(c.playRequests) requests, \(c.notifyPlays) with notify, \(c.stops) stopped early), "
-        + "\(c.cycles) connect/disconnect cycles, \(c.playerSessions) player sessions, \(c.soundSessions) sound sessions "
-        + "(\(c.soundPlays) sound plays), \(c.playersCreated) players and \(c.soundsCreated) sounds made, "
-        + "\(c.leftToClose) left for their connection's close")
+      "  work       \(c[.plays]) plays (\(c[.playRequests]) requests, \(c[.notifyPlays]) with notify, \(c[.stops]) stopped early), "
+        + "\(c[.cycles]) connect/disconnect cycles, \(c[.playerSessions]) player sessions, \(c[.soundSessions]) sound sessions "
+        + "(\(c[.soundPlays]) sound plays), \(c[.playersCreated]) players and \(c[.soundsCreated]) sounds made, "
+        + "\(c[.leftToClose]) left for their connection's close")
     lines.append(
       "  time       \(Self.fixed(totalSeconds)) s in all: warm-up \(Self.fixed(warmSeconds)) s, soak \(Self.fixed(mainSeconds)) s, "
         + "drain \(Self.fixed(drainSeconds, 2)) s")
@@ -78,12 +78,12 @@ struct Report {
     lines.append(
       "  voices     \(ledger.known) seen (\(ledger.started) started, \(ledger.finished) finished, \(ledger.unfinished) unfinished, "
         + "\(ledger.unclaimedFinished) refused before a read reply); player voices \(ledger.playerStarted) started; "
-        + "\(c.steals) steals (their ends: \(Self.sorted(ledger.stolenEnds))); end reasons: \(Self.sorted(ledger.reasons))")
+        + "\(c[.steals]) steals (their ends: \(Self.sorted(ledger.stolenEnds))); end reasons: \(Self.sorted(ledger.reasons))")
     lines.append(
-      "  requests   \(c.requests) answered \(c.replies), \(c.unread) sent unread; errors: \(Self.sorted(c.errors)) "
-        + "(\(c.unexpectedErrors) unexpected); events on client connections: \(Self.sorted(c.events))")
+      "  requests   \(c[.requests]) answered \(c[.replies]), \(c[.unread]) sent unread; errors: \(Self.sorted(c.errors)) "
+        + "(\(c[.unexpectedErrors]) unexpected); events on client connections: \(Self.sorted(c.events))")
     lines.append("  cycles     \(Self.sorted(c.cycleKinds))")
-    lines.append("  waited     \(c.budgetWaitMilliseconds) ms for voices to end (all clients); device: \(Self.sorted(ledger.deviceEvents))")
+    lines.append("  waited     \(c[.budgetWaitMilliseconds]) ms for voices to end (all clients); device: \(Self.sorted(ledger.deviceEvents))")
     for problem in c.problems { lines.append("  problem    \(problem)") }
     for failure in failures { lines.append("  FAIL       \(failure)") }
     return lines.joined(separator: "\n")
@@ -120,22 +120,22 @@ struct Report {
         ("requestsPerSecond", .number(requestsPerSecond)),
       ])),
       ("work", .object([
-        ("plays", Self.number(c.plays)), ("playRequests", Self.number(c.playRequests)),
-        ("notifyPlays", Self.number(c.notifyPlays)), ("stops", Self.number(c.stops)),
-        ("cycles", Self.number(c.cycles)), ("cycleKinds", Self.object(c.cycleKinds)),
-        ("playerSessions", Self.number(c.playerSessions)), ("playersCreated", Self.number(c.playersCreated)),
-        ("playersDestroyed", Self.number(c.playersDestroyed)), ("soundSessions", Self.number(c.soundSessions)),
-        ("soundsCreated", Self.number(c.soundsCreated)), ("soundPlays", Self.number(c.soundPlays)),
-        ("soundsDisposed", Self.number(c.soundsDisposed)), ("leftToClose", Self.number(c.leftToClose)),
+        ("plays", Self.number(c[.plays])), ("playRequests", Self.number(c[.playRequests])),
+        ("notifyPlays", Self.number(c[.notifyPlays])), ("stops", Self.number(c[.stops])),
+        ("cycles", Self.number(c[.cycles])), ("cycleKinds", Self.object(c.cycleKinds)),
+        ("playerSessions", Self.number(c[.playerSessions])), ("playersCreated", Self.number(c[.playersCreated])),
+        ("playersDestroyed", Self.number(c[.playersDestroyed])), ("soundSessions", Self.number(c[.soundSessions])),
+        ("soundsCreated", Self.number(c[.soundsCreated])), ("soundPlays", Self.number(c[.soundPlays])),
+        ("soundsDisposed", Self.number(c[.soundsDisposed])), ("leftToClose", Self.number(c[.leftToClose])),
         ("plannedPlays", Self.number(total.plays)), ("plannedCycles", Self.number(total.cycles)),
       ])),
       ("requests", .object([
-        ("sent", Self.number(c.requests)), ("answered", Self.number(c.replies)), ("unread", Self.number(c.unread)),
-        ("errors", Self.object(c.errors)), ("unexpectedErrors", Self.number(c.unexpectedErrors)),
-        ("transportFailures", Self.number(c.transportFailures)),
+        ("sent", Self.number(c[.requests])), ("answered", Self.number(c[.replies])), ("unread", Self.number(c[.unread])),
+        ("errors", Self.object(c.errors)), ("unexpectedErrors", Self.number(c[.unexpectedErrors])),
+        ("transportFailures", Self.number(c[.transportFailures])),
         ("problems", .array(c.problems.map { .string($0) })),
       ])),
-      ("steals", Self.number(c.steals)),
+      ("steals", Self.number(c[.steals])),
       ("rss", .object([
         ("startKiB", Self.number(start.process.rssKiB)), ("baselineKiB", Self.number(baseline.process.rssKiB)),
         ("finalKiB", Self.number(final.process.rssKiB)), ("growthKiB", Self.number(rssGrowthKiB)),

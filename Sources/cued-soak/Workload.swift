@@ -123,7 +123,7 @@ final class Worker {
   }
 
   private func fail(_ text: String) {
-    counts.transportFailures += 1
+    counts[.transportFailures] += 1
     counts.problem(text)
   }
 
@@ -138,7 +138,7 @@ final class Worker {
   private func ask(
     _ wire: Wire, _ request: Request, expected: Set<ErrorCode> = []
   ) throws(WireError) -> JSONValue? {
-    counts.requests += 1
+    counts[.requests] += 1
     return counts.record(request.op.rawValue, try wire.request(request), expected: expected)
   }
 
@@ -156,13 +156,13 @@ final class Worker {
     let began = MonotonicClock.seconds()
     while context.ledger.inFlight >= context.budget && !context.abort.isSet {
       if MonotonicClock.seconds() - began > 10 {
-        counts.budgetStalls += 1
+        counts[.budgetStalls] += 1
         counts.problem("voices did not end: \(context.ledger.inFlight) in flight for 10 s (budget \(context.budget))")
         break
       }
       sleep(seconds: 0.0005)
     }
-    counts.budgetWaitMilliseconds += Int((MonotonicClock.seconds() - began) * 1000)
+    counts[.budgetWaitMilliseconds] += Int((MonotonicClock.seconds() - began) * 1000)
   }
 
   /// One `sound.play` within the voice budget, its voice noted.
@@ -171,11 +171,11 @@ final class Worker {
     context.ledger.reserve()
     defer { context.ledger.release() }
     guard let reply = try ask(wire, .sound(.play(sound: sound)), as: SoundPlayReply.self) else { return }
-    counts.soundPlays += 1
+    counts[.soundPlays] += 1
     switch reply {
     case .playing(let play): started(play)
     case .muted:
-      counts.unexpectedErrors += 1
+      counts[.unexpectedErrors] += 1
       counts.problem("sound.play answered muted: nothing mutes system sounds in a soak")
     }
   }
@@ -184,7 +184,7 @@ final class Worker {
   private func started(_ play: PlayReply) {
     context.ledger.replied(voice: play.voice)
     if let stolen = play.stole {
-      counts.steals += 1
+      counts[.steals] += 1
       context.ledger.stole(voice: stolen)
     }
   }
@@ -201,14 +201,14 @@ final class Worker {
     let notify = chance(10)
     context.ledger.reserve()
     defer { context.ledger.release() }
-    counts.playRequests += 1
+    counts[.playRequests] += 1
     guard let reply = try ask(wire, .play(playParameters(notify: notify)), as: PlayReply.self) else { return }
-    counts.plays += 1
-    if notify { counts.notifyPlays += 1 }
+    counts[.plays] += 1
+    if notify { counts[.notifyPlays] += 1 }
     started(reply)
     // Now and then stop it again: it may have ended already (unknown-voice).
     if chance(2) {
-      counts.stops += 1
+      counts[.stops] += 1
       _ = try ask(wire, .stop(.voice(reply.voice), fadeSeconds: 0.005), expected: [.unknownVoice])
     }
   }
@@ -216,14 +216,14 @@ final class Worker {
   // MARK: - Players
 
   private func playerSession(_ wire: Wire) throws(WireError) {
-    counts.playerSessions += 1
+    counts[.playerSessions] += 1
     let enableRate = chance(25)
     let creation = PlayerCreation(
       source: source(), enableRate: enableRate, meteringEnabled: chance(25),
       settings: PlayerSettings(
         volume: unit(), pan: panValue(), numberOfLoops: chance(20) ? -1 : random(0..<2), rate: enableRate ? 1.25 : nil))
     guard let player = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player else { return }
-    counts.playersCreated += 1
+    counts[.playersCreated] += 1
     _ = try ask(wire, .player(.play(player: player, atDeviceTime: nil)))
     for _ in 0..<random(0..<4) {
       switch random(0..<6) {
@@ -249,21 +249,21 @@ final class Worker {
     case 1: _ = try ask(wire, .player(.stop(player: player)))
     default: break
     }
-    if try ask(wire, .player(.destroy(player: player))) != nil { counts.playersDestroyed += 1 }
+    if try ask(wire, .player(.destroy(player: player))) != nil { counts[.playersDestroyed] += 1 }
   }
 
   // MARK: - System sounds
 
   private func soundSession(_ wire: Wire) throws(WireError) {
-    counts.soundSessions += 1
+    counts[.soundSessions] += 1
     guard let sound = try ask(wire, .sound(.create(source(), detached: false)), as: SoundCreateReply.self)?.sound else { return }
-    counts.soundsCreated += 1
+    counts[.soundsCreated] += 1
     if chance(50) { _ = try ask(wire, .sound(.completion(sound: sound, enabled: true))) }
     for _ in 0..<(2 + random(0..<3)) {
       try playSound(sound, on: wire)
     }
     // Disposed of right after the last play: by default what plays finishes; `now` fades it out.
-    if try ask(wire, .sound(.dispose(sound: sound, now: chance(30)))) != nil { counts.soundsDisposed += 1 }
+    if try ask(wire, .sound(.dispose(sound: sound, now: chance(30)))) != nil { counts[.soundsDisposed] += 1 }
   }
 
   // MARK: - Connect/disconnect cycles
@@ -284,7 +284,7 @@ final class Worker {
       }
       pick -= weight
     }
-    counts.cycles += 1
+    counts[.cycles] += 1
     counts.cycleKinds[kind, default: 0] += 1
     do {
       try cycle(kind, own: own)
@@ -304,9 +304,9 @@ final class Worker {
       context.ledger.reserve()
       defer { context.ledger.release() }
       let wire = try connect()
-      counts.playRequests += 1
+      counts[.playRequests] += 1
       if let reply = try ask(wire, .play(playParameters()), as: PlayReply.self) {
-        counts.plays += 1
+        counts[.plays] += 1
         started(reply)
       }
       wire.close()
@@ -316,7 +316,7 @@ final class Worker {
       waitForBudget()
       let wire = try connect()
       try wire.send(.play(PlayParameters(cue: cue().name, volume: unit(), pan: panValue())))
-      counts.unread += 1
+      counts[.unread] += 1
       wire.close()
     case "mid-line":
       // A final line without its "\n" is discarded.
@@ -331,7 +331,7 @@ final class Worker {
         bytes += request.line(id: .number(i + 1))
       }
       try wire.write(bytes)
-      counts.unread += 4
+      counts[.unread] += 4
       wire.close()
     case "player-left":
       // The player (playing, sometimes looping until stopped) goes with the connection.
@@ -339,8 +339,8 @@ final class Worker {
       let creation = PlayerCreation(
         source: .cue(cue().name), settings: PlayerSettings(volume: unit(), numberOfLoops: chance(50) ? -1 : 0))
       if let id = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player {
-        counts.playersCreated += 1
-        counts.leftToClose += 1
+        counts[.playersCreated] += 1
+        counts[.leftToClose] += 1
         _ = try ask(wire, .player(.play(player: id, atDeviceTime: nil)))
       }
       wire.close()
@@ -348,8 +348,8 @@ final class Worker {
       // The sound is disposed of with the connection; its plays finish.
       let wire = try connect()
       if let id = try ask(wire, .sound(.create(.cue(cue().name), detached: false)), as: SoundCreateReply.self)?.sound {
-        counts.soundsCreated += 1
-        counts.leftToClose += 1
+        counts[.soundsCreated] += 1
+        counts[.leftToClose] += 1
         if chance(50) { _ = try ask(wire, .sound(.completion(sound: id, enabled: true))) }
         for _ in 0..<2 { try playSound(id, on: wire) }
       }
@@ -360,10 +360,10 @@ final class Worker {
       context.ledger.reserve()
       defer { context.ledger.release() }
       let wire = try connect()
-      counts.playRequests += 1
+      counts[.playRequests] += 1
       if let reply = try ask(wire, .play(playParameters(notify: true)), as: PlayReply.self) {
-        counts.plays += 1
-        counts.notifyPlays += 1
+        counts[.plays] += 1
+        counts[.notifyPlays] += 1
         started(reply)
       }
       wire.close()
@@ -375,18 +375,18 @@ final class Worker {
       var sound: UInt64? = nil
       let creation = PlayerCreation(source: .cue(cue().name), detached: true, settings: PlayerSettings(volume: unit()))
       if let id = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player {
-        counts.playersCreated += 1
+        counts[.playersCreated] += 1
         player = id
         _ = try ask(wire, .player(.play(player: id, atDeviceTime: nil)))
       }
       if let id = try ask(wire, .sound(.create(.cue(cue().name), detached: true)), as: SoundCreateReply.self)?.sound {
-        counts.soundsCreated += 1
+        counts[.soundsCreated] += 1
         sound = id
         try playSound(id, on: wire)
       }
       wire.close()
-      if let player, try ask(own, .player(.destroy(player: player))) != nil { counts.playersDestroyed += 1 }
-      if let sound, try ask(own, .sound(.dispose(sound: sound, now: chance(50)))) != nil { counts.soundsDisposed += 1 }
+      if let player, try ask(own, .player(.destroy(player: player))) != nil { counts[.playersDestroyed] += 1 }
+      if let sound, try ask(own, .sound(.dispose(sound: sound, now: chance(50)))) != nil { counts[.soundsDisposed] += 1 }
     default:  // "half-close"
       // shutdown(SHUT_WR): the daemon answers, sends the owed `finished`, then closes.
       waitForBudget()
@@ -396,18 +396,18 @@ final class Worker {
       let shortest = context.cues.min { $0.duration < $1.duration }!
       let id = try wire.send(.play(PlayParameters(cue: shortest.name, notify: true)))
       wire.shutdownWrite()
-      counts.requests += 1
-      counts.playRequests += 1
+      counts[.requests] += 1
+      counts[.playRequests] += 1
       let before = tally.events[EventKind.finished.rawValue, default: 0]
       let body = counts.record(Op.play.rawValue, try wire.reply(to: id))
       if let body, let reply = counts.decode(PlayReply.self, body, Op.play.rawValue) {
-        counts.plays += 1
-        counts.notifyPlays += 1
+        counts[.plays] += 1
+        counts[.notifyPlays] += 1
         started(reply)
       }
       try wire.readToEnd(timeout: 10)
       if body != nil && tally.events[EventKind.finished.rawValue, default: 0] == before {
-        counts.unexpectedErrors += 1
+        counts[.unexpectedErrors] += 1
         counts.problem("half-close: the daemon closed without the owed finished event")
       }
       wire.close()

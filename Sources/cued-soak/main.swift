@@ -362,10 +362,10 @@ final class Run {
     // Verdict.
     let summary = ledger.summary()
     let rssGrowth = final.process.rssKiB - baseline.process.rssKiB
-    if counts.transportFailures > 0 { fail("\(counts.transportFailures) connection failures") }
-    if counts.unexpectedErrors > 0 { fail("\(counts.unexpectedErrors) unexpected error replies") }
-    if counts.replies != counts.requests { fail("\(counts.requests - counts.replies) requests were not answered") }
-    if counts.budgetStalls > 0 { fail("voices stopped ending (\(counts.budgetStalls) stalls)") }
+    if counts[.transportFailures] > 0 { fail("\(counts[.transportFailures]) connection failures") }
+    if counts[.unexpectedErrors] > 0 { fail("\(counts[.unexpectedErrors]) unexpected error replies") }
+    if counts[.replies] != counts[.requests] { fail("\(counts[.requests] - counts[.replies]) requests were not answered") }
+    if counts[.budgetStalls] > 0 { fail("voices stopped ending (\(counts[.budgetStalls]) stalls)") }
     if abort.isSet { fail("the run was cut short") }
     if rssGrowth >= options.rssLimitKiB {
       fail("RSS grew by \(rssGrowth) KiB after the warm-up (limit \(options.rssLimitKiB) KiB)")
@@ -389,15 +389,15 @@ final class Run {
     let pass = failures.isEmpty
 
     let mainSeconds = mainResult.seconds
-    let mainPlays = mainResult.counts.plays
-    let mainRequests = mainResult.counts.requests + mainResult.counts.unread
+    let mainPlays = mainResult.counts[.plays]
+    let mainRequests = mainResult.counts[.requests] + mainResult.counts[.unread]
     let report = Report(
       pass: pass, failures: failures, options: options, pid: pid, voiceLimit: voiceLimit, budget: budget, counts: counts,
       total: total, warm: warm, warmSeconds: warmResult.seconds, mainSeconds: mainSeconds,
       totalSeconds: MonotonicClock.seconds() - runBegan, drainSeconds: drainSeconds,
       playsPerSecond: mainSeconds > 0 ? Double(mainPlays) / mainSeconds : 0,
       requestsPerSecond: mainSeconds > 0 ? Double(mainRequests) / mainSeconds : 0,
-      cyclesPerSecond: mainSeconds > 0 ? Double(mainResult.counts.cycles) / mainSeconds : 0,
+      cyclesPerSecond: mainSeconds > 0 ? Double(mainResult.counts[.cycles]) / mainSeconds : 0,
       start: start, baseline: baseline, final: final, peakRSSKiB: max(warmResult.peakRSSKiB, mainResult.peakRSSKiB),
       clientsAfterMonitor: afterMonitor.clients, ledger: summary, alive: alive)
     log(report.text)
