@@ -61,6 +61,8 @@ public enum Poll {
 public struct PollSet<Key: Hashable> {
   private var keys: [Key] = []
   private var fds: [pollfd] = []
+  /// Where each key's entry is in `keys` and `fds`, so registering hundreds of clients stays linear.
+  private var positions: [Key: Int] = [:]
 
   public init() {}
 
@@ -70,9 +72,10 @@ public struct PollSet<Key: Hashable> {
   /// Registers `fd` for `events` under `key`, replacing what `key` had.
   public mutating func register(_ key: Key, _ fd: FileDescriptor, for events: PollEvents) {
     let entry = pollfd(fd: fd.rawValue, events: events.rawValue, revents: 0)
-    if let index = keys.firstIndex(of: key) {
+    if let index = positions[key] {
       fds[index] = entry
     } else {
+      positions[key] = keys.count
       keys.append(key)
       fds.append(entry)
     }
@@ -80,15 +83,17 @@ public struct PollSet<Key: Hashable> {
 
   /// Forgets `key` (no effect when it is not registered).
   public mutating func unregister(_ key: Key) {
-    guard let index = keys.firstIndex(of: key) else { return }
+    guard let index = positions.removeValue(forKey: key) else { return }
     keys.remove(at: index)
     fds.remove(at: index)
+    for later in keys[index...] { positions[later]! -= 1 }
   }
 
   /// Forgets every key, keeping the storage.
   public mutating func removeAll() {
     keys.removeAll(keepingCapacity: true)
     fds.removeAll(keepingCapacity: true)
+    positions.removeAll(keepingCapacity: true)
   }
 
   /// `poll(2)` on every registered descriptor for at most `timeoutMilliseconds` (negative: no limit).
