@@ -6,6 +6,7 @@
 #   scripts/pipewire-env.sh env   [DIR]   print the client environment of a running instance
 #   scripts/pipewire-env.sh stop  [DIR]   stop every process it started and remove DIR
 #
+# DIR must be new, empty or one this script made (it leaves a marker file there): stop removes it.
 # DIR defaults to $CUED_PIPEWIRE_DIR, else /tmp/cued-pipewire-$UID. The environment comes as
 # `export NAME='value'` lines:  eval "$(scripts/pipewire-env.sh start)"
 # Nothing here touches ALSA's configuration: a test that wants the pipewire ALSA PCM names it.
@@ -18,6 +19,7 @@ command="${1:-}"
 dir="${2:-${CUED_PIPEWIRE_DIR:-/tmp/cued-pipewire-$(id -u)}}"
 # The order processes start in; stop goes backwards.
 services=(dbus pipewire wireplumber)
+marker=".cued-pipewire-env"
 
 die() { echo "pipewire-env: $*" >&2; exit 1; }
 
@@ -80,16 +82,22 @@ stop() {
     for _ in $(seq 200); do [[ -d "/proc/$pid" ]] || break; sleep 0.01; done
     [[ -d "/proc/$pid" ]] && kill -KILL "$pid" 2>/dev/null || true
   done
-  [[ -d "$dir" ]] && rm -rf "$dir"
+  # Only a directory this script made goes; anything else keeps its contents.
+  [[ -f "$dir/$marker" ]] && rm -rf "$dir"
   return 0
 }
 
 start() {
   if running; then print_env; return; fi
+  if [[ -d "$dir" && ! -f "$dir/$marker" && -n "$(ls -A "$dir")" ]]; then
+    die "$dir is not empty and was not made by this script: give an empty or new directory"
+  fi
   stop  # a half-started or dead instance: start clean
   command -v pipewire >/dev/null && command -v wireplumber >/dev/null && command -v dbus-daemon >/dev/null ||
     die "pipewire, wireplumber or dbus-daemon missing: run scripts/install-deps.sh"
   mkdir -m 0700 -p "$dir" "$dir/config" "$dir/state" "$dir/data"
+  chmod 0700 "$dir"
+  : >"$dir/$marker"
   spawn dbus dbus-daemon --session --nofork --nopidfile --address="unix:path=$dir/bus"
   wait_for "dbus-daemon" test -S "$dir/bus"
   spawn pipewire pipewire -c "$config"
