@@ -100,7 +100,9 @@ let package = Package(
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["cued", "cuectl", "cued-config", "cued-carousel", "CueAudio", "CueProtocol", "CuePosix"]),
+      dependencies: [
+        "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "CueAudio", "CueProtocol", "CuePosix",
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

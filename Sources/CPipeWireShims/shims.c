@@ -202,8 +202,13 @@ static void disconnect_core_locked(cued_pw_stream *s) {
 int cued_pw_stream_connect(cued_pw_stream *s) {
   int result = 0;
   pw_thread_loop_lock(s->loop);
-  if (s->stream != NULL && !s->core_dead) goto done;
-  if (s->core_dead) disconnect_core_locked(s);
+  // A server that went away leaves a dead core: start over with a new connection. A stream that
+  // failed on a live server (its node was destroyed, the format refused) is made again.
+  if (s->core_dead)
+    disconnect_core_locked(s);
+  else if (s->stream != NULL && pw_stream_get_state(s->stream, NULL) == PW_STREAM_STATE_ERROR)
+    destroy_stream_locked(s);
+  if (s->stream != NULL) goto done;
   s->error[0] = 0;
   if (s->core == NULL) {
     s->core = pw_context_connect(s->context, NULL, 0);

@@ -128,6 +128,11 @@ func monotonicNanoseconds() -> Int64 {
   return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }
 
+/// Milliseconds from `start` to `end` (default: now), to 0.01 ms.
+func milliseconds(since start: Int64, until end: Int64 = monotonicNanoseconds()) -> Double {
+  Double((end - start) / 10_000) / 100
+}
+
 func report(_ key: String, _ value: String) { print("\(key)=\(value)") }
 
 var failures: [String] = []
@@ -179,6 +184,7 @@ var quantum: UInt32 = 256
 var rounds = 2
 var sinkName = "cued-test-sink"
 var target: String? = nil
+var restartCommand: String? = nil
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
   switch argument {
@@ -186,8 +192,10 @@ while let argument = arguments.popFirst() {
   case "--rounds": rounds = Int(arguments.popFirst() ?? "") ?? rounds
   case "--sink": sinkName = arguments.popFirst() ?? sinkName
   case "--target": target = arguments.popFirst()
+  case "--restart-command": restartCommand = arguments.popFirst()
   default:
-    print("usage: cued-pwprobe [--quantum FRAMES] [--rounds N] [--sink NAME] [--target NODE]")
+    print("usage: cued-pwprobe [--quantum FRAMES] [--rounds N] [--sink NAME] [--target NODE] [--restart-command SH]")
+    print("  --restart-command: a shell command that restarts the server; run in round 2 while the output streams")
     exit(2)
   }
 }
@@ -218,7 +226,6 @@ else {
 report("quantum_asked", "\(quantum)/\(rate)")
 
 check(cued_pw_stream_connect(capture) == 0, "capture connect: \(stateText(capture))")
-check(cued_pw_stream_wait(capture, CUED_PW_STATE_STREAMING, 2000) == CUED_PW_STATE_STREAMING || true, "")
 
 for round in 1...max(1, rounds) {
   source.reset()
@@ -226,14 +233,29 @@ for round in 1...max(1, rounds) {
   let connectStart = monotonicNanoseconds()
   let rc = cued_pw_stream_connect(output)
   let reached = cued_pw_stream_wait(output, CUED_PW_STATE_STREAMING, 2000)
-  let connectMilliseconds = Double(monotonicNanoseconds() - connectStart) / 1e6
   report("round", "\(round)")
-  report("connect_ms", String(Int(connectMilliseconds * 10) / 10) + "." + String(Int(connectMilliseconds * 10) % 10))
+  report("connect_ms", "\(milliseconds(since: connectStart))")
   guard rc == 0, reached == CUED_PW_STATE_STREAMING else {
     failures.append("round \(round): output did not stream: \(stateText(output))")
     break
   }
   check(waitForNode(nodeName, present: true, timeoutMilliseconds: 1000), "round \(round): node not in the graph while connected")
+  if round == 2, let restartCommand {
+    // The server goes away under a streaming output: the state must say so, and connect must come back.
+    let restarted = (try? Spawn.run("/bin/sh", ["-c", restartCommand + " >/dev/null"]))?.status == 0
+    check(restarted, "the restart command failed")
+    let state = cued_pw_stream_wait(output, CUED_PW_STATE_ERROR, 2000)
+    report("state_after_restart", stateText(output))
+    check(state == CUED_PW_STATE_ERROR, "round 2: the output did not report the server's restart")
+    let reconnectStart = monotonicNanoseconds()
+    check(cued_pw_stream_connect(capture) == 0, "capture reconnect: \(stateText(capture))")
+    check(cued_pw_stream_connect(output) == 0, "output reconnect: \(stateText(output))")
+    let back = cued_pw_stream_wait(output, CUED_PW_STATE_STREAMING, 2000)
+    report("reconnect_ms", "\(milliseconds(since: reconnectStart))")
+    check(back == CUED_PW_STATE_STREAMING, "round 2: no stream after the restart: \(stateText(output))")
+    _ = cued_pw_stream_wait(capture, CUED_PW_STATE_STREAMING, 2000)
+    check(waitForNode(nodeName, present: true, timeoutMilliseconds: 1000), "round 2: node not in the new graph")
+  }
   recorder.recording.store(true, ordering: .releasing)
   sleepMilliseconds(200)
   let triggerNanoseconds = monotonicNanoseconds()
@@ -315,7 +337,7 @@ for round in 1...max(1, rounds) {
   report("onset_quanta", "\(Double(onsetFrames) / Double(quantum))")
   // What a client would see: from the moment the control thread asks (the callback picks it up at the
   // next cycle) to the first frame on the monitor.
-  report("trigger_to_heard_ms", "\(Double((heardNanoseconds - triggerNanoseconds) / 10_000) / 100)")
+  report("trigger_to_heard_ms", "\(milliseconds(since: triggerNanoseconds, until: heardNanoseconds))")
   report("capture_delay_frames", "\(recorder.cycleDelay[cycle])")
 
   // Bit-exact? The monitor should carry exactly the samples written (volume 1, no conversion).

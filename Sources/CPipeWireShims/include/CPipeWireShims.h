@@ -86,6 +86,7 @@ cued_pw_stream *cued_pw_capture_new(const char *app_name, const char *node_name,
                                     cued_pw_process_fn fn, void *user);
 
 /// Connects to the server (again, after it went away) and puts a node for the stream into the graph.
+/// A stream already connected and not in error is left alone; one in error is made again.
 ///
 /// Stands in for pw_context_connect + pw_stream_new + pw_stream_connect with the SPA format pod
 /// (built with spa_format_audio_raw_build, an inline function) and the flags
