@@ -33,6 +33,14 @@ live_pid() {
   echo "$pid"
 }
 
+# Whether a process still runs: an exited one may linger as a zombie until its new parent (init,
+# once this script has gone) reaps it.
+alive() {
+  local state
+  state="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" || return 1
+  [[ -n "$state" && "$state" != Z ]]
+}
+
 running() {
   local s
   for s in "${services[@]}"; do live_pid "$s" >/dev/null || return 1; done
@@ -42,7 +50,6 @@ print_env() {
   cat <<END
 export XDG_RUNTIME_DIR='$dir'
 export PIPEWIRE_RUNTIME_DIR='$dir'
-export PIPEWIRE_REMOTE='pipewire-0'
 export DBUS_SESSION_BUS_ADDRESS='unix:path=$dir/bus'
 export CUED_PIPEWIRE_DIR='$dir'
 export CUED_PIPEWIRE_SINK='$sink'
@@ -50,19 +57,28 @@ END
 }
 
 # Runs a program with the private environment, detached into its own session, logging to DIR.
+# Descriptors the caller left open are closed first: a daemon holding the caller's pipe or socket
+# would keep the caller waiting for an end of file that never comes (Foundation's Process does).
 spawn() {
   local name="$1"; shift
-  env -i PATH="$PATH" HOME="$dir" XDG_RUNTIME_DIR="$dir" PIPEWIRE_RUNTIME_DIR="$dir" \
-    XDG_CONFIG_HOME="$dir/config" XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" \
-    DBUS_SESSION_BUS_ADDRESS="unix:path=$dir/bus" DISABLE_RTKIT=1 \
-    setsid "$@" </dev/null >"$dir/$name.log" 2>&1 &
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd="${fd##*/}"
+      if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec env -i PATH="$PATH" HOME="$dir" XDG_RUNTIME_DIR="$dir" PIPEWIRE_RUNTIME_DIR="$dir" \
+      XDG_CONFIG_HOME="$dir/config" XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" \
+      DBUS_SESSION_BUS_ADDRESS="unix:path=$dir/bus" DISABLE_RTKIT=1 \
+      setsid "$@" </dev/null >"$dir/$name.log" 2>&1
+  ) &
   echo $! >"$dir/$name.pid"
 }
 
-# Polls (every 10 ms, up to 5 s) until the command succeeds.
+# Polls (every 10 ms, for 5 s by the clock, however long each try takes) until the command succeeds.
 wait_for() {
   local what="$1"; shift
-  for _ in $(seq 500); do
+  local deadline=$(( ${EPOCHREALTIME/./} + 5000000 ))
+  while (( ${EPOCHREALTIME/./} < deadline )); do
     "$@" >/dev/null 2>&1 && return 0
     sleep 0.01
   done
@@ -79,8 +95,8 @@ stop() {
     fi
   done
   for pid in "${pids[@]}"; do
-    for _ in $(seq 200); do [[ -d "/proc/$pid" ]] || break; sleep 0.01; done
-    [[ -d "/proc/$pid" ]] && kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 200); do alive "$pid" || break; sleep 0.01; done
+    alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
   done
   # Only a directory this script made goes; anything else keeps its contents.
   [[ -f "$dir/$marker" ]] && rm -rf "$dir"
