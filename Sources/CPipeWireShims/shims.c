@@ -26,6 +26,7 @@ struct cued_pw_stream {
   struct spa_hook stream_listener;
   struct pw_properties *props;     // the stream's properties; a copy goes to each pw_stream_new
   char node_name[128];
+  char remote[256];                // PW_KEY_REMOTE_NAME for pw_context_connect; "" lets the environment decide
   enum spa_direction direction;
   uint32_t rate, channels, quantum_frames;
   cued_pw_process_fn fn;
@@ -199,6 +200,19 @@ static void disconnect_core_locked(cued_pw_stream *s) {
   s->core_dead = 0;
 }
 
+// A pw_context_connect with PW_KEY_REMOTE_NAME when a remote is named.
+static struct pw_core *connect_core(struct pw_context *context, const char *remote) {
+  struct pw_properties *props = NULL;
+  if (remote != NULL && remote[0] != 0) props = pw_properties_new(PW_KEY_REMOTE_NAME, remote, NULL);
+  return pw_context_connect(context, props, 0);
+}
+
+void cued_pw_stream_set_remote(cued_pw_stream *s, const char *remote_or_null) {
+  pw_thread_loop_lock(s->loop);
+  snprintf(s->remote, sizeof s->remote, "%s", remote_or_null ? remote_or_null : "");
+  pw_thread_loop_unlock(s->loop);
+}
+
 int cued_pw_stream_connect(cued_pw_stream *s) {
   int result = 0;
   pw_thread_loop_lock(s->loop);
@@ -211,7 +225,8 @@ int cued_pw_stream_connect(cued_pw_stream *s) {
   if (s->stream != NULL) goto done;
   s->error[0] = 0;
   if (s->core == NULL) {
-    s->core = pw_context_connect(s->context, NULL, 0);
+    errno = 0;
+    s->core = connect_core(s->context, s->remote);
     if (s->core == NULL) {
       result = errno ? -errno : -EHOSTDOWN;
       snprintf(s->error, sizeof s->error, "no PipeWire server: %s", strerror(-result));
@@ -349,12 +364,12 @@ static const struct pw_core_events probe_events = {
   .error = probe_error,
 };
 
-int cued_pw_server_answers(int timeout_ms) {
+int cued_pw_server_answers(const char *remote_or_null, int timeout_ms) {
   pthread_once(&init_once, init_pipewire);
   struct pw_loop *loop = pw_loop_new(NULL);
   if (loop == NULL) return 0;
   struct pw_context *context = pw_context_new(loop, NULL, 0);
-  struct pw_core *core = context ? pw_context_connect(context, NULL, 0) : NULL;
+  struct pw_core *core = context ? connect_core(context, remote_or_null) : NULL;
   struct probe probe = {0};
   if (core != NULL) {
     struct spa_hook listener;

@@ -202,7 +202,7 @@ while let argument = arguments.popFirst() {
 
 // MARK: - The run
 
-let answers = cued_pw_server_answers(1000) != 0
+let answers = cued_pw_server_answers(nil, 1000) != 0
 report("server_answers", "\(answers)")
 guard answers else {
   print("result=fail (no PipeWire server answers; eval \"$(scripts/pipewire-env.sh start)\" first)")
@@ -353,8 +353,7 @@ cued_pw_stream_free(output)
 cued_pw_stream_free(capture)
 
 // The same probe against a server name nobody serves must say no.
-setenv("PIPEWIRE_REMOTE", "cued-no-such-server", 1)
-let bogusAnswers = cued_pw_server_answers(500) != 0
+let bogusAnswers = cued_pw_server_answers("cued-no-such-server", 500) != 0
 report("server_answers_for_missing_remote", "\(bogusAnswers)")
 check(!bogusAnswers, "a missing server was reported as answering")
 

@@ -70,6 +70,14 @@ struct ProbeReport {
 struct PipeWireTests {
   static var probe: String { Harness.productsDirectory + "/cued-pwprobe" }
 
+  /// Whether `pid` runs: a process that exited may stay a zombie until init reaps it.
+  static func isRunning(_ pid: pid_t) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = stat.lastIndex(of: ")")
+    else { return false }
+    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first != "Z"
+  }
+
   @Test func theEnvironmentIsReadyWithinTwoSecondsStartsOnceAndStopsEveryProcess() throws {
     let directory = Harness.temporaryDirectory()
     let started = Date()
@@ -94,7 +102,7 @@ struct PipeWireTests {
     #expect(metadata.stdout.contains("cued-test-sink"))
 
     #expect(try pipewire.stop().status == 0)
-    for pid in pids { #expect(kill(pid, 0) != 0, "process \(pid) survived stop") }
+    for pid in pids { #expect(!Self.isRunning(pid), "process \(pid) survived stop") }
     #expect(!FileManager.default.fileExists(atPath: directory))
     #expect(try pipewire.stop().status == 0)  // stop is idempotent
   }

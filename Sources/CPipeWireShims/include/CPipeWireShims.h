@@ -85,6 +85,12 @@ cued_pw_stream *cued_pw_capture_new(const char *app_name, const char *node_name,
                                     uint32_t rate, uint32_t channels, uint32_t quantum_frames,
                                     cued_pw_process_fn fn, void *user);
 
+/// Names the server `connect` uses: a socket name in the runtime directory or an absolute socket path
+/// (PW_KEY_REMOTE_NAME). NULL, the default, lets PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /
+/// XDG_RUNTIME_DIR decide. Takes effect at the next connection to the server. Copies `remote_or_null`.
+/// A PIPEWIRE_REMOTE in the environment wins over it (libpipewire 0.3.65 applies the variable last).
+void cued_pw_stream_set_remote(cued_pw_stream *stream, const char *remote_or_null);
+
 /// Connects to the server (again, after it went away) and puts a node for the stream into the graph.
 /// A stream already connected and not in error is left alone; one in error is made again.
 ///
@@ -118,9 +124,10 @@ int cued_pw_stream_time(cued_pw_stream *stream, cued_pw_timing *timing);
 /// How many process cycles ran, and how many found no free buffer (the stream could not deliver).
 void cued_pw_stream_counters(cued_pw_stream *stream, uint64_t *cycles, uint64_t *missed);
 
-/// Whether a PipeWire server answers within `timeout_ms`: connects and round-trips one core sync
-/// (PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR / XDG_RUNTIME_DIR apply). For `--device auto`.
+/// Whether a PipeWire server answers within `timeout_ms`: connects and round-trips one core sync.
+/// `remote_or_null` as in `cued_pw_stream_set_remote` (NULL: PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /
+/// XDG_RUNTIME_DIR decide). For `--device auto`. Returns 1 or 0.
 /// Stands in for pw_context_connect + pw_core_sync + the core `done` event on a private pw_loop.
-int cued_pw_server_answers(int timeout_ms);
+int cued_pw_server_answers(const char *remote_or_null, int timeout_ms);
 
 #endif
