@@ -66,18 +66,24 @@ let counterUnavailable: String? = cued_alloc_counter_unavailable_reason().map { 
   "The PipeWire pull path allocates nothing",
   .enabled(if: counterUnavailable == nil, Comment(rawValue: counterUnavailable ?? "")))
 struct PullPathAllocationTests {
+  /// A 48 kHz stereo output asking for 256-frame cycles, playing `tone`, for the server at `socket`.
+  static func output(named nodeName: String, playing tone: CountingTone, on socket: String) throws -> OpaquePointer {
+    let output = try #require(
+      cued_pw_output_new(
+        "cued-tests", nodeName, "Notification", nil, 48_000, 2, 256, countingProcess,
+        Unmanaged.passUnretained(tone).toOpaque()))
+    cued_pw_stream_set_remote(output, socket)
+    return output
+  }
+
   @Test func twoHundredRealTimeCallbacksDoNoMallocOrFree() throws {
     let pipewire = try HeadlessPipeWire()
     #expect(cued_pw_server_answers(pipewire.socket, 1000) == 1)
     #expect(cued_pw_server_answers(pipewire.directory + "/no-such-socket", 500) == 0)
 
     let tone = CountingTone()
-    let output = try #require(
-      cued_pw_output_new(
-        "cued-tests", "cued-allocation-test", "Notification", nil, 48_000, 2, 256, countingProcess,
-        Unmanaged.passUnretained(tone).toOpaque()))
+    let output = try Self.output(named: "cued-allocation-test", playing: tone, on: pipewire.socket)
     defer { cued_pw_stream_free(output) }
-    cued_pw_stream_set_remote(output, pipewire.socket)
     #expect(cued_pw_stream_state(output, nil, 0) == CUED_PW_STATE_UNCONNECTED)
     #expect(cued_pw_stream_connect(output) == 0)
     #expect(cued_pw_stream_wait(output, CUED_PW_STATE_STREAMING, 2000) == CUED_PW_STATE_STREAMING)
@@ -101,12 +107,8 @@ struct PullPathAllocationTests {
 
   @Test func connectingToNoServerFailsWithTheReason() throws {
     let tone = CountingTone()
-    let output = try #require(
-      cued_pw_output_new(
-        "cued-tests", "cued-no-server-test", "Notification", nil, 48_000, 2, 256, countingProcess,
-        Unmanaged.passUnretained(tone).toOpaque()))
+    let output = try Self.output(named: "cued-no-server-test", playing: tone, on: "/nonexistent/pipewire-0")
     defer { cued_pw_stream_free(output) }
-    cued_pw_stream_set_remote(output, "/nonexistent/pipewire-0")
     #expect(cued_pw_stream_connect(output) < 0)
     var text = [CChar](repeating: 0, count: 256)
     #expect(cued_pw_stream_state(output, &text, text.count) == CUED_PW_STATE_ERROR)
