@@ -185,6 +185,7 @@ var rounds = 2
 var sinkName = "cued-test-sink"
 var target: String? = nil
 var restartCommand: String? = nil
+var silentSeconds = 0
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
   switch argument {
@@ -193,9 +194,11 @@ while let argument = arguments.popFirst() {
   case "--sink": sinkName = arguments.popFirst() ?? sinkName
   case "--target": target = arguments.popFirst()
   case "--restart-command": restartCommand = arguments.popFirst()
+  case "--silent-seconds": silentSeconds = Int(arguments.popFirst() ?? "") ?? 0
   default:
     print("usage: cued-pwprobe [--quantum FRAMES] [--rounds N] [--sink NAME] [--target NODE] [--restart-command SH]")
     print("  --restart-command: a shell command that restarts the server; run in round 2 while the output streams")
+    print("  --silent-seconds: after the rounds, stream silence this long and report the probe's CPU use")
     exit(2)
   }
 }
@@ -347,6 +350,26 @@ for round in 1...max(1, rounds) {
     maxError = max(maxError, abs(recorder.samples[(first - 1 + frame) * 2] - sent))
   }
   report("tone_max_sample_error", "\(maxError)")
+}
+
+// Open and silent: what a connected output costs this process (the server's share is measured outside).
+if silentSeconds > 0 {
+  source.reset()
+  cued_pw_stream_disconnect(capture)
+  _ = cued_pw_stream_connect(output)
+  _ = cued_pw_stream_wait(output, CUED_PW_STATE_STREAMING, 2000)
+  var before = rusage()
+  getrusage(RUSAGE_SELF.rawValue, &before)
+  let start = monotonicNanoseconds()
+  sleepMilliseconds(silentSeconds * 1000)
+  var after = rusage()
+  getrusage(RUSAGE_SELF.rawValue, &after)
+  func microseconds(_ time: timeval) -> Int64 { Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_usec) }
+  let cpu = microseconds(after.ru_utime) - microseconds(before.ru_utime) + microseconds(after.ru_stime) - microseconds(before.ru_stime)
+  let wall = (monotonicNanoseconds() - start) / 1000
+  report("silent_cpu_percent", "\(Double(cpu * 10_000 / wall) / 100)")
+  report("silent_context_switches", "\((after.ru_nvcsw + after.ru_nivcsw) - (before.ru_nvcsw + before.ru_nivcsw))")
+  cued_pw_stream_disconnect(output)
 }
 
 cued_pw_stream_free(output)
