@@ -32,6 +32,16 @@ let package = Package(
     .systemLibrary(name: "CSyn123", pkgConfig: "libsyn123", providers: [.apt(["libmpg123-dev"])]),
     // Stand-ins for what Swift cannot call in libasound (variadic error handler).
     .target(name: "CAudioShims", dependencies: ["CALSA"]),
+    // A plain-C face of libpipewire-0.3 (one stream on a pw_thread_loop): SPA pods, variadic properties
+    // and event tables are macros and inline code Swift cannot call; only this target includes the
+    // PipeWire headers. Not a pkg-config `.systemLibrary`: libpipewire-0.3.pc and libspa-0.2.pc carry
+    // `-D_REENTRANT`, which SwiftPM drops with a "prohibited flag(s)" warning on every build, and a
+    // system library's `link` reaches only Swift importers, not a C target. The paths are the ones
+    // `pkg-config --cflags libpipewire-0.3` prints (Debian: libpipewire-0.3-dev, libspa-0.2-dev).
+    .target(
+      name: "CPipeWireShims",
+      cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"])],
+      linkerSettings: [.linkedLibrary("pipewire-0.3")]),
     // Stand-ins for glibc symbols that Swift's Glibc module hides (ucred, accept4, eventfd, signalfd).
     .target(name: "CSystemShims"),
 
@@ -73,6 +83,9 @@ let package = Package(
     // The request path as one checked function of arbitrary bytes (`ProtocolFuzzing`), shared by the
     // fuzzer and the corpus test. A target of its own so that CueProtocol, which clients link, carries no fuzz code.
     .target(name: "CueProtocolFuzzing", dependencies: ["CueProtocol"]),
+    // Plays a tone through the PipeWire shim into a (test) sink and checks it on the sink's monitor:
+    // quantum, delay, onset, node removal on disconnect. For scripts/pipewire-env.sh set-ups; not installed.
+    .executableTarget(name: "cued-pwprobe", dependencies: ["CPipeWireShims", "CuePosix"]),
     // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
     // a replayer of fuzz inputs. Not installed.
     .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocolFuzzing", "CuePosix"]),
@@ -90,9 +103,12 @@ let package = Package(
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueAudio", "CuePosix"]),
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
+    .testTarget(name: "PipeWireShimTests", dependencies: ["CPipeWireShims", "CAllocCounter"]),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["cued", "cuectl", "cued-config", "cued-carousel", "CueAudio", "CueProtocol", "CuePosix"]),
+      dependencies: [
+        "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "CueAudio", "CueProtocol", "CuePosix",
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -8,11 +8,16 @@
 #                                  PipeWire under the service's sandbox (bwrap) in tests. Its ALSA plugin
 #                                  (pipewire-alsa) conflicts with the pulseaudio package, so it is not
 #                                  installed: the plugin is unpacked from its .deb into .build/pipewire-alsa.
+#                                  pipewire-bin has pw-cli/pw-metadata/pw-dump, which scripts/pipewire-env.sh
+#                                  (the headless PipeWire the tests start) uses.
+#   libpipewire-0.3-dev, libspa-0.2-dev
+#                                  headers + pkg-config file for the native PipeWire output (CPipeWire).
+#                                  Neither changes ALSA's 'default' (only pipewire-alsa would).
 #   systemd                        systemd-analyze and systemd-socket-activate for the unit tests
 #   dpkg-dev, binutils, lintian    make deb (dpkg-shlibdeps, strip) and its check in the install tests
 set -euo pipefail
 packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
-  pipewire pipewire-bin wireplumber dbus bubblewrap systemd dpkg-dev binutils lintian tmux)
+  pipewire pipewire-bin wireplumber dbus libpipewire-0.3-dev libspa-0.2-dev bubblewrap systemd dpkg-dev binutils lintian tmux)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(sox lame mpg123 socat)  # regenerate sounds/fixtures, benchmarks, protocol examples
 fi

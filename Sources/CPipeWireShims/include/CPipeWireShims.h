@@ -1,0 +1,133 @@
+#ifndef CUED_PIPEWIRE_SHIMS_H
+#define CUED_PIPEWIRE_SHIMS_H
+// A small C face of libpipewire for Swift: one stream (playback or capture) on its own
+// pw_thread_loop, with plain types only.
+//
+// Why C: libpipewire and SPA are built from macros and inline functions (SPA_POD_BUILDER_INIT,
+// spa_format_audio_raw_build, SPA_AUDIO_INFO_RAW_INIT), the property calls are variadic
+// (pw_properties_new, pw_properties_setf), the event tables are structs of function pointers with a
+// version field (pw_stream_events, pw_core_events), and struct pw_time grows between versions.
+// None of that is callable or safely declarable from Swift. No libpipewire type crosses this header.
+//
+// Threads: `new`, `connect`, `disconnect`, `free`, `state` and `time` are for one control thread.
+// The process callback runs on PipeWire's real-time data thread (RT_PROCESS): it must not allocate,
+// lock, log or block; the shim itself does none of those on that path.
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// What PipeWire reported about a stream's position in the graph, as `pw_stream_get_time_n` gives it.
+///
+/// Stands in for `struct pw_time` (whose size changes between PipeWire versions; the shim asks for
+/// the size it was compiled with). `delay` and `ticks` count in `rate_num/rate_denom` seconds
+/// (usually 1/48000). For playback, a frame written in the cycle reported at `now_ns` is heard at
+/// about `now_ns + (delay + queued + buffered) / rate` (queued converted from bytes to frames).
+typedef struct cued_pw_timing {
+  /// CLOCK_MONOTONIC nanoseconds when this report was made (the start of the graph cycle).
+  int64_t now_ns;
+  /// The unit of `ticks` and `delay`: `rate_num / rate_denom` seconds.
+  uint32_t rate_num;
+  uint32_t rate_denom;
+  /// The graph position at `now_ns`, monotonically increasing.
+  uint64_t ticks;
+  /// Time from the stream to the device (playback) or from the device (capture), in rate units,
+  /// without the stream's own queued buffers.
+  int64_t delay;
+  /// Bytes queued in the stream's buffers that PipeWire has not consumed yet.
+  uint64_t queued_bytes;
+  /// Frames held in the resampler (0 without resampling).
+  uint64_t buffered_frames;
+  /// Buffers queued, and buffers available to dequeue.
+  uint32_t queued_buffers;
+  uint32_t avail_buffers;
+  /// The frames PipeWire asked for in this cycle (`pw_buffer.requested`): the graph quantum in the
+  /// stream's rate. 0 outside a process callback or when the server did not say.
+  uint32_t frames_requested;
+} cued_pw_timing;
+
+/// The callback PipeWire's real-time thread calls once per graph cycle.
+///
+/// Playback: fill `interleaved` with `frames` frames (float, interleaved, the stream's channels).
+/// Capture: read `frames` frames from it. Runs on the data thread: no allocation, lock, log or wait.
+typedef void (*cued_pw_process_fn)(void *user, float *interleaved, uint32_t frames, const cued_pw_timing *timing);
+
+/// The states of a stream, from `enum pw_stream_state`, plus `unconnected` for a stream that
+/// has no PipeWire node (before `connect`, after `disconnect`).
+typedef enum cued_pw_state {
+  CUED_PW_STATE_ERROR = -1,
+  CUED_PW_STATE_UNCONNECTED = 0,
+  CUED_PW_STATE_CONNECTING = 1,
+  CUED_PW_STATE_PAUSED = 2,
+  CUED_PW_STATE_STREAMING = 3,
+} cued_pw_state;
+
+/// One stream and the thread loop that serves it. Opaque.
+typedef struct cued_pw_stream cued_pw_stream;
+
+/// Makes a playback stream (not yet connected): F32 interleaved, `channels` at `rate`, asking the
+/// graph for `quantum_frames` per cycle (`node.latency = quantum_frames/rate`).
+///
+/// Stands in for pw_init + pw_thread_loop_new + pw_context_new + the variadic pw_properties_new of
+/// `media.type=Audio`, `media.category=Playback`, `media.role`, `node.name`, `application.name`,
+/// `node.latency` and, when `target_or_null` is not NULL, `target.object` (a node name or serial;
+/// NULL lets the session manager choose, usually the default sink). The thread loop starts here and
+/// stays idle (blocked in poll) until `connect`. Returns NULL when PipeWire cannot be set up.
+cued_pw_stream *cued_pw_output_new(const char *app_name, const char *node_name, const char *media_role,
+                                   const char *target_or_null, uint32_t rate, uint32_t channels,
+                                   uint32_t quantum_frames, cued_pw_process_fn fn, void *user);
+
+/// Makes a capture stream of a sink's output (its monitor) for tests and measurements.
+///
+/// Like `cued_pw_output_new`, with `stream.capture.sink=true`, `node.passive=true` (it never keeps
+/// the graph running nor sets its quantum unless `quantum_frames` is nonzero) and
+/// `target.object = sink_name`.
+cued_pw_stream *cued_pw_capture_new(const char *app_name, const char *node_name, const char *sink_name,
+                                    uint32_t rate, uint32_t channels, uint32_t quantum_frames,
+                                    cued_pw_process_fn fn, void *user);
+
+/// Names the server `connect` uses: a socket name in the runtime directory or an absolute socket path
+/// (PW_KEY_REMOTE_NAME). NULL, the default, lets PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /
+/// XDG_RUNTIME_DIR decide. Takes effect at the next connection to the server. Copies `remote_or_null`.
+/// A PIPEWIRE_REMOTE in the environment wins over it (libpipewire 0.3.65 applies the variable last).
+void cued_pw_stream_set_remote(cued_pw_stream *stream, const char *remote_or_null);
+
+/// Connects to the server (again, after it went away) and puts a node for the stream into the graph.
+/// A stream already connected and not in error is left alone; one in error is made again.
+///
+/// Stands in for pw_context_connect + pw_stream_new + pw_stream_connect with the SPA format pod
+/// (built with spa_format_audio_raw_build, an inline function) and the flags
+/// AUTOCONNECT | MAP_BUFFERS | RT_PROCESS. Returns 0, or a negative errno (-EHOSTDOWN: no server)
+/// with the reason in `cued_pw_stream_state`'s text. Returns at once; watch the state for streaming.
+int cued_pw_stream_connect(cued_pw_stream *stream);
+
+/// Removes the stream's node from the graph (pw_stream_destroy); the connection to the server stays.
+/// After it returns the process callback is not running and will not run. Idempotent.
+void cued_pw_stream_disconnect(cued_pw_stream *stream);
+
+/// Disconnects, closes the server connection, stops the thread loop and frees everything. NULL is fine.
+void cued_pw_stream_free(cued_pw_stream *stream);
+
+/// The stream's state now; when `error_text` is not NULL, copies the error (or "") into it.
+///
+/// Stands in for pw_stream_get_state, read under the thread-loop lock, plus the server's core errors
+/// (a server that went away shows as CUED_PW_STATE_ERROR, "server disconnected").
+cued_pw_state cued_pw_stream_state(cued_pw_stream *stream, char *error_text, size_t error_capacity);
+
+/// Waits up to `timeout_ms` for the stream to reach `state` (or an error); returns the state reached.
+/// For the control side and tests; uses pw_thread_loop_timed_wait_full.
+cued_pw_state cued_pw_stream_wait(cued_pw_stream *stream, cued_pw_state state, int timeout_ms);
+
+/// The stream's latest timing, as pw_stream_get_time_n reports it. Returns 0, or -1 when there is no
+/// connected stream. `frames_requested` is the last value the process callback saw.
+int cued_pw_stream_time(cued_pw_stream *stream, cued_pw_timing *timing);
+
+/// How many process cycles ran, and how many found no free buffer (the stream could not deliver).
+void cued_pw_stream_counters(cued_pw_stream *stream, uint64_t *cycles, uint64_t *missed);
+
+/// Whether a PipeWire server answers within `timeout_ms`: connects and round-trips one core sync.
+/// `remote_or_null` as in `cued_pw_stream_set_remote` (NULL: PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /
+/// XDG_RUNTIME_DIR decide). For `--device auto`. Returns 1 or 0.
+/// Stands in for pw_context_connect + pw_core_sync + the core `done` event on a private pw_loop.
+int cued_pw_server_answers(const char *remote_or_null, int timeout_ms);
+
+#endif
