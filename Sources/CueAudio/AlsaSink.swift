@@ -45,6 +45,8 @@ public protocol OutputDevice: AudioSink {
   func close()
   /// The name shown in status and messages.
   var name: String { get }
+  /// How it is reached, for `status`: `alsa`, `null`.
+  var backend: String { get }
 }
 
 /// Plays through an ALSA PCM (`default`, `pulse`, `hw:0`, a `file` PCM for tests, ...).
@@ -54,6 +56,7 @@ public protocol OutputDevice: AudioSink {
 /// here into a buffer allocated at open, not on the audio thread).
 public final class AlsaSink: OutputDevice, @unchecked Sendable {
   public let name: String
+  public let backend = "alsa"
   private let rate: Int
   private let requestedPeriodFrames: Int
   private let requestedBufferFrames: Int

@@ -7,6 +7,7 @@ import CuePosix
 /// a buffer like a device's, so voices, events and idle timing behave as they would on a card.
 public final class NullSink: OutputDevice, @unchecked Sendable {
   public let name = "null"
+  public let backend = "null"
   private let rate: Int
   private let periodFrames: Int
   private let bufferFrames: Int

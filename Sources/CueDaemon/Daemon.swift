@@ -315,7 +315,9 @@ public final class Daemon<Device: OutputDevice> {
     case .list:
       return .list(ListReply(cues: catalog.listing()))
     case .status:
-      return .status(status.reply)
+      var reply = status.reply
+      reply.scheduling = StatusReply.Scheduling(audioThread.scheduling)
+      return .status(reply)
     case .voices:
       let now = clock.nanoseconds()
       return .voices(VoicesReply(voices: voices.voices.sorted { $0.key.rawValue < $1.key.rawValue }.map { id, voice in

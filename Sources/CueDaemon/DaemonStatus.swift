@@ -47,7 +47,7 @@ struct DaemonStatus {
     return StatusReply(
       pid: Int(ProcessInfo.processID), uptime: Double(clock.nanoseconds() - startedAt) / 1e9,
       device: StatusReply.Device(
-        name: device.name, state: state, error: device.lossError, format: format, delayFrames: device.delayFrames, opens: device.opens,
+        name: device.name, backend: device.backend, state: state, error: device.lossError, format: format, delayFrames: device.delayFrames, opens: device.opens,
         losses: device.losses),
       voices: voices.soundingCount, voiceLimit: voices.limit, plays: Int(voices.playsStarted),
       underruns: Int(counters.underruns.load(ordering: .relaxed)), framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),
@@ -57,5 +57,16 @@ struct DaemonStatus {
       deviceCurrentTime: Double(device.heardFrame()) / Double(configuration.sampleRate), triggerLatency: triggerLatency.summary,
       paging: StatusReply.PagingCounts(paging.counts), eventsDropped: clients.eventsDropped,
       refusedConnections: clients.refusedConnections, socket: configuration.socketPath)
+  }
+}
+
+extension StatusReply.Scheduling {
+  /// What the scheduler granted the audio thread, as `status` says it.
+  init(_ scheduling: Threads.Scheduling) {
+    switch scheduling {
+    case .normal: self.init(policy: "other")
+    case .realtime(let priority): self.init(policy: "fifo", priority: Int(priority))
+    case .refused(let errno): self.init(policy: "other", refused: errno.description)
+    }
   }
 }

@@ -74,6 +74,7 @@ final class DeviceController {
   }
 
   var name: String { device.name }
+  var backend: String { device.backend }
 
   /// Makes sure the device is open before a voice starts. True when it was opened now and must be
   /// handed over with `attach()` after the voice's start is queued (so the cue is its first frame).

@@ -24,6 +24,8 @@ public struct StatusReply: ReplyFields {
     }
 
     public var name: String
+    /// How cued reaches it: `alsa` (a PCM, through a sound server's ALSA plugin or a card) or `null`.
+    public var backend: String
     public var state: State
     /// Why it was lost (only when `lost`).
     public var error: String?
@@ -35,9 +37,11 @@ public struct StatusReply: ReplyFields {
     public var losses: Int
 
     public init(
-      name: String, state: State, error: String? = nil, format: Format? = nil, delayFrames: Int = 0, opens: Int = 0, losses: Int = 0
+      name: String, backend: String = "alsa", state: State, error: String? = nil, format: Format? = nil, delayFrames: Int = 0,
+      opens: Int = 0, losses: Int = 0
     ) {
       self.name = name
+      self.backend = backend
       self.state = state
       self.error = error
       self.format = format
@@ -47,7 +51,7 @@ public struct StatusReply: ReplyFields {
     }
 
     var json: JSONValue {
-      var members: [(String, JSONValue)] = [("name", .string(name)), ("state", .string(state.rawValue))]
+      var members: [(String, JSONValue)] = [("name", .string(name)), ("backend", .string(backend)), ("state", .string(state.rawValue))]
       if let error { members.append(("error", .string(error))) }
       if let format {
         members += [
@@ -63,6 +67,7 @@ public struct StatusReply: ReplyFields {
       var fields = FieldReader(json)
       let what = "the status reply's device"
       name = try required(fields.string("name"), "name", in: what)
+      backend = try fields.string("backend") ?? "alsa"  // daemons before 2026-11-23 had ALSA only
       state = try required(fields.value("state", as: State.self), "state", in: what)
       error = try fields.string("error")
       if let sampleFormat = try fields.string("format") {
@@ -151,14 +156,43 @@ public struct StatusReply: ReplyFields {
   public var refusedConnections: Int
   /// The socket the daemon listens on.
   public var socket: String
+  /// What the scheduler granted the audio thread.
+  public var scheduling: Scheduling
+
+  /// The audio thread's scheduling: `fifo` at a priority, or `other` (time-sharing), with the
+  /// reason when real-time was asked for and refused.
+  public struct Scheduling: Sendable, Equatable {
+    public var policy: String
+    public var priority: Int?
+    public var refused: String?
+
+    public init(policy: String, priority: Int? = nil, refused: String? = nil) {
+      (self.policy, self.priority, self.refused) = (policy, priority, refused)
+    }
+
+    var json: JSONValue {
+      var members: [(String, JSONValue)] = [("policy", .string(policy))]
+      if let priority { members.append(("priority", .int(priority))) }
+      if let refused { members.append(("refused", .string(refused))) }
+      return .object(members)
+    }
+
+    init(json: JSONValue) throws(ProtocolError) {
+      var fields = FieldReader(json)
+      policy = try required(fields.string("policy"), "policy", in: "the status reply's scheduling")
+      priority = try fields.integer("priority")
+      refused = try fields.string("refused")
+    }
+  }
 
   public init(
     version: String = cuedVersion, pid: Int, uptime: Double, device: Device, voices: Int = 0, voiceLimit: Int, plays: Int = 0,
     underruns: Int = 0, framesWritten: Int = 0, cues: Int = 0, cueBytes: Int = 0, clients: Int = 0, players: Int = 0,
     sounds: Int = 0, systemVolume: Double = 1, systemMuted: Bool = false, deviceCurrentTime: Double = 0,
     triggerLatency: Latency = Latency(), paging: PagingCounts = PagingCounts(), eventsDropped: Int = 0,
-    refusedConnections: Int = 0, socket: String
+    refusedConnections: Int = 0, socket: String, scheduling: Scheduling = Scheduling(policy: "other")
   ) {
+    self.scheduling = scheduling
     self.version = version
     self.pid = pid
     self.uptime = uptime
@@ -193,6 +227,7 @@ public struct StatusReply: ReplyFields {
       ("triggerLatency", triggerLatency.json),
       ("paging", .object(PagingDecision.allCases.map { ($0.rawValue, .int(paging[$0])) })),
       ("eventsDropped", .int(eventsDropped)), ("refusedConnections", .int(refusedConnections)), ("socket", .string(socket)),
+      ("scheduling", scheduling.json),
     ]
   }
 
@@ -225,5 +260,6 @@ public struct StatusReply: ReplyFields {
     eventsDropped = try count("eventsDropped")
     refusedConnections = try count("refusedConnections")
     socket = try required(fields.string("socket"), "socket", in: what)
+    scheduling = try fields.object("scheduling").map { (json) throws(ProtocolError) in try Scheduling(json: json) } ?? Scheduling(policy: "other")
   }
 }

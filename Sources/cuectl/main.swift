@@ -257,7 +257,7 @@ struct Status: ParsableCommand {
     guard !global.json else { return }
     let device = status.device
     var lines: [String] = []
-    var deviceLine = "device:    \(device.name) (\(device.state.rawValue))"
+    var deviceLine = "device:    \(device.name) via \(device.backend) (\(device.state.rawValue))"
     if let format = device.format {
       deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, period \(format.periodFrames), buffer \(format.bufferFrames) frames"
     }
@@ -265,6 +265,11 @@ struct Status: ParsableCommand {
     if let error = device.error { lines.append("error:     \(error)") }
     lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")
     lines.append("underruns: \(status.underruns)")
+    let scheduling = status.scheduling
+    var audio = scheduling.policy == "fifo" ? "SCHED_FIFO" : "normal scheduling"
+    if let priority = scheduling.priority { audio += ", priority \(priority)" }
+    if let refused = scheduling.refused { audio += " (real-time refused: \(refused))" }
+    lines.append("audio:     \(audio)")
     lines.append("uptime:    \(formatSeconds(status.uptime))")
     lines.append("cues:      \(status.cues) (\(formatBytes(status.cueBytes)))")
     lines.append("clients:   \(status.clients)")

@@ -18,6 +18,7 @@ final class ManualClock: DaemonClock {
 /// An output device that keeps what it is given, and fails when told to.
 final class TestSink: OutputDevice, @unchecked Sendable {
   let name = "test"
+  let backend = "test"
   var format = NegotiatedFormat(sampleFormat: .float32, rate: 48000, periodFrames: 240, bufferFrames: 960)
   /// Interleaved stereo, every frame written since the test began.
   var written: [Float] = []

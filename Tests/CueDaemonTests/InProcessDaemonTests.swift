@@ -316,6 +316,9 @@ struct InProcessDaemonTests {
     #expect(status["cues"] == .number(5))
     #expect(status["device"]?["state"] == .string("open"))
     #expect(status["device"]?["opens"] == .number(1))
+    #expect(status["device"]?["backend"] == .string("test"))
+    // No audio thread runs in process: nothing was asked of the scheduler.
+    #expect(status["scheduling"] == .object([("policy", .string("other"))]))
   }
 
   @Test func voicesListsWhatSoundsOldestFirstWithItsOrigin() throws {

@@ -50,6 +50,29 @@ struct DaemonTests {
     return (daemon, dir)
   }
 
+  @Test func statusSaysTheBackendAndWhatTheSchedulerGrantedTheAudioThread() throws {
+    let (asking, _) = try Self.start(["--realtime-priority", "20"])
+    defer { asking.stop() }
+    let status = try asking.status()
+    #expect((status["device"] as? [String: Any])?["backend"] as? String == "null")
+    let scheduling = try #require(status["scheduling"] as? [String: Any])
+    // Root gets SCHED_FIFO at the priority asked for; anyone else normal scheduling and the reason.
+    if scheduling["policy"] as? String == "fifo" {
+      #expect(scheduling["priority"] as? Int == 20)
+      #expect(try asking.cuectl(["status"]).stdout.contains("audio:     SCHED_FIFO, priority 20"))
+    } else {
+      #expect(scheduling["policy"] as? String == "other")
+      #expect((scheduling["refused"] as? String)?.isEmpty == false)
+      #expect(try asking.cuectl(["status"]).stdout.contains("real-time refused"))
+    }
+    let (notAsking, _) = try Self.start()  // the harness's --realtime-priority 0
+    defer { notAsking.stop() }
+    #expect(try notAsking.status()["scheduling"] as? [String: String] == ["policy": "other"])
+    let text = try notAsking.cuectl(["status"]).stdout
+    #expect(text.contains("device:    null via null (closed)"))
+    #expect(text.contains("audio:     normal scheduling\n"))
+  }
+
   @Test func playingAnUnknownCueExits1AndNamesIt() throws {
     let (daemon, _) = try Self.start()
     defer { daemon.stop() }
