@@ -86,6 +86,8 @@ else
   export ASAN_OPTIONS="$options:halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1"
   export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0"
 fi
+# Tests that judge memory (the soak test's RSS growth) loosen their bounds under a sanitizer.
+export CUED_SANITIZER="$sanitizer"
 # The Swift runtime's backtracer would take a crash's signal before the sanitizer: let the
 # sanitizer report it (into the report file, with its stack).
 export SWIFT_BACKTRACE=enable=no

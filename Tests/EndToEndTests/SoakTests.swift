@@ -28,7 +28,15 @@ struct SoakTests {
       logPath: dir + "/cued.log")
     defer { daemon.stop() }
 
-    let arguments = ["--socket", daemon.socket, "--pid", "\(daemon.pid)", "--json", "--progress", Self.long ? "30" : "0"]
+    // Under ThreadSanitizer (scripts/sanitize.sh sets CUED_SANITIZER) the daemon's RSS carries the
+    // sanitizer's shadow memory, which grows as new addresses are touched (seen: +1.3 MiB over a
+    // quick soak that grows by < 1 MiB without it): the leak check is then a looser bound; races
+    // are what that run is for.
+    let rssLimitKiB = ProcessInfo.processInfo.environment["CUED_SANITIZER"] == nil ? 1024 : 8192
+    let arguments = [
+      "--socket", daemon.socket, "--pid", "\(daemon.pid)", "--json", "--progress", Self.long ? "30" : "0",
+      "--rss-limit", "\(rssLimitKiB)",
+    ]
     let result = try run(soak, arguments + (Self.long ? [] : ["--quick"]), timeout: Self.long ? 3600 : 180)
     let summary = try #require(
       try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
@@ -49,7 +57,7 @@ struct SoakTests {
     #expect((work["leftToClose"] as? Int ?? 0) > 0)
 
     let rss = try #require(summary["rss"] as? [String: Any])
-    #expect((rss["growthKiB"] as? Int ?? .max) < 1024, "RSS after warm-up: \(rss)")
+    #expect((rss["growthKiB"] as? Int ?? .max) < rssLimitKiB, "RSS after warm-up: \(rss)")
     let fds = try #require(summary["fds"] as? [String: Any])
     #expect(fds["final"] as? Int == fds["baseline"] as? Int, "open descriptors: \(fds)")
 
