@@ -103,7 +103,7 @@ let package = Package(
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueAudio", "CuePosix"]),
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
-    .testTarget(name: "PipeWireShimTests", dependencies: ["CPipeWireShims", "CAllocCounter"]),
+    .testTarget(name: "PipeWireShimTests", dependencies: ["CPipeWireShims", "CAllocCounter", "CuePosix"]),
     .testTarget(
       name: "EndToEndTests",
       dependencies: [

@@ -64,15 +64,6 @@ public final class AudioThread: @unchecked Sendable {
   /// What the scheduler granted the thread (`.refused(EPERM)` without rights).
   public var scheduling: Threads.Scheduling { thread?.scheduling ?? .normal }
 
-  /// 0 when SCHED_FIFO was granted, else the errno (EPERM without rights), -1 when it was not asked for: for the log.
-  public var realtimeStatus: Int32 {
-    switch scheduling {
-    case .realtime: 0
-    case .refused(let code): code.rawValue
-    case .normal: -1
-    }
-  }
-
   /// Waits for the thread to return.
   public func join() {
     thread?.join()

@@ -58,12 +58,13 @@ final class ClientConnection {
 
   /// Queues a reply and tries to send it now.
   func send(_ reply: ReplyEnvelope) {
-    send(line: reply.json)
+    send(line: reply.line)
   }
 
-  private func send(line value: JSONValue) {
+  /// Queues one encoded line (its newline included) and tries to send it now.
+  private func send(line: [UInt8]) {
     guard !isClosed else { return }
-    output.append(contentsOf: value.line)
+    output.append(contentsOf: line)
     flush()
   }
 
@@ -73,7 +74,7 @@ final class ClientConnection {
   /// events are counted instead of queued, and once it has read half of that, one
   /// `events-dropped` event with the count goes out before the next event.
   @discardableResult
-  func sendEvent(_ value: JSONValue) -> Bool {
+  func sendEvent(_ line: [UInt8]) -> Bool {
     guard !isClosed else { return false }
     if pendingOutputBytes > eventDropBytes {
       droppedEvents += 1
@@ -81,7 +82,7 @@ final class ClientConnection {
       return false
     }
     reportDrops()
-    send(line: value)
+    send(line: line)
     return true
   }
 
@@ -90,7 +91,7 @@ final class ClientConnection {
     guard unreportedDrops > 0, !isClosed, pendingOutputBytes <= eventDropBytes / 2 else { return }
     let count = unreportedDrops
     unreportedDrops = 0
-    send(line: Event.eventsDropped(Event.EventsDropped(count: count)).json)
+    send(line: Event.eventsDropped(Event.EventsDropped(count: count)).line)
   }
 
   /// Writes as much queued output as the socket takes.

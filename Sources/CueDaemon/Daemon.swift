@@ -45,11 +45,7 @@ public final class Daemon<Device: OutputDevice> {
 
   /// From a request's last byte arriving to its voice's first frame handed to the device.
   var triggerLatency = LatencyHistogram()
-  var status: DaemonStatus {
-    DaemonStatus(
-      configuration: configuration, startedAt: startedAt, clock: clock, engine: engine, device: device, voices: voices, catalog: catalog,
-      clients: clients, players: players, sounds: sounds, paging: paging, triggerLatency: triggerLatency)
-  }
+  var status: DaemonStatus<Device> { DaemonStatus(daemon: self) }
   var running = true
   private var signalFD: SignalFD? = nil
   private var watchdog: Watchdog? = nil
@@ -142,7 +138,6 @@ public final class Daemon<Device: OutputDevice> {
       { [unowned self] client in sounds.release(ownedBy: client) },
       { [unowned self] client in reloader.release(client) },
     ]
-    reloader.carousels = { [unowned self] in paging.carousels }
     reloader.onScanning = { [unowned self] scanning in
       if scanning {
         notifier.notify(["RELOADING=1", "MONOTONIC_USEC=\(clock.nanoseconds() / 1000)", "STATUS=reloading"])
@@ -222,7 +217,7 @@ public final class Daemon<Device: OutputDevice> {
     if let interval = notifier.watchdogInterval { watchdog = Watchdog(interval: interval, now: clock.nanoseconds()) }
     logger.info(
       "cued \(cuedVersion) ready on \(configuration.socketPath); device '\(device.name)' opens on the first cue",
-      metadata: audioThread.realtimeStatus == 0 ? ["audio-thread": "SCHED_FIFO"] : [:])
+      metadata: StatusReply.Scheduling(audioThread.scheduling).policy == "fifo" ? ["audio-thread": "SCHED_FIFO"] : [:])
     var poll = PollSet<Source>()
     while running {
       poll.removeAll()
@@ -315,9 +310,7 @@ public final class Daemon<Device: OutputDevice> {
     case .list:
       return .list(ListReply(cues: catalog.listing()))
     case .status:
-      var reply = status.reply
-      reply.scheduling = StatusReply.Scheduling(audioThread.scheduling)
-      return .status(reply)
+      return .status(status.reply)
     case .voices:
       let now = clock.nanoseconds()
       return .voices(VoicesReply(voices: voices.voices.sorted { $0.key.rawValue < $1.key.rawValue }.map { id, voice in

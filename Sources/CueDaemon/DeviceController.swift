@@ -190,15 +190,16 @@ final class DeviceController {
   /// Frames written but not yet heard, after the last write.
   var delayFrames: Int { engine.counters.delayFrames.load(ordering: .relaxed) }
 
-  /// "closed", "open" or "lost", as `status` and systemd's STATUS say it.
-  var stateName: String {
+  /// The state as `status` reports it: `closed`, `open` (opened or attached) or `lost`.
+  var reportedState: StatusReply.Device.State {
     switch state {
-    case .closed: "closed"
-    case .opened, .attached: "open"
-    case .lost: "lost"
+    case .closed: .closed
+    case .opened, .attached: .open
+    case .lost: .lost
     }
   }
 
+  /// What went wrong, while lost.
   var lossError: String? {
     if case .lost(let loss) = state { return loss.error }
     return nil

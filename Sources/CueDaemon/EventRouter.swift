@@ -39,11 +39,11 @@ final class EventRouter {
       held.append((event, alsoTo))
       return
     }
-    var line: JSONValue? = nil
+    var line: [UInt8]? = nil  // encoded once, for every connection that gets it
     for client in clients.connections {
       let subscribed = client.subscription?.admits(event) ?? false
       guard subscribed || alsoTo.contains(client.serial) else { continue }
-      if line == nil { line = event.json }
+      if line == nil { line = event.line }
       client.sendEvent(line!)
     }
   }

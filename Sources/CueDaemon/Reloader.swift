@@ -31,8 +31,6 @@ final class Reloader {
 
   /// Hands a reloaded configuration (and the values it came from) to the owners.
   var apply: (DaemonConfiguration, ConfigValues) -> Void = { _, _ in }
-  /// The carousel bindings in force, to check a new config's against the cues.
-  var carousels: () -> [String: CarouselBindings] = { [:] }
   /// Tells systemd: RELOADING when a scan starts, READY when the last one is done.
   var onScanning: (Bool) -> Void = { _ in }
 

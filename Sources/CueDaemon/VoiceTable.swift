@@ -96,9 +96,12 @@ final class VoiceTable {
     defer { if attachPending { device.attach() } }
     if let deadline, clock.nanoseconds() > deadline { throw ProtocolError(.busy, "the cue could not start before its deadline") }
     let replaced = replacing.filter { isSounding($0.0) }
-    let replacedIDs = Set(replaced.map(\.0))
-    let staying = sounding().filter { !replacedIDs.contains($0) }
-    let victim = staying.count >= limit ? staying.first : nil
+    // Only at the limit is the oldest looked for (a sort): not on every play.
+    var victim: VoiceID? = nil
+    if soundingCount - replaced.count >= limit {
+      let replacedIDs = Set(replaced.map(\.0))
+      victim = sounding { _ in true }.first { !replacedIDs.contains($0) }
+    }
     guard engine.commandRoom >= replaced.count + (victim == nil ? 1 : 2) else { throw Self.busy }
     for (id, reason) in replaced { stopQueued(id, fadeFrames: stopFadeFrames, reason: reason) }
     if let victim { stopQueued(victim, fadeFrames: stopFadeFrames, reason: .stolen) }

@@ -179,6 +179,15 @@ public enum Files {
     return String(cString: resolved)
   }
 
+  /// Creates a new private (0700) directory `/tmp/PREFIX-` plus six random characters (`mkdtemp(3)`)
+  /// and returns its path: short enough to hold Unix socket paths.
+  public static func makeTemporaryDirectory(prefix: String) throws(SystemError) -> String {
+    var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    guard let made else { throw SystemError("mkdtemp(/tmp/\(prefix)-…)") }
+    return String(cString: made)
+  }
+
   /// Creates `path` (and missing parents) as directories with `mode`; an existing directory is fine.
   public static func makeDirectories(_ path: String, mode: mode_t) throws(SystemError) {
     if kind(of: path) == .directory { return }

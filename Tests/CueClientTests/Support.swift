@@ -31,8 +31,7 @@ enum Paths {
 
   /// A fresh directory under /tmp, short enough for socket paths.
   static func temporaryDirectory() -> String {
-    var template = Array("/tmp/cued-cl-XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    try! Files.makeTemporaryDirectory(prefix: "cued-cl")
   }
 }
 

@@ -2,7 +2,6 @@ import CueAudio
 import CueCore
 import CuePosix
 import CueProtocol
-import Foundation
 import Logging
 import Testing
 
@@ -136,8 +135,8 @@ final class EmbeddedDaemon {
   }
 
   static var repositorySounds: String {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-      .appendingPathComponent("sounds").path
+    // This file is Tests/CueDaemonTests/EmbeddedDaemon.swift; the sounds are at the root.
+    #filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/") + "/sounds"
   }
 
   func connect() -> EmbeddedClient {
@@ -164,8 +163,7 @@ final class EmbeddedDaemon {
 
   /// Waits (for real, a few seconds at most) for background work such as a decode, and applies it.
   func finishBackgroundWork() {
-    var request = pollfd(fd: daemon.work.doneFD.rawValue, events: Int16(POLLIN), revents: 0)
-    _ = poll(&request, 1, 5000)
+    _ = try? Poll.wait([PollRequest(fd: daemon.work.doneFD, events: .readable)], timeoutMilliseconds: 5000)
     daemon.finishWork()
   }
 

@@ -15,7 +15,7 @@ struct InProcessDaemonTests {
     let reply = client.reply(#"{"id":1,"op":"play","cue":"pico","notify":true}"#)
     #expect(reply["ok"] == .bool(true))
     let voice = try #require(reply["voice"]?.intValue)
-    #expect(embedded.daemon.device.stateName == "open")
+    #expect(embedded.daemon.device.reportedState == .open)
     #expect(embedded.sink.opens == 1)
     embedded.runCycles(until: { embedded.daemon.voices.voices.isEmpty })
     let expected = embedded.samples(of: "pico")
@@ -149,7 +149,7 @@ struct InProcessDaemonTests {
     embedded.runCycles(1)
     embedded.sink.nextWriteStatus = .lost(code: -19)
     embedded.runCycles(1)
-    #expect(embedded.daemon.device.stateName == "lost")
+    #expect(embedded.daemon.device.reportedState == .lost)
     #expect(watcher.received().contains { $0["state"] == .string("lost") })
     // A play now, inside the backoff, says when the next try is.
     let refused = client.reply(#"{"id":3,"op":"play","cue":"tick"}"#)
@@ -157,7 +157,7 @@ struct InProcessDaemonTests {
     // The backoff passes; the one-shot is by now too old to play and is dropped, the loop carries on.
     embedded.clock.advance(milliseconds: 600)
     embedded.daemon.device.retryIfDue()
-    #expect(embedded.daemon.device.stateName == "open")
+    #expect(embedded.daemon.device.reportedState == .open)
     embedded.runCycles(2)
     let events = watcher.received()
     #expect(events.contains { $0["state"] == .string("restored") })
@@ -194,7 +194,7 @@ struct InProcessDaemonTests {
     let client = embedded.connect()
     client.request(#"{"op":"subscribe","kinds":["device"]}"#)
     let opened = client.request(#"{"id":1,"op":"play","cue":"tick"}"#).compactMap { $0["state"] }
-    embedded.runCycles(until: { embedded.daemon.device.stateName == "closed" })
+    embedded.runCycles(until: { embedded.daemon.device.reportedState == .closed })
     #expect(!embedded.sink.isOpen)
     #expect(opened + client.received().compactMap { $0["state"] } == [.string("opened"), .string("closed-idle")])
     _ = client.reply(#"{"id":2,"op":"play","cue":"tick"}"#)

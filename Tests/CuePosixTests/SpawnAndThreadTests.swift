@@ -55,8 +55,7 @@ struct SpawnTests {
   }
 
   @Test func standardErrorCanJoinStandardOutputInAFile() throws {
-    var template = Array("/tmp/cued-posix-XXXXXX".utf8CString)
-    let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    let directory = try Files.makeTemporaryDirectory(prefix: "cued-posix")
     defer {
       Files.remove(directory + "/log")
       rmdir(directory)

@@ -30,9 +30,7 @@ enum Harness {
 
   /// A fresh directory under /tmp, short enough for socket paths.
   static func temporaryDirectory() -> String {
-    var template = Array("/tmp/cued-e2e-XXXXXX".utf8CString)
-    let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-    return path
+    try! Files.makeTemporaryDirectory(prefix: "cued-e2e")
   }
 
   /// A sound directory holding copies of the named fixtures, under new names.

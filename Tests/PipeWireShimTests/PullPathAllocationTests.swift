@@ -1,36 +1,33 @@
 import CAllocCounter
 import CPipeWireShims
-import Foundation
+import CuePosix
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A private headless PipeWire (scripts/pipewire-env.sh) for in-process tests. The shim is pointed at
 /// its socket by path (`cued_pw_stream_set_remote`), so the test process's environment stays as it
 /// is for the suites that run beside this one.
 final class HeadlessPipeWire {
-  static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path + "/scripts/pipewire-env.sh"
+  /// The repository's scripts/pipewire-env.sh, three levels above this file.
+  static let script = String(#filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/"))
+    + "/scripts/pipewire-env.sh"
   let directory: String
   var socket: String { directory + "/pipewire-0" }
 
   init() throws {
-    var template = Array("/tmp/cued-pw-XXXXXX".utf8CString)
-    directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    directory = try Files.makeTemporaryDirectory(prefix: "cued-pw")
     try Self.run("start", directory)
   }
 
   deinit { try? Self.run("stop", directory) }
 
   private static func run(_ command: String, _ directory: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: script)
-    process.arguments = [command, directory]
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "pipewire-env.sh \(command) failed"])
-    }
+    let result = try Spawn.run(script, [command, directory], timeout: 10)
+    guard result.status == 0 else { throw SystemError("pipewire-env.sh \(command) (exit status \(result.status))", code: EIO) }
   }
 }
 
@@ -88,8 +85,10 @@ struct PullPathAllocationTests {
     #expect(cued_pw_stream_connect(output) == 0)
     #expect(cued_pw_stream_wait(output, CUED_PW_STATE_STREAMING, 2000) == CUED_PW_STATE_STREAMING)
 
-    let deadline = Date().addingTimeInterval(5)
-    while tone.operations.load(ordering: .acquiring) < 0 && Date() < deadline { usleep(20_000) }
+    let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
+    while tone.operations.load(ordering: .acquiring) < 0 && MonotonicClock.nanoseconds() < deadline {
+      MonotonicClock.sleep(nanoseconds: 20_000_000)
+    }
     var timing = cued_pw_timing()
     #expect(cued_pw_stream_time(output, &timing) == 0)
     cued_pw_stream_disconnect(output)
