@@ -48,7 +48,7 @@ let package = Package(
     .target(name: "CueCore"),
     .target(
       name: "CueAudio",
-      dependencies: ["CueCore", "CuePosix", "CALSA", "CMPG123", "CSyn123", "CAudioShims"]),
+      dependencies: ["CueCore", "CuePosix", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CPipeWireShims"]),
     .target(name: "CueProtocol"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"]),
     .target(

@@ -31,8 +31,10 @@ struct cued_pw_stream {
   uint32_t rate, channels, quantum_frames;
   cued_pw_process_fn fn;
   void *user;
-  _Atomic uint64_t cycles, missed;
+  _Atomic uint64_t cycles, missed, xruns;
   _Atomic uint32_t last_requested;
+  _Atomic int failed;              // a negative errno once the stream or the server failed; 0 after connect
+  uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
   char error[256];                 // written on the loop thread or under the lock
 };
 
@@ -75,6 +77,14 @@ static void on_process(void *data) {
   fill_timing(s->stream, &timing);
   timing.frames_requested = (uint32_t)buffer->requested;
   atomic_store_explicit(&s->last_requested, timing.frames_requested, memory_order_relaxed);
+  // A cycle that does not start where the last one ended means the graph skipped (an xrun): the
+  // documented way to find them with pw_stream (pw_time has no xrun counter in 0.3.65).
+  if (timing.rate_num != 0 && timing.rate_denom != 0 && timing.frames_requested != 0) {
+    uint64_t length = (uint64_t)timing.frames_requested * timing.rate_denom / ((uint64_t)timing.rate_num * s->rate);
+    if (s->next_ticks != 0 && timing.ticks > s->next_ticks + length / 2)
+      atomic_fetch_add_explicit(&s->xruns, 1, memory_order_relaxed);
+    s->next_ticks = timing.ticks + length;
+  }
 
   if (s->direction == SPA_DIRECTION_OUTPUT) {
     uint32_t capacity = d->maxsize / stride;
@@ -97,8 +107,10 @@ static void on_process(void *data) {
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
   (void)old;
   struct cued_pw_stream *s = data;
-  if (state == PW_STREAM_STATE_ERROR)
+  if (state == PW_STREAM_STATE_ERROR) {
     snprintf(s->error, sizeof s->error, "%s", error ? error : "stream error");
+    atomic_store_explicit(&s->failed, -EIO, memory_order_release);
+  }
   pw_thread_loop_signal(s->loop, false);
 }
 
@@ -114,6 +126,7 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
   if (id != PW_ID_CORE) return;
   s->core_dead = 1;
   snprintf(s->error, sizeof s->error, "server: %s (%s)", message ? message : "error", spa_strerror(res));
+  atomic_store_explicit(&s->failed, res < 0 ? res : -EPIPE, memory_order_release);
   pw_thread_loop_signal(s->loop, false);
 }
 
@@ -224,6 +237,8 @@ int cued_pw_stream_connect(cued_pw_stream *s) {
     destroy_stream_locked(s);
   if (s->stream != NULL) goto done;
   s->error[0] = 0;
+  atomic_store_explicit(&s->failed, 0, memory_order_release);
+  s->next_ticks = 0;  // no callback runs: there is no stream
   if (s->core == NULL) {
     errno = 0;
     s->core = connect_core(s->context, s->remote);
@@ -340,6 +355,10 @@ void cued_pw_stream_counters(cued_pw_stream *s, uint64_t *cycles, uint64_t *miss
   if (cycles) *cycles = atomic_load_explicit(&s->cycles, memory_order_relaxed);
   if (missed) *missed = atomic_load_explicit(&s->missed, memory_order_relaxed);
 }
+
+uint64_t cued_pw_stream_xruns(cued_pw_stream *s) { return atomic_load_explicit(&s->xruns, memory_order_relaxed); }
+
+int cued_pw_stream_failed(cued_pw_stream *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }
 
 // --- is a server there? --------------------------------------------------------------------------
 

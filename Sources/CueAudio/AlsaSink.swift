@@ -2,53 +2,6 @@ import CALSA
 import CAudioShims
 import CueCore
 
-/// What the device agreed to.
-public struct NegotiatedFormat: Sendable, Equatable, CustomStringConvertible {
-  public enum SampleFormat: String, Sendable { case float32 = "FLOAT_LE", int16 = "S16_LE" }
-  public var sampleFormat: SampleFormat
-  public var rate: Int
-  public var periodFrames: Int
-  public var bufferFrames: Int
-  public init(sampleFormat: SampleFormat, rate: Int, periodFrames: Int, bufferFrames: Int) {
-    (self.sampleFormat, self.rate, self.periodFrames, self.bufferFrames) = (sampleFormat, rate, periodFrames, bufferFrames)
-  }
-  public var description: String {
-    "\(sampleFormat.rawValue) \(rate) Hz stereo, period \(periodFrames) frames, buffer \(bufferFrames) frames"
-  }
-}
-
-/// A device that could not be opened: its name, the step that failed, and the library's words.
-public struct AudioDeviceError: Error, Sendable, Equatable, CustomStringConvertible {
-  public var device: String
-  public var step: String
-  public var code: Int32
-  public var detail: String
-  public init(device: String, step: String, code: Int32, detail: String) {
-    (self.device, self.step, self.code, self.detail) = (device, step, code, detail)
-  }
-  public var description: String {
-    var text = "cannot open audio device '\(device)': \(step) failed: \(detail)"
-    if code == -2 || code == -19 {
-      text += " (is the device name right? `aplay -L` lists them)"
-    } else if code == -111 {
-      text += " (the sound server is not running)"
-    }
-    return text
-  }
-}
-
-/// An output device: opened on the control side, written on the audio thread.
-public protocol OutputDevice: AudioSink {
-  /// Opens (or reopens) the device. Control side, only while the engine is detached.
-  func open() throws(AudioDeviceError) -> NegotiatedFormat
-  /// Closes the device. Control side, only while the engine is detached.
-  func close()
-  /// The name shown in status and messages.
-  var name: String { get }
-  /// How it is reached, for `status`: `alsa`, `null`.
-  var backend: String { get }
-}
-
 /// Plays through an ALSA PCM (`default`, `pulse`, `hw:0`, a `file` PCM for tests, ...).
 ///
 /// Blocking writes: `snd_pcm_writei` returns once a period has room, so the audio thread picks up
@@ -156,6 +109,7 @@ public final class AlsaSink: OutputDevice, @unchecked Sendable {
     guard let pcm, let format else { return .lost(code: -19) }  // ENODEV
     var status = SinkStatus.ok
     var offset = 0
+    var recoveries = 0
     while offset < frameCount {
       let remaining = frameCount - offset
       let written: Int
@@ -175,8 +129,11 @@ public final class AlsaSink: OutputDevice, @unchecked Sendable {
         continue
       }
       let code = Int32(written)
-      // Underrun (-EPIPE), suspend (-ESTRPIPE) and signals (-EINTR) are recoverable.
-      if snd_pcm_recover(pcm, code, 1) == 0 {
+      // Underrun (-EPIPE), suspend (-ESTRPIPE) and signals (-EINTR) are recoverable, but not
+      // forever: a sound server's plugin whose server died fails every write after a "successful"
+      // recovery (the pipewire plugin: -EPIPE at once, every time), and that is a lost device.
+      recoveries += 1
+      if recoveries <= 4 && snd_pcm_recover(pcm, code, 1) == 0 {
         if code != -4 { status = .recoveredUnderrun }
         continue
       }

@@ -10,6 +10,31 @@ public protocol AudioSink: AnyObject {
   func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus
   /// Frames written but not yet heard (`snd_pcm_delay`), or 0 when unknown.
   func delayFrames() -> Int
+  /// Who drives the output: the engine's thread writing (`push`, the default), or a sound
+  /// server's real-time callback asking for each quantum through `Engine.pull` (`pull`).
+  var outputModel: OutputModel { get }
+  /// For a pulled sink: 0 while its stream is healthy, else a negative errno saying why it failed
+  /// (the server went away, the node was removed). Audio thread; an atomic read, no allocation.
+  func pullFailure() -> Int32
+}
+
+/// How a sink is fed; see `AudioSink.outputModel`.
+public enum OutputModel: Sendable, Equatable {
+  /// The engine's thread mixes a period and writes it, blocking while the device is full (ALSA).
+  case push
+  /// The server's thread calls `Engine.pull` once per graph cycle for exactly the frames it needs (PipeWire).
+  case pull
+}
+
+/// What a pulled sink's real-time callback calls once per graph cycle: the engine.
+public protocol PullSource: AnyObject {
+  /// Fills `frameCount` frames of interleaved stereo Float32 at `output`; see `Engine.pull`.
+  func pull(into output: UnsafeMutablePointer<Float>, frameCount: Int, delayFrames: Int)
+}
+
+extension AudioSink {
+  public var outputModel: OutputModel { .push }
+  public func pullFailure() -> Int32 { 0 }
 }
 
 /// The outcome of one write.
@@ -117,7 +142,7 @@ public struct EngineConfiguration: Sendable {
 /// - audio thread: `run` (or `runCycle` in tests).
 /// The sink belongs to the audio thread between an `attach` command and the `released` event
 /// that follows it, and to the control side otherwise.
-public final class Engine<Sink: AudioSink>: @unchecked Sendable {
+public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   public let configuration: EngineConfiguration
   public let counters = EngineCounters()
   private let sink: Sink
@@ -140,6 +165,10 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
   private var eventsBlocked = false
   /// When the last period was handed to the sink.
   private var lastHandedAt: UInt64 = 0
+  /// Who may touch the audio-thread state while a pulled sink is attached (`PullOwner`'s raw values).
+  private let pullOwner = Atomic<UInt8>(PullOwner.engineThread.rawValue)
+  /// When the server's callback last rendered (monotonic ns), to notice a stream that stopped asking.
+  private let lastPullAt = Atomic<UInt64>(0)
 
   public init(configuration: EngineConfiguration, sink: Sink, signals: EngineSignals) {
     self.configuration = configuration
@@ -187,7 +216,26 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     case detached
     /// Shut down: leave the loop.
     case finished
+    /// A pulled sink is attached: the server's callback runs the engine until it gives it back.
+    case pulled
   }
+
+  /// The owner of the audio-thread half while a pulled sink is attached. Exactly one thread runs
+  /// `applyCommands`, the mixer and `reportEvents` at a time: the engine's thread, or the server's
+  /// callback between a successful `callback → rendering` exchange and the store that ends it.
+  private enum PullOwner: UInt8 {
+    /// The engine's thread (always, with a push sink).
+    case engineThread
+    /// Handed to the server: the next callback may take it.
+    case callback
+    /// A callback is rendering now.
+    case rendering
+    /// The callback released the sink (idle, shutdown): the engine's thread takes it back.
+    case returned
+  }
+
+  /// A pulled stream that has not asked for audio for this long is treated as lost.
+  public static var pullStallNanoseconds: UInt64 { 2_000_000_000 }
 
   /// Runs cycles until shut down, parking while detached. The audio thread's entry point.
   public func run() {
@@ -195,6 +243,7 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
       switch runCycle() {
       case .wrote: continue
       case .finished: return
+      case .pulled: waitWhilePulled()
       case .detached:
         // Announce the park, then look once more, so a command pushed in between is not slept on.
         parked.store(true, ordering: .sequentiallyConsistent)
@@ -221,6 +270,12 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
       reportEvents(delayFrames: 0)
       if shuttingDown && !hasUnreportedEvents { return .finished }
       return .detached
+    }
+    if sink.outputModel == .pull {
+      reportEvents(delayFrames: counters.delayFrames.load(ordering: .relaxed))
+      lastPullAt.store(signals.nowNanoseconds(), ordering: .relaxed)
+      pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
+      return .pulled
     }
     let frames = configuration.periodFrames
     mixer.render(into: bus, frameCount: frames)
@@ -265,6 +320,62 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     noteSilence(frameCount)
     reportEvents(delayFrames: attached ? delayFrames : 0)
     return true
+  }
+
+  /// The real-time callback of a pulled sink (PipeWire's `process`): fills `frameCount` frames of
+  /// interleaved stereo Float32 at `output`. While the engine is handed to the server it applies
+  /// commands, mixes and reports (`render`); otherwise (not attached yet, given back, taken back
+  /// after a failure) it writes silence and touches nothing. `delayFrames`: frames from this
+  /// buffer's first frame to the ear, as the server reports them. Never waits, never allocates.
+  public func pull(into output: UnsafeMutablePointer<Float>, frameCount: Int, delayFrames: Int) {
+    guard
+      pullOwner.compareExchange(
+        expected: PullOwner.callback.rawValue, desired: PullOwner.rendering.rawValue, ordering: .acquiring
+      ).exchanged
+    else {
+      output.update(repeating: 0, count: frameCount * 2)
+      return
+    }
+    lastPullAt.store(signals.nowNanoseconds(), ordering: .relaxed)
+    _ = render(into: output, frameCount: frameCount, delayFrames: delayFrames)
+    if attached {
+      pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
+    } else {
+      // Released (idle, shutdown): the engine's thread takes over again and the control side disconnects.
+      pullOwner.store(PullOwner.returned.rawValue, ordering: .releasing)
+      signals.wakeAudioThread()
+    }
+  }
+
+  /// The engine's thread while a pulled sink is attached: sleeps until the callback gives the
+  /// engine back, or takes it back itself when the stream failed or stopped asking (then the sink
+  /// is released as lost, and the control side reconnects with backoff as for any lost device).
+  private func waitWhilePulled() {
+    while true {
+      signals.parkAudioThread(timeoutMilliseconds: 100)
+      counters.heartbeat.add(1, ordering: .relaxed)
+      if pullOwner.load(ordering: .acquiring) == PullOwner.returned.rawValue {
+        pullOwner.store(PullOwner.engineThread.rawValue, ordering: .relaxed)
+        return
+      }
+      let failure = sink.pullFailure()
+      let stalled = signals.nowNanoseconds() &- lastPullAt.load(ordering: .relaxed) > Self.pullStallNanoseconds
+      guard failure != 0 || stalled else { continue }
+      // Take the engine back; a callback rendering right now finishes first (it never waits).
+      while true {
+        let (exchanged, current) = pullOwner.compareExchange(
+          expected: PullOwner.callback.rawValue, desired: PullOwner.engineThread.rawValue, ordering: .acquiring)
+        if exchanged { break }
+        if current == PullOwner.returned.rawValue {
+          pullOwner.store(PullOwner.engineThread.rawValue, ordering: .relaxed)
+          return
+        }
+        signals.parkAudioThread(timeoutMilliseconds: 1)
+      }
+      release(.lost(code: failure != 0 ? failure : -110))  // ETIMEDOUT: the server stopped asking
+      reportEvents(delayFrames: 0)
+      return
+    }
   }
 
   /// The counters every mixed block moves.

@@ -90,6 +90,7 @@ public final class Daemon<Device: OutputDevice> {
       sink: sink, signals: signals)
     let ids = IDAllocator()
     catalog = CueCatalog(sampleRate: rate)
+    sink.pulls(from: engine)
     device = DeviceController(device: sink, engine: engine, clock: clock, logger: logger)
     voices = VoiceTable(
       engine: engine, device: device, ids: ids, clock: clock, limit: configuration.voiceLimit,

@@ -6,8 +6,10 @@ public struct DaemonConfiguration: Sendable {
   /// Sound directories in search order: a cue name found in an earlier one wins.
   public var soundDirectories: [String]
   public var socketPath: String
-  /// ALSA PCM name, or `null` for the clock-paced silent sink.
+  /// Where to play, as given (`auto`, `pipewire[:TARGET]`, `alsa:NAME`, a bare ALSA name, `null`); see `output`.
   public var device: String
+  /// node.latency asked of PipeWire, in frames.
+  public var pipeWireLatency: Int = 256
   public var sampleRate: Int = 48000
   public var periodFrames: Int = 240
   public var bufferFrames: Int = 960
@@ -50,7 +52,7 @@ public struct DaemonConfiguration: Sendable {
 
   /// The configuration that `values` describe (flags over the config file), the settings' defaults for the rest.
   public init(_ values: ConfigValues) {
-    self.init(soundDirectories: Self.defaultSoundDirectories(), socketPath: DefaultPaths.socket(), device: "default")
+    self.init(soundDirectories: Self.defaultSoundDirectories(), socketPath: DefaultPaths.socket(), device: "auto")
     for setting in Settings.all {
       if let value = values[setting] ?? setting.defaultValue { setting.apply(value, &self) }
     }
@@ -58,9 +60,15 @@ public struct DaemonConfiguration: Sendable {
 
   /// What is wrong with this combination of settings, if anything (each value alone was checked).
   public var problem: String? {
+    if output == nil {
+      return "device '\(device)' names no device: give auto, pipewire, pipewire:TARGET, alsa:NAME, an ALSA PCM name or null"
+    }
     if bufferFrames < periodFrames * 2 { return "buffer-frames (\(bufferFrames)) must hold at least two periods (\(periodFrames * 2) frames)" }
     return nil
   }
+
+  /// The output `device` chooses; nil when it is malformed (`alsa:` or `pipewire:` with no name).
+  public var output: OutputChoice? { OutputChoice(device) }
 
   /// The sound directories used when none are given: the XDG data directory, the system ones,
   /// and the repository's `sounds/` when the binary runs from a checkout's `.build`.
@@ -87,5 +95,40 @@ public struct DaemonConfiguration: Sendable {
       return nil
     }
     return root
+  }
+}
+
+/// Where the daemon plays, from `--device`.
+public enum OutputChoice: Equatable, Sendable {
+  /// PipeWire when its server answers at start, otherwise ALSA `default`.
+  case auto
+  /// A native PipeWire stream; nil target: the session manager links it (usually to the default sink).
+  case pipeWire(target: String?)
+  /// An ALSA PCM (`default`, `pulse`, `hw:0`, a plugin, a `file` PCM).
+  case alsa(String)
+  /// The silent clock-paced sink.
+  case null
+
+  /// `auto`, `pipewire`, `pipewire:TARGET`, `alsa:NAME`, `null`, or a bare ALSA PCM name (as before
+  /// `--device` knew backends: `default`, `hw:0`, `plughw:1,0`). Nil for an empty name.
+  public init?(_ text: String) {
+    switch text {
+    case "auto": self = .auto
+    case "null": self = .null
+    case "pipewire": self = .pipeWire(target: nil)
+    case "": return nil
+    default:
+      if text.hasPrefix("pipewire:") {
+        let target = String(text.dropFirst("pipewire:".count))
+        guard !target.isEmpty else { return nil }
+        self = .pipeWire(target: target)
+      } else if text.hasPrefix("alsa:") {
+        let name = String(text.dropFirst("alsa:".count))
+        guard !name.isEmpty else { return nil }
+        self = .alsa(name)
+      } else {
+        self = .alsa(text)
+      }
+    }
   }
 }

@@ -26,9 +26,9 @@ struct DaemonStatus<Device: OutputDevice> {
       pid: Int(ProcessInfo.processID), uptime: Double(daemon.clock.nanoseconds() - daemon.startedAt) / 1e9,
       device: StatusReply.Device(
         name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
-        delayFrames: device.delayFrames, opens: device.opens, losses: device.losses),
+        delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, opens: device.opens, losses: device.losses),
       voices: voices.soundingCount, voiceLimit: voices.limit, plays: Int(voices.playsStarted),
-      underruns: Int(counters.underruns.load(ordering: .relaxed)), framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),
+      underruns: Int(counters.underruns.load(ordering: .relaxed)) + device.device.xruns, framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),
       cues: daemon.catalog.count, cueBytes: daemon.catalog.byteCount, clients: clients.count, players: daemon.players.count,
       // Held sounds count: disposed ones stay until their last play ends.
       sounds: sounds.count, systemVolume: sounds.volume, systemMuted: sounds.muted,

@@ -153,7 +153,7 @@ final class DeviceController {
       if voicesWaiting() { reopen() }
     case .lost(let code):
       losses += 1
-      let error = "write failed: \(Errno(rawValue: -code)) (error \(code))"
+      let error = device.describeLoss(code: code)
       logger.error("lost audio device '\(name)': \(error); reopening with backoff")
       onChange(.lost(error: error))
       state = .lost(Loss(error: error, nextAttempt: clock.nanoseconds() + Self.firstBackoff, backoffNanoseconds: Self.firstBackoff))

@@ -223,8 +223,16 @@ public enum Settings {
       help: "The Unix socket to listen on", details: "Without either it is /tmp/cued-UID/cued.sock. The socket is made mode 0600 in a 0700 directory.",
       sets: \.socketPath, as: { DefaultPaths.socket(explicit: $0.string) }),
     Setting(
-      "device", .text, default: "default", valueName: "name", .restartOnly,
-      help: "The ALSA PCM to play through, or 'null' for a silent clock-paced sink", sets: \.device),
+      "device", .text, default: "auto", valueName: "name", .restartOnly,
+      help: "Where to play: auto, pipewire[:TARGET], alsa:NAME (a bare ALSA PCM name works too) or null",
+      details:
+        "auto plays through PipeWire when its server answers at start, otherwise through ALSA 'default'. pipewire:TARGET names a sink node (node.name or serial); without it the session manager chooses. null is a silent clock-paced sink.",
+      sets: \.device),
+    Setting(
+      "pipewire-latency", .integer(16...8192), default: 256, shown: "256, 5.3 ms at 48 kHz", valueName: "frames", .restartOnly,
+      help: "Frames PipeWire is asked for per graph cycle (node.latency) while cued plays",
+      details: "PipeWire rounds it down to a power of two; the graph runs at the smallest latency any of its streams asks for.",
+      sets: \.pipeWireLatency),
     Setting(
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
       help: "The output sample rate; every cue is converted to it", details: "The conversion happens once, at load.", sets: \.sampleRate),

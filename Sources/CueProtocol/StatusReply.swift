@@ -31,15 +31,22 @@ public struct StatusReply: ReplyFields {
     public var error: String?
     /// Nil until the device was first opened.
     public var format: Format?
-    /// Frames queued in the device now.
+    /// Frames between the mixer and the ear after the last block: the device's queue (ALSA), or
+    /// the quantum plus what the server reports downstream (PipeWire).
     public var delayFrames: Int
+    /// PipeWire's graph quantum: the frames its last cycle asked for (only for `pipewire`, once it asked).
+    public var quantumFrames: Int?
+    /// How full ALSA's buffer is kept ahead of the ear now (only for `alsa`, once opened); it rises after an underrun and decays.
+    public var fillTargetFrames: Int?
     public var opens: Int
     public var losses: Int
 
     public init(
       name: String, backend: String = "alsa", state: State, error: String? = nil, format: Format? = nil, delayFrames: Int = 0,
-      opens: Int = 0, losses: Int = 0
+      quantumFrames: Int? = nil, fillTargetFrames: Int? = nil, opens: Int = 0, losses: Int = 0
     ) {
+      self.quantumFrames = quantumFrames
+      self.fillTargetFrames = fillTargetFrames
       self.name = name
       self.backend = backend
       self.state = state
@@ -59,7 +66,10 @@ public struct StatusReply: ReplyFields {
           ("bufferFrames", .int(format.bufferFrames)),
         ]
       }
-      members += [("delayFrames", .int(delayFrames)), ("opens", .int(opens)), ("losses", .int(losses))]
+      members.append(("delayFrames", .int(delayFrames)))
+      if let quantumFrames { members.append(("quantumFrames", .int(quantumFrames))) }
+      if let fillTargetFrames { members.append(("fillTargetFrames", .int(fillTargetFrames))) }
+      members += [("opens", .int(opens)), ("losses", .int(losses))]
       return .object(members)
     }
 
@@ -77,6 +87,8 @@ public struct StatusReply: ReplyFields {
           bufferFrames: try required(fields.integer("bufferFrames"), "bufferFrames", in: what))
       }
       delayFrames = try required(fields.integer("delayFrames"), "delayFrames", in: what)
+      quantumFrames = try fields.integer("quantumFrames")
+      fillTargetFrames = try fields.integer("fillTargetFrames")
       opens = try required(fields.integer("opens"), "opens", in: what)
       losses = try required(fields.integer("losses"), "losses", in: what)
     }

@@ -259,7 +259,15 @@ struct Status: ParsableCommand {
     var lines: [String] = []
     var deviceLine = "device:    \(device.name) via \(device.backend) (\(device.state.rawValue))"
     if let format = device.format {
-      deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, period \(format.periodFrames), buffer \(format.bufferFrames) frames"
+      let milliseconds = { (frames: Int) in formatMilliseconds(frames, rate: format.rate) }
+      if device.backend == "pipewire" {
+        let quantum = device.quantumFrames ?? format.periodFrames
+        deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, quantum \(quantum) frames (\(milliseconds(quantum)))"
+      } else {
+        deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, period \(format.periodFrames), buffer \(format.bufferFrames) frames"
+        if let target = device.fillTargetFrames { deviceLine += ", filled to \(target) (\(milliseconds(target)))" }
+      }
+      if device.state == .open { deviceLine += "; output delay \(milliseconds(device.delayFrames))" }
     }
     lines.append(deviceLine)
     if let error = device.error { lines.append("error:     \(error)") }
@@ -276,6 +284,12 @@ struct Status: ParsableCommand {
     lines.append("daemon:    cued \(status.version), pid \(status.pid), \(session.connection.socketPath)")
     writeToStandardOutput(lines.joined(separator: "\n") + "\n")
   }
+}
+
+/// `256` frames at 48000 Hz → `5.3 ms`.
+func formatMilliseconds(_ frames: Int, rate: Int) -> String {
+  let tenths = (frames * 10_000 + rate / 2) / max(rate, 1)
+  return "\(tenths / 10).\(tenths % 10) ms"
 }
 
 struct Ping: ParsableCommand {

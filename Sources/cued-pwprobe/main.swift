@@ -2,6 +2,7 @@
 // records the sink's monitor through the same shim, and checks what arrived.
 //
 //   eval "$(scripts/pipewire-env.sh start)"; .build/debug/cued-pwprobe [--quantum 256] [--rounds 2]
+//   .build/debug/cued-pwprobe record --out FILE [--cycles FILE] [--sink NAME] [--seconds N]   (Record.swift)
 //
 // Prints `key=value` lines (quantum asked for and granted, the delay PipeWire reports, the onset
 // measured by graph position, level and duration of the captured tone, whether the node left the
@@ -48,7 +49,7 @@ final class ToneSource: Sendable {
 /// Cycles are placed by `now_ns`, not `ticks`: each pw_stream counts its ticks from its own start,
 /// but every node in a graph cycle gets the same cycle time, so times compare across streams.
 final class Recorder: @unchecked Sendable {
-  let capacityFrames = Int(rate) * 4
+  let capacityFrames: Int
   let samples: UnsafeMutablePointer<Float>
   let maxCycles = 8_192
   let cycleNanoseconds: UnsafeMutablePointer<Int64>
@@ -58,7 +59,8 @@ final class Recorder: @unchecked Sendable {
   let cycleCount = Atomic<Int>(0)
   let recording = Atomic<Bool>(false)
 
-  init() {
+  init(seconds: Int = 4) {
+    capacityFrames = Int(rate) * seconds
     samples = .allocate(capacity: capacityFrames * Int(channels))
     cycleNanoseconds = .allocate(capacity: maxCycles)
     cycleFirstFrame = .allocate(capacity: maxCycles)
@@ -179,6 +181,10 @@ func waitForNode(_ name: String, present: Bool, timeoutMilliseconds: Int) -> Boo
 }
 
 // MARK: - Arguments
+
+if CommandLine.arguments.dropFirst().first == "record" {
+  exit(record(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 var quantum: UInt32 = 256
 var rounds = 2

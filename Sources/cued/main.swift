@@ -98,12 +98,20 @@ struct Cued {
       reader = { () throws(ConfigError) -> ConfigValues in try ConfigFile.load(path: path) }
     }
     do {
-      if configuration.device == "null" {
+      switch configuration.output ?? .null {
+      case .null:
         let sink = NullSink(rate: configuration.sampleRate, periodFrames: configuration.periodFrames, bufferFrames: configuration.bufferFrames)
         try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: values.carousels)
-      } else {
+      case .pipeWire(let target):
+        try servePipeWire(configuration, target: target, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
+      case .auto where PipeWireSink.serverAnswers():
+        logger.info("device auto: a PipeWire server answers; playing through it")
+        try servePipeWire(configuration, target: nil, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
+      case .auto, .alsa:
+        var name = "default"
+        if case .alsa(let given) = configuration.output { name = given } else { logger.info("device auto: no PipeWire server answers; playing through ALSA 'default'") }
         let sink = AlsaSink(
-          device: configuration.device, rate: configuration.sampleRate, periodFrames: configuration.periodFrames,
+          device: name, rate: configuration.sampleRate, periodFrames: configuration.periodFrames,
           bufferFrames: configuration.bufferFrames)
         try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: values.carousels)
       }
@@ -111,6 +119,14 @@ struct Cued {
       logger.critical("\(error)")
       throw ExitCode(1)
     }
+  }
+
+  private func servePipeWire(
+    _ configuration: DaemonConfiguration, target: String?, logger: Logger,
+    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, carousels: [String: CarouselBindings]?
+  ) throws(StartupError) {
+    let sink = PipeWireSink(target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency)
+    try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
   }
 
   private func serve<Device: OutputDevice>(

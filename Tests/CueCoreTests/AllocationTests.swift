@@ -81,21 +81,23 @@ struct AllocationTests {
   }
 
   @Test func twoHundredPullCallbacksAllocateNothing() {
-    // The pull model: a sound server's real-time thread asks for a quantum at a time, of any size.
+    // The pull model: a sound server's real-time thread asks for a quantum at a time, of any size,
+    // through `pull` (the hand-over's atomic exchange, commands, mix, events).
     let cue = makeCue(frames: 2400, left: { _ in 0.25 }, right: { _ in 0.25 })
     let engine = Engine(
       configuration: EngineConfiguration(periodFrames: 240, idleFrames: 480_000, voiceCapacity: 64),
-      sink: DiscardingSink(), signals: QuietSignals())
+      sink: PulledSink(), signals: QuietSignals())
     let output = UnsafeMutablePointer<Float>.allocate(capacity: 2048 * 2)
     defer { output.deallocate() }
     #expect(engine.send(.attach))
-    _ = engine.render(into: output, frameCount: 64, delayFrames: 0)
+    #expect(engine.runCycle() == .pulled)  // the engine's thread hands over
+    engine.pull(into: output, frameCount: 64, delayFrames: 0)
     for i in 0..<40 {
       #expect(engine.send(.start(VoiceStart(id: VoiceID(UInt64(i)), samples: cue.samples, gain: .unity, loops: .count(1)))))
     }
     let quanta = [64, 128, 256, 1024, 2048, 240, 37]
     cued_alloc_counter_start()
-    for n in 0..<200 { _ = engine.render(into: output, frameCount: quanta[n % quanta.count], delayFrames: 256) }
+    for n in 0..<200 { engine.pull(into: output, frameCount: quanta[n % quanta.count], delayFrames: 256) }
     let allocations = cued_alloc_counter_stop()
     #expect(allocations == 0)
     var ended = 0

@@ -57,7 +57,7 @@ struct SettingsTests {
     try ConfigFile.interpret(.object(members), path: "test.toml", text: "")
   }
 
-  static var plain: DaemonConfiguration { DaemonConfiguration(soundDirectories: [], socketPath: "", device: "default") }
+  static var plain: DaemonConfiguration { DaemonConfiguration(soundDirectories: [], socketPath: "", device: "auto") }
 
   @Test("every option reads the same from the command line and the config file", arguments: options.map(\.key))
   func sameValueBothWays(_ key: String) throws {
@@ -209,7 +209,7 @@ struct SettingsTests {
     }
     #expect(restartOnly == Settings.all.filter { $0.reload == .restartOnly }.map(\.key))
     // The rules as cued has always had them.
-    #expect(restartOnly == ["socket", "device", "rate", "period-frames", "buffer-frames", "idle-timeout", "realtime-priority"])
+    #expect(restartOnly == ["socket", "device", "pipewire-latency", "rate", "period-frames", "buffer-frames", "idle-timeout", "realtime-priority"])
     #expect(reloaded.shutdownFadeSeconds == 0.01, "a field that is no setting is kept")
     #expect(reloaded.maximumDecodedBytes == next.maximumDecodedBytes && reloaded.sampleRate == current.sampleRate)
 

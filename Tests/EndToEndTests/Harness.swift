@@ -1,3 +1,4 @@
+import CueAudio
 import CuePosix
 import Foundation
 import Testing
@@ -146,4 +147,32 @@ func readFloats(_ path: String) throws -> [Float] {
   return data.withUnsafeBytes { raw in
     Array(raw.bindMemory(to: Float.self))
   }
+}
+
+/// Expects `captured` (a raw stereo capture) to hold the decode of `fixture` sample for sample
+/// (within 1e-6: float32 end to end, volume 1, pan 0), wherever it starts.
+func expectCaptureHoldsTheCue(_ captured: [Float], fixture: String) throws {
+  let decoded = try MP3Decoder.decode(path: Harness.fixture(fixture)).buffer.toArray()
+  let firstDecoded = try #require(decoded.firstIndex { $0 != 0 })
+  let firstCaptured = try #require(captured.firstIndex { $0 != 0 }, "the capture is silent")
+  let offset = firstCaptured - firstDecoded
+  try #require(offset >= 0 && offset % 2 == 0 && offset + decoded.count <= captured.count)
+  var worst: Float = 0
+  for i in 0..<decoded.count { worst = max(worst, abs(captured[offset + i] - decoded[i])) }
+  #expect(worst <= 1e-6)
+}
+
+/// An asound.conf in `directory` whose PCM `pw` is the pipewire ALSA plugin; returns its path (for ALSA_CONFIG_PATH).
+///
+/// The plugin comes unpacked from pipewire-alsa (scripts/install-deps.sh), which cannot be installed
+/// beside pulseaudio; ALSA loads it by path.
+func pipeWireALSAConfig(in directory: String) throws -> String {
+  let plugin = Harness.repositoryRoot + "/.build/pipewire-alsa/libasound_module_pcm_pipewire.so"
+  try #require(FileManager.default.fileExists(atPath: plugin), "run scripts/install-deps.sh")
+  try """
+    </usr/share/alsa/alsa.conf>
+    pcm_type.pipewire { lib "\(plugin)" }
+    pcm.pw { type pipewire }
+    """.write(toFile: directory + "/asound.conf", atomically: true, encoding: .utf8)
+  return directory + "/asound.conf"
 }

@@ -70,15 +70,7 @@ struct PulseAudioTests {
     recorder.terminate(grace: 2)
 
     // The capture holds the cue, sample for sample (float32 end to end, unity volume).
-    let captured = try readFloats(dir + "/capture.f32")
-    let decoded = try MP3Decoder.decode(path: Harness.fixture("tone-44100-stereo.mp3")).buffer.toArray()
-    let firstDecoded = try #require(decoded.firstIndex { $0 != 0 })
-    let firstCaptured = try #require(captured.firstIndex { $0 != 0 }, "the capture is silent")
-    let offset = firstCaptured - firstDecoded
-    try #require(offset >= 0 && offset % 2 == 0 && offset + decoded.count <= captured.count)
-    var worst: Float = 0
-    for i in 0..<decoded.count { worst = max(worst, abs(captured[offset + i] - decoded[i])) }
-    #expect(worst <= 1e-6)
+    try expectCaptureHoldsTheCue(readFloats(dir + "/capture.f32"), fixture: "tone-44100-stereo.mp3")
 
     // Once idle, cued closes the device: no stream left on the server.
     try daemon.waitForDevice("closed", timeout: 5)

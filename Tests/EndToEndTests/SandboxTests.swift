@@ -83,17 +83,8 @@ struct SandboxTests {
       usleep(50_000)
     }
     usleep(500_000)
-    // The plugin comes unpacked from pipewire-alsa (scripts/install-deps.sh), which cannot be
-    // installed beside pulseaudio; ALSA loads it by path.
-    let plugin = Harness.repositoryRoot + "/.build/pipewire-alsa/libasound_module_pcm_pipewire.so"
-    try #require(FileManager.default.fileExists(atPath: plugin), "run scripts/install-deps.sh")
-    try """
-      </usr/share/alsa/alsa.conf>
-      pcm_type.pipewire { lib "\(plugin)" }
-      pcm.pw { type pipewire }
-      """.write(toFile: dir + "/asound.conf", atomically: true, encoding: .utf8)
     var withConfig = environment
-    withConfig["ALSA_CONFIG_PATH"] = dir + "/asound.conf"
+    withConfig["ALSA_CONFIG_PATH"] = try pipeWireALSAConfig(in: dir)
     let played = try Sandbox.playThrough(device: "pw", runtime: dir, environment: withConfig)
     #expect(played.status == 0, "\(played.stderr)\n\((try? String(contentsOfFile: dir + "/cued.log", encoding: .utf8)) ?? "")")
   }

@@ -124,6 +124,16 @@ int cued_pw_stream_time(cued_pw_stream *stream, cued_pw_timing *timing);
 /// How many process cycles ran, and how many found no free buffer (the stream could not deliver).
 void cued_pw_stream_counters(cued_pw_stream *stream, uint64_t *cycles, uint64_t *missed);
 
+/// Graph cycles that did not start where the stream's previous one ended (the graph skipped: an
+/// xrun), counted by the process callback from `pw_time.ticks`. Any thread; an atomic read.
+uint64_t cued_pw_stream_xruns(cued_pw_stream *stream);
+
+/// 0 while the stream and its server connection are healthy; a negative errno once the stream went
+/// into its error state (-EIO) or the server sent a fatal core error or went away (its `res`, or
+/// -EPIPE). Cleared by the next `connect`. Any thread, including the real-time one: an atomic read.
+/// The reason in words is in `cued_pw_stream_state`'s text.
+int cued_pw_stream_failed(cued_pw_stream *stream);
+
 /// Whether a PipeWire server answers within `timeout_ms`: connects and round-trips one core sync.
 /// `remote_or_null` as in `cued_pw_stream_set_remote` (NULL: PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /
 /// XDG_RUNTIME_DIR decide). For `--device auto`. Returns 1 or 0.

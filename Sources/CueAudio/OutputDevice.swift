@@ -1,0 +1,66 @@
+import CueCore
+import CuePosix
+
+/// What the device agreed to.
+public struct NegotiatedFormat: Sendable, Equatable, CustomStringConvertible {
+  public enum SampleFormat: String, Sendable { case float32 = "FLOAT_LE", int16 = "S16_LE" }
+  public var sampleFormat: SampleFormat
+  public var rate: Int
+  public var periodFrames: Int
+  public var bufferFrames: Int
+  public init(sampleFormat: SampleFormat, rate: Int, periodFrames: Int, bufferFrames: Int) {
+    (self.sampleFormat, self.rate, self.periodFrames, self.bufferFrames) = (sampleFormat, rate, periodFrames, bufferFrames)
+  }
+  public var description: String {
+    "\(sampleFormat.rawValue) \(rate) Hz stereo, period \(periodFrames) frames, buffer \(bufferFrames) frames"
+  }
+}
+
+/// A device that could not be opened: its name, the step that failed, and the library's words.
+public struct AudioDeviceError: Error, Sendable, Equatable, CustomStringConvertible {
+  public var device: String
+  public var step: String
+  public var code: Int32
+  public var detail: String
+  public init(device: String, step: String, code: Int32, detail: String) {
+    (self.device, self.step, self.code, self.detail) = (device, step, code, detail)
+  }
+  public var description: String {
+    var text = "cannot open audio device '\(device)': \(step) failed: \(detail)"
+    if code == -2 || code == -19 {
+      text += " (is the device name right? `aplay -L` lists them)"
+    } else if code == -111 {
+      text += " (the sound server is not running)"
+    }
+    return text
+  }
+}
+
+/// An output device: opened on the control side, written on the audio thread.
+public protocol OutputDevice: AudioSink {
+  /// Opens (or reopens) the device. Control side, only while the engine is detached.
+  func open() throws(AudioDeviceError) -> NegotiatedFormat
+  /// Closes the device. Control side, only while the engine is detached.
+  func close()
+  /// The name shown in status and messages.
+  var name: String { get }
+  /// How it is reached, for `status`: `alsa`, `pipewire`, `null`.
+  var backend: String { get }
+  /// The server's graph quantum in use, for a pulled sink (nil otherwise). Control side.
+  var quantumInUse: Int? { get }
+  /// Glitches the sink saw that the engine does not count itself (a pulled stream's skipped cycles).
+  var xruns: Int { get }
+  /// Why the device was lost, from the code in `SinkRelease.lost`. Control side.
+  func describeLoss(code: Int32) -> String
+  /// Names the engine a pulled sink's callback runs (a push sink ignores it). Before the first open.
+  func pulls(from source: any PullSource)
+}
+
+extension OutputDevice {
+  public var quantumInUse: Int? { nil }
+  public var xruns: Int { 0 }
+  public func pulls(from source: any PullSource) {}
+  public func describeLoss(code: Int32) -> String {
+    "write failed: \(Errno(rawValue: -code)) (error \(code))"
+  }
+}

@@ -1,0 +1,143 @@
+import CPipeWireShims
+import CueCore
+
+/// Plays through a native PipeWire stream: the server's real-time thread pulls each quantum.
+///
+/// PipeWire is a pull model: once per graph cycle its data thread asks every stream for exactly
+/// the frames of one quantum. So this sink is not written by cued's audio thread: `open` connects
+/// a stream whose `process` callback calls the engine (`PullSource.pull`) on PipeWire's real-time
+/// thread, and a cue latched in one cycle is heard one quantum later, with nothing queued ahead of
+/// it. The stream asks for a small quantum (`node.latency`) and says what it is (`media.role`
+/// Notification, `node.name`, `application.name`) so session-manager policy applies.
+///
+/// `open` puts a node in the graph (the connection to the server is made once and kept);
+/// `close` removes it, so an idle daemon has no node and the graph can stop. A server that went away
+/// shows in `pullFailure`; the engine then releases the sink as lost and the device controller
+/// reconnects with backoff, which reaches a restarted server.
+public final class PipeWireSink: OutputDevice, @unchecked Sendable {
+  /// `pipewire`, or `pipewire:TARGET` with a target node.
+  public let name: String
+  public let backend = "pipewire"
+  public var outputModel: OutputModel { .pull }
+  private let target: String?
+  private let rate: Int
+  private let quantumFrames: Int
+  private let remote: String?
+  private var stream: OpaquePointer? = nil
+  /// The engine. Set once before the first open; read on PipeWire's data thread.
+  private var source: (any PullSource)? = nil
+
+  /// `quantumFrames`: the node.latency asked for (PipeWire rounds it down to a power of two).
+  /// `remote`: a server socket name or path (nil: PIPEWIRE_REMOTE, PIPEWIRE_RUNTIME_DIR, XDG_RUNTIME_DIR).
+  public init(target: String?, rate: Int, quantumFrames: Int, remote: String? = nil) {
+    self.target = target
+    name = target.map { "pipewire:\($0)" } ?? "pipewire"
+    self.rate = rate
+    self.quantumFrames = quantumFrames
+    self.remote = remote
+  }
+
+  deinit {
+    cued_pw_stream_free(stream)
+  }
+
+  /// Names the engine that fills each quantum. Call before the first `open`.
+  public func pulls(from source: any PullSource) {
+    self.source = source
+  }
+
+  /// Whether a PipeWire server answers within `timeoutMilliseconds` (for `--device auto`).
+  public static func serverAnswers(remote: String? = nil, timeoutMilliseconds: Int32 = 500) -> Bool {
+    cued_pw_server_answers(remote, timeoutMilliseconds) == 1
+  }
+
+  public func open() throws(AudioDeviceError) -> NegotiatedFormat {
+    if stream == nil {
+      let user = Unmanaged.passUnretained(self).toOpaque()
+      stream = cued_pw_output_new(
+        "cued", "cued", "Notification", target, UInt32(rate), 2, UInt32(quantumFrames), pipeWireProcess, user)
+      guard let stream else {
+        throw AudioDeviceError(device: name, step: "set up PipeWire", code: -12, detail: "pw_thread_loop or pw_context could not be made")
+      }
+      if let remote { cued_pw_stream_set_remote(stream, remote) }
+    }
+    let rc = cued_pw_stream_connect(stream)
+    guard rc == 0 else {
+      let detail = errorText()
+      cued_pw_stream_disconnect(stream)
+      throw AudioDeviceError(device: name, step: "connect to PipeWire", code: rc, detail: detail.isEmpty ? "error \(rc)" : detail)
+    }
+    return NegotiatedFormat(sampleFormat: .float32, rate: rate, periodFrames: quantumFrames, bufferFrames: quantumFrames)
+  }
+
+  public func close() {
+    if let stream { cued_pw_stream_disconnect(stream) }
+  }
+
+  /// The stream's error in words, or "".
+  private func errorText() -> String {
+    guard let stream else { return "" }
+    var buffer = [CChar](repeating: 0, count: 256)
+    _ = cued_pw_stream_state(stream, &buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  // MARK: Status (control side)
+
+  /// The frames PipeWire asked for in its last cycle (the graph quantum), or nil before the first.
+  public var quantumInUse: Int? {
+    guard let stream else { return nil }
+    var timing = cued_pw_timing()
+    guard cued_pw_stream_time(stream, &timing) == 0, timing.frames_requested > 0 else { return nil }
+    return Int(timing.frames_requested)
+  }
+
+  public var xruns: Int { stream.map { Int(cued_pw_stream_xruns($0)) } ?? 0 }
+
+  public func describeLoss(code: Int32) -> String {
+    if code == -110 {
+      return "PipeWire stopped asking for audio for \(Engine<PipeWireSink>.pullStallNanoseconds / 1_000_000_000) s"
+        + (target.map { " (is '\($0)' a sink that exists? `pw-cli ls Node` lists them)" } ?? "")
+    }
+    let text = errorText()
+    return text.isEmpty ? "the PipeWire stream failed (error \(code))" : "the PipeWire stream failed: \(text)"
+  }
+
+  // MARK: Audio side
+
+  public func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
+    .lost(code: -22)  // EINVAL: a pulled sink is never written
+  }
+
+  public func delayFrames() -> Int { 0 }
+
+  public func pullFailure() -> Int32 {
+    guard let stream else { return 0 }
+    return cued_pw_stream_failed(stream)
+  }
+
+  /// On PipeWire's data thread: one quantum for the engine.
+  fileprivate func process(_ output: UnsafeMutablePointer<Float>, frames: Int, timing: UnsafePointer<cued_pw_timing>) {
+    guard let source else {
+      output.update(repeating: 0, count: frames * 2)
+      return
+    }
+    source.pull(into: output, frameCount: frames, delayFrames: frames + Self.delayFrames(timing.pointee, rate: rate))
+  }
+
+  /// What PipeWire says lies between this stream and the ear, in frames at `rate`: the device's
+  /// delay, plus what waits in the stream's own buffers and resampler.
+  static func delayFrames(_ timing: cued_pw_timing, rate: Int) -> Int {
+    var frames = Int(timing.queued_bytes) / 8 + Int(timing.buffered_frames)
+    if timing.rate_denom != 0 && timing.delay > 0 {
+      frames += Int(timing.delay * Int64(timing.rate_num) * Int64(rate) / Int64(timing.rate_denom))
+    }
+    return frames
+  }
+}
+
+/// The C callback: PipeWire's data thread, once per cycle. No allocation, lock or log.
+private func pipeWireProcess(_ user: UnsafeMutableRawPointer?, _ output: UnsafeMutablePointer<Float>?, _ frames: UInt32, _ timing: UnsafePointer<cued_pw_timing>?) {
+  guard let user, let output, let timing else { return }
+  Unmanaged<PipeWireSink>.fromOpaque(user).takeUnretainedValue().process(output, frames: Int(frames), timing: timing)
+}

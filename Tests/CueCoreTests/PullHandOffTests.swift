@@ -1,0 +1,154 @@
+import CueCore
+import Foundation
+import Synchronization
+import Testing
+
+/// A sink a server pulls: never written; it can be told its stream failed.
+final class PulledSink: AudioSink, @unchecked Sendable {
+  let failure = Atomic<Int32>(0)
+  let writes = Atomic<Int>(0)
+  var outputModel: OutputModel { .pull }
+  func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
+    writes.add(1, ordering: .relaxed)
+    return .ok
+  }
+  func delayFrames() -> Int { 0 }
+  func pullFailure() -> Int32 { failure.load(ordering: .acquiring) }
+}
+
+/// Real parking on a condition, so `Engine.run` can run on a thread of its own.
+final class ConditionSignals: EngineSignals, @unchecked Sendable {
+  private let condition = NSCondition()
+  private var woken = false
+  func wakeAudioThread() {
+    condition.lock()
+    woken = true
+    condition.signal()
+    condition.unlock()
+  }
+  func parkAudioThread(timeoutMilliseconds: Int32) {
+    condition.lock()
+    let deadline = Date().addingTimeInterval(timeoutMilliseconds < 0 ? 3600 : Double(timeoutMilliseconds) / 1000)
+    while !woken && condition.wait(until: deadline) {}
+    woken = false
+    condition.unlock()
+  }
+  func notifyControl() {}
+  func nowNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+/// `Engine.run` on its own thread (the daemon's audio thread), and a way to wait for it to return.
+final class EngineThread: @unchecked Sendable {
+  let finished = Atomic<Bool>(false)
+  init(_ engine: Engine<PulledSink>) {
+    Thread.detachNewThread {
+      engine.run()
+      self.finished.store(true, ordering: .releasing)
+    }
+  }
+  func waitUntilFinished(seconds: Double = 5) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+      if finished.load(ordering: .acquiring) { return true }
+      usleep(1000)
+    }
+    return false
+  }
+}
+
+/// Waits for an event matching `match`, collecting the others.
+func waitForEvent(_ engine: Engine<PulledSink>, seconds: Double = 5, _ match: (EngineEvent) -> Bool) -> [EngineEvent]? {
+  var seen: [EngineEvent] = []
+  let deadline = Date().addingTimeInterval(seconds)
+  while Date() < deadline {
+    while let event = engine.nextEvent() {
+      seen.append(event)
+      if match(event) { return seen }
+    }
+    usleep(1000)
+  }
+  return nil
+}
+
+@Suite("The engine handed to a server's callback and back")
+struct PullHandOffTests {
+  let cue = makeCue(frames: 300, left: { Float($0 + 1) / 512 }, right: { -Float($0 + 1) / 512 })
+
+  func makeEngine(idleFrames: Int) -> (Engine<PulledSink>, PulledSink) {
+    let sink = PulledSink()
+    let engine = Engine(
+      configuration: EngineConfiguration(periodFrames: 64, idleFrames: idleFrames, voiceCapacity: 4), sink: sink,
+      signals: ConditionSignals())
+    return (engine, sink)
+  }
+
+  /// Pulls quanta of `frames` (as PipeWire's thread would) until `count` frames of sound were rendered or time runs out.
+  func pullUntilSound(_ engine: Engine<PulledSink>, frames: Int, count: Int) -> [Float] {
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: frames * 2)
+    defer { output.deallocate() }
+    var heard: [Float] = []
+    let deadline = Date().addingTimeInterval(5)
+    while heard.count < count * 2 && Date() < deadline {
+      engine.pull(into: output, frameCount: frames, delayFrames: frames)
+      let block = Array(UnsafeBufferPointer(start: output, count: frames * 2))
+      if !heard.isEmpty || block.contains(where: { $0 != 0 }) { heard += block }
+      usleep(200)
+    }
+    return heard
+  }
+
+  @Test func theCallbackPlaysWhatTheEngineThreadHandsOverAndGivesItBackWhenIdle() {
+    let (engine, sink) = makeEngine(idleFrames: 256)
+    let thread = EngineThread(engine)
+    // Before the hand-over the callback writes silence and takes no command.
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0)))))
+    #expect(engine.send(.attach))
+    let heard = pullUntilSound(engine, frames: 128, count: 300 + 512)
+    #expect(Array(heard.prefix(600)) == cue.toArray())
+    #expect(heard[600...].allSatisfy { $0 == 0 })
+    let news = waitForEvent(engine) { $0 == .released(.idle) }
+    #expect(news?.contains(.ended(VoiceEnd(id: VoiceID(1), reason: .end, position: 300))) == true)
+    #expect(sink.writes.load(ordering: .relaxed) == 0, "a pulled sink is never written")
+    // Given back: the engine's own thread runs again and takes the shutdown (no callback needed).
+    usleep(20_000)
+    #expect(engine.send(.shutdown(fadeFrames: 0)))
+    #expect(thread.waitUntilFinished())
+    #expect(waitForEvent(engine) { $0 == .released(.shutdown) } != nil)
+  }
+
+  @Test func aFailedStreamIsTakenBackAndReleasedAsLostWithItsCode() {
+    let (engine, sink) = makeEngine(idleFrames: 48_000)
+    let thread = EngineThread(engine)
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(7), samples: cue.samples, gain: .unity, loops: .forever))))
+    #expect(engine.send(.attach))
+    #expect(!pullUntilSound(engine, frames: 64, count: 64).isEmpty)
+    // The server goes away: no more callbacks, and the sink says so.
+    sink.failure.store(-32, ordering: .releasing)
+    #expect(waitForEvent(engine) { $0 == .released(.lost(code: -32)) } != nil)
+    // A late callback finds the engine taken back: silence, and the voice keeps its place for the reopen.
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: 128)
+    defer { output.deallocate() }
+    output.update(repeating: 1, count: 128)
+    engine.pull(into: output, frameCount: 64, delayFrames: 0)
+    #expect(UnsafeBufferPointer(start: output, count: 128).allSatisfy { $0 == 0 })
+    // Reattached (the controller reconnected), the callback plays the waiting voice again.
+    sink.failure.store(0, ordering: .releasing)
+    #expect(engine.send(.attach))
+    #expect(!pullUntilSound(engine, frames: 64, count: 64).isEmpty)
+    #expect(engine.send(.shutdown(fadeFrames: 0)))
+    for _ in 0..<4 { engine.pull(into: output, frameCount: 64, delayFrames: 0) }
+    #expect(thread.waitUntilFinished())
+  }
+
+  @Test func aStreamThatStopsAskingIsLostAfterTheStallLimit() {
+    let (engine, _) = makeEngine(idleFrames: 48_000)
+    let thread = EngineThread(engine)
+    #expect(engine.send(.attach))
+    let started = Date()
+    // No callback ever comes (a target that never links, a server that hangs).
+    #expect(waitForEvent(engine, seconds: 10) { $0 == .released(.lost(code: -110)) } != nil)
+    #expect(Date().timeIntervalSince(started) >= Double(Engine<PulledSink>.pullStallNanoseconds) / 1e9 * 0.9)
+    #expect(engine.send(.shutdown(fadeFrames: 0)))
+    #expect(thread.waitUntilFinished())
+  }
+}

@@ -1,0 +1,198 @@
+import CueAudio
+import CuePosix
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The two ways cued reaches a PipeWire server: its native stream (the server's thread pulls each
+/// quantum) and ALSA through the pipewire ALSA plugin (cued's thread pushes).
+enum PipeWirePath: String, CaseIterable, CustomTestStringConvertible, Sendable {
+  case native
+  case alsaPlugin
+
+  var testDescription: String { self == .native ? "--device pipewire" : "--device alsa:pw (the pipewire ALSA plugin)" }
+
+  /// The `--device` value, after preparing what the path needs in `directory` (an asound.conf for the plugin).
+  func device(in directory: String, environment: inout [String: String]) throws -> String {
+    switch self {
+    case .native:
+      return "pipewire"
+    case .alsaPlugin:
+      environment["ALSA_CONFIG_PATH"] = try pipeWireALSAConfig(in: directory)
+      return "alsa:pw"
+    }
+  }
+
+  var backend: String { self == .native ? "pipewire" : "alsa" }
+}
+
+/// `cued-pwprobe record`: the sink's monitor into a raw float32 file, with each graph cycle's time.
+final class MonitorRecorder {
+  let samplesPath: String
+  let cyclesPath: String
+  let process: ChildProcess
+
+  init(directory: String, environment: [String: String]) throws {
+    samplesPath = directory + "/monitor.f32"
+    cyclesPath = directory + "/monitor-cycles.txt"
+    let output = directory + "/record.out"
+    process = try ChildProcess(
+      PipeWireTests.probe, ["record", "--out", samplesPath, "--cycles", cyclesPath, "--seconds", "60"],
+      environment: environment, standardOutput: .file(output), standardError: .sameAsStandardOutput)
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline {
+      let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+      if text.contains("ready") { return }
+      if text.contains("error") || !process.isRunning { throw HarnessError("cued-pwprobe record failed: \(text)") }
+      usleep(20_000)
+    }
+    throw HarnessError("cued-pwprobe record was not ready within 10 s")
+  }
+
+  /// Stops recording and returns every captured sample.
+  func finish() throws -> [Float] {
+    #expect(process.terminate(grace: 5) == 0)
+    return try readFloats(samplesPath)
+  }
+}
+
+/// The node names `pw-cli ls Node` lists.
+func pipeWireNodes(_ environment: [String: String]) throws -> [String] {
+  try run("/usr/bin/pw-cli", ["ls", "Node"], environment: environment, timeout: 10).stdout.split(separator: "\n").compactMap { line in
+    let trimmed = line.trimmingCharacters(in: .whitespaces)
+    guard trimmed.hasPrefix("node.name = \"") else { return nil }
+    return String(trimmed.dropFirst("node.name = \"".count).dropLast())
+  }
+}
+
+/// Nodes that are neither the test server's own (drivers, the sink) nor the recorder: cued's, while it plays.
+func foreignNodes(_ environment: [String: String]) throws -> [String] {
+  try pipeWireNodes(environment).filter {
+    !["Dummy-Driver", "Freewheel-Driver", "cued-test-sink", "cued-pwprobe-record"].contains($0)
+  }
+}
+
+@Suite("cued through a headless PipeWire, end to end", .serialized)
+struct PipeWireOutputTests {
+  /// cued on `device` with `cues` (name → fixture) and a short idle window.
+  static func startDaemon(in dir: String, device: String, environment: [String: String], _ cues: [String: String]) throws -> DaemonProcess {
+    let sounds = try Harness.soundDirectory(in: dir, cues)
+    return try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", device, "--idle-timeout", "0.5"],
+      environment: environment, logPath: dir + "/cued.log")
+  }
+
+  @Test(arguments: PipeWirePath.allCases)
+  func aCueArrivesSampleForSampleAndCuedLeavesTheGraphWhenIdle(path: PipeWirePath) throws {
+    let dir = Harness.temporaryDirectory()
+    let pipewire = try PipeWireEnvironment(directory: dir + "/pw")
+    var environment = pipewire.environment
+    let device = try path.device(in: dir, environment: &environment)
+    let recorder = try MonitorRecorder(directory: dir, environment: environment)
+    let daemon = try Self.startDaemon(in: dir, device: device, environment: environment, ["pico": "tone-44100-stereo.mp3"])
+    defer { daemon.stop() }
+
+    let played = try daemon.cuectl(["play", "pico", "--wait"])
+    #expect(played.status == 0, "\(played.stderr)")
+    let status = try daemon.status()
+    let state = try #require(status["device"] as? [String: Any])
+    #expect(state["backend"] as? String == path.backend)
+    #expect(state["state"] as? String == "open")
+    #expect(try !foreignNodes(environment).isEmpty, "cued has no node in the graph while it plays")
+    if path == .native {
+      #expect(state["name"] as? String == "pipewire")
+      #expect(state["quantumFrames"] as? Int == 256, "node.latency 256/48000 is the quantum asked for")
+      // It says what it is, so session-manager policy applies.
+      let info = try run("/usr/bin/pw-cli", ["ls", "Node"], environment: environment).stdout
+      #expect(info.contains("media.role = \"Notification\""))
+      #expect(info.contains("application.name = \"cued\""))
+      #expect(info.contains("node.name = \"cued\""))
+    }
+
+    // Idle: the device closes, cued's node leaves the graph, and cued uses no CPU.
+    try daemon.waitForDevice("closed", timeout: 5)
+    var left = try foreignNodes(environment)
+    for _ in 0..<50 where !left.isEmpty {
+      usleep(20_000)
+      left = try foreignNodes(environment)
+    }
+    #expect(left.isEmpty, "nodes left in the graph after the idle close: \(left)")
+    usleep(200_000)
+    let before = try DaemonTests.cpuTicks(daemon.pid)
+    usleep(2_000_000)
+    #expect(try DaemonTests.cpuTicks(daemon.pid) - before == 0)
+
+    // The monitor holds the cue, sample for sample (float32 end to end, volume 1, pan 0).
+    try expectCaptureHoldsTheCue(recorder.finish(), fixture: "tone-44100-stereo.mp3")
+    #expect(daemon.stop() == 0)
+  }
+
+  @Test(arguments: PipeWirePath.allCases)
+  func aServerRestartIsALossAndCuedPlaysAgainWhenTheServerIsBack(path: PipeWirePath) throws {
+    let dir = Harness.temporaryDirectory()
+    let pipewire = try PipeWireEnvironment(directory: dir + "/pw")
+    var environment = pipewire.environment
+    let device = try path.device(in: dir, environment: &environment)
+    let daemon = try Self.startDaemon(
+      in: dir, device: device, environment: environment, ["loop": "loop-48000-stereo.mp3", "pico": "tone-48000-mono.mp3"])
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "loop", "--loops", "-1", "--volume", "0.1"]).status == 0)
+    try daemon.waitForDevice("open")
+
+    // The server goes away under a playing loop: cued says the device is lost and keeps answering.
+    #expect(try pipewire.stop().status == 0)
+    try daemon.waitForDevice("lost", timeout: 5)
+    #expect(try daemon.cuectl(["ping"]).status == 0)
+    let lost = try #require(daemon.status()["device"] as? [String: Any])
+    #expect((lost["error"] as? String)?.isEmpty == false)
+
+    // It comes back (same directory, same socket): the waiting loop reconnects with backoff (at most
+    // 1 s) and a new cue plays within 2 s of the server's return.
+    let again = try PipeWireEnvironment(directory: dir + "/pw")
+    let returned = Date()
+    var played = false
+    while Date().timeIntervalSince(returned) < 5 {
+      if try daemon.cuectl(["play", "pico"]).status == 0 {
+        played = true
+        break
+      }
+      usleep(50_000)
+    }
+    let waited = Date().timeIntervalSince(returned)
+    #expect(played)
+    #expect(waited < 2, "a cue played \(waited) s after the server returned")
+    try daemon.waitForDevice("open", timeout: 5)
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    #expect(try !foreignNodes(again.environment).isEmpty)
+    #expect(daemon.log.contains("is back"))
+  }
+
+  @Test func deviceAutoPlaysThroughPipeWireWhenItsServerAnswersAndThroughALSAOtherwise() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3"])
+    do {
+      let pipewire = try PipeWireEnvironment(directory: dir + "/pw")
+      let daemon = try DaemonProcess(
+        socket: dir + "/a.sock", arguments: ["--sounds", sounds], environment: pipewire.environment, logPath: dir + "/a.log")
+      defer { daemon.stop() }
+      #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+      let device = try #require(daemon.status()["device"] as? [String: Any])
+      #expect(device["backend"] as? String == "pipewire")
+      #expect(daemon.log.contains("a PipeWire server answers"))
+    }
+    // No server in this runtime directory: ALSA's default (a `null` PCM here, so it opens anywhere).
+    try "pcm.!default { type null }\n".write(toFile: dir + "/asound.conf", atomically: true, encoding: .utf8)
+    let daemon = try DaemonProcess(
+      socket: dir + "/b.sock", arguments: ["--sounds", sounds],
+      environment: ["XDG_RUNTIME_DIR": dir, "PIPEWIRE_RUNTIME_DIR": dir, "ALSA_CONFIG_PATH": dir + "/asound.conf"],
+      logPath: dir + "/b.log")
+    defer { daemon.stop() }
+    let device = try #require(daemon.status()["device"] as? [String: Any])
+    #expect(device["backend"] as? String == "alsa")
+    #expect(device["name"] as? String == "default")
+    #expect(daemon.log.contains("no PipeWire server answers"))
+  }
+}
