@@ -8,6 +8,9 @@ Absolute numbers depend on the machine: docs/PERFORMANCE.md labels each with the
 """
 import argparse, json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import heard  # noqa: E402  (bench/heard.py: onsets through PipeWire)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The binaries as shipped: `make bench` builds them with RELEASE_FLAGS (the Swift runtime linked in).
 BIN = os.environ.get("CUED_BENCH_BIN") or os.path.join(ROOT, ".build", "release")
@@ -359,7 +362,7 @@ def main():
     parser.add_argument("--device", default="pulse", choices=["null", "pulse"], help="for trigger latency")
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,idle)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,idle,heard,heard-load,heard-idle)")
     args = parser.parse_args()
     if args.shell_period:
         SHELL_EXTRA.extend(["--period-frames", str(args.shell_period), "--buffer-frames", str(4 * args.shell_period)])
@@ -383,6 +386,9 @@ def main():
         if wanted("clients"): many_clients(args.quick)
         if wanted("shell"): shell_to_sound(args.quick)
         if wanted("idle"): idle(args.quick)
+        if wanted("heard"): heard.heard(record, BIN, args.quick)
+        if wanted("heard-load"): heard.heard_under_load(record, BIN, args.quick, pulse_server)
+        if wanted("heard-idle"): heard.heard_idle(record, BIN, args.quick)
     finally:
         if pulse:
             pulse.terminate()

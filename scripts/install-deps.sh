@@ -19,7 +19,7 @@ set -euo pipefail
 packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
   pipewire pipewire-bin wireplumber dbus libpipewire-0.3-dev libspa-0.2-dev bubblewrap systemd dpkg-dev binutils lintian tmux)
 if [[ "${1:-}" == "--with-tools" ]]; then
-  packages+=(sox lame mpg123 socat)  # regenerate sounds/fixtures, benchmarks, protocol examples
+  packages+=(sox lame mpg123 socat stress-ng)  # regenerate sounds/fixtures, benchmarks (stress-ng: under load), protocol examples
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -9,7 +9,7 @@ public struct DaemonConfiguration: Sendable {
   /// Where to play, as given (`auto`, `pipewire[:TARGET]`, `alsa:NAME`, a bare ALSA name, `null`); see `output`.
   public var device: String
   /// node.latency asked of PipeWire, in frames.
-  public var pipeWireLatency: Int = 256
+  public var pipeWireLatency: Int = 128
   public var sampleRate: Int = 48000
   public var periodFrames: Int = 240
   public var bufferFrames: Int = 960

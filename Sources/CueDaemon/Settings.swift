@@ -229,7 +229,7 @@ public enum Settings {
         "auto plays through PipeWire when its server answers at start, otherwise through ALSA 'default'. pipewire:TARGET names a sink node (node.name or serial); without it the session manager chooses. null is a silent clock-paced sink.",
       sets: \.device),
     Setting(
-      "pipewire-latency", .integer(16...8192), default: 256, shown: "256, 5.3 ms at 48 kHz", valueName: "frames", .restartOnly,
+      "pipewire-latency", .integer(16...8192), default: 128, shown: "128, 2.7 ms at 48 kHz", valueName: "frames", .restartOnly,
       help: "Frames PipeWire is asked for per graph cycle (node.latency) while cued plays",
       details: "PipeWire rounds it down to a power of two; the graph runs at the smallest latency any of its streams asks for.",
       sets: \.pipeWireLatency),

@@ -104,7 +104,7 @@ struct PipeWireOutputTests {
     #expect(try !foreignNodes(environment).isEmpty, "cued has no node in the graph while it plays")
     if path == .native {
       #expect(state["name"] as? String == "pipewire")
-      #expect(state["quantumFrames"] as? Int == 256, "node.latency 256/48000 is the quantum asked for")
+      #expect(state["quantumFrames"] as? Int == 128, "node.latency 128/48000 is the quantum asked for")
       // It says what it is, so session-manager policy applies.
       let info = try run("/usr/bin/pw-cli", ["ls", "Node"], environment: environment).stdout
       #expect(info.contains("media.role = \"Notification\""))
