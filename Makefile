@@ -1,7 +1,7 @@
 # cued: build, run, test. `make run` and `make test` install what they need on Debian first.
 SWIFT ?= swift
 CONFIG ?= debug
-DEVICE ?= default
+DEVICE ?= auto
 BUILD_FLAGS ?=
 
 .PHONY: all deps build release run test sounds fixtures clean bench bench-quick
@@ -17,7 +17,7 @@ build: deps
 release:
 	@$(MAKE) build CONFIG=release
 
-# The daemon on this checkout's sounds. DEVICE=null plays into a silent clock-paced sink.
+# The daemon on this checkout's sounds. DEVICE=auto (PipeWire, else ALSA default); null plays into a silent clock-paced sink.
 run: build
 	$$($(SWIFT) build -c $(CONFIG) --show-bin-path)/cued --sounds sounds --device $(DEVICE)
 

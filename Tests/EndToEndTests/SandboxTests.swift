@@ -51,6 +51,14 @@ struct SandboxTests {
     #expect(played.status == 0, "\(played.stderr)\n\((try? String(contentsOfFile: dir + "/cued.log", encoding: .utf8)) ?? "")")
   }
 
+  @Test func theNativePipeWireOutputWorksInTheSandbox() throws {
+    // The runtime directory the unit gives cued holds the server's socket (pipewire-0), as on a desktop.
+    let dir = Harness.temporaryDirectory()
+    let pipewire = try PipeWireEnvironment(directory: dir)
+    let played = try Sandbox.playThrough(device: "pipewire", runtime: dir, environment: pipewire.environment)
+    #expect(played.status == 0, "\(played.stderr)\n\((try? String(contentsOfFile: dir + "/cued.log", encoding: .utf8)) ?? "")")
+  }
+
   @Test func thePipeWirePluginWorksInTheSandbox() throws {
     let dir = Harness.temporaryDirectory()
     // PipeWire needs a session manager (WirePlumber) to link streams, and WirePlumber a D-Bus session.
