@@ -21,13 +21,19 @@ release:
 run: build
 	$$($(SWIFT) build -c $(CONFIG) --show-bin-path)/cued --sounds sounds --device $(DEVICE)
 
-# Every test: unit, decoder fixtures, ALSA file-PCM captures, PulseAudio null-sink end-to-end.
+# Every test: unit, decoder fixtures, ALSA file-PCM captures, PulseAudio and PipeWire end-to-end;
+# then the suites named here once more on the native PipeWire output.
+PIPEWIRE_SUITES = DaemonTests|SoundAndEventTests|PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests
+
 test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-test.log
 	@if grep -E '^/.*(Sources|Tests)/.*: warning:' .build-test.log; then echo "build has warnings (above)"; exit 1; fi
 	# One test at a time: many tests run real daemons, sound servers and a release build, and on a
 	# 2-core machine running them side by side starves the timing-sensitive ones.
 	$(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS)
+	# The device-agnostic end-to-end suites again, on the native PipeWire output into a headless
+	# PipeWire (Tests/EndToEndTests/Harness.swift, sharedOutput) instead of the null sink.
+	CUED_TEST_DEVICE=pipewire $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PIPEWIRE_SUITES)'
 
 sounds:
 	@scripts/install-deps.sh --with-tools

@@ -44,9 +44,10 @@ struct DaemonTests {
   static func start(_ extra: [String] = [], sounds: [String: String] = ["pico": "tone-48000-mono.mp3", "loop": "loop-48000-stereo.mp3"]) throws -> (DaemonProcess, String) {
     let dir = Harness.temporaryDirectory()
     let soundDir = try Harness.soundDirectory(in: dir, sounds)
+    let output = Harness.sharedOutput
     let daemon = try DaemonProcess(
-      socket: dir + "/cued.sock", arguments: ["--sounds", soundDir, "--device", "null", "--idle-timeout", "0.3"] + extra,
-      logPath: dir + "/cued.log")
+      socket: dir + "/cued.sock", arguments: ["--sounds", soundDir, "--device", output.device, "--idle-timeout", "0.3"] + extra,
+      environment: output.environment, logPath: dir + "/cued.log")
     return (daemon, dir)
   }
 
@@ -54,7 +55,8 @@ struct DaemonTests {
     let (asking, _) = try Self.start(["--realtime-priority", "20"])
     defer { asking.stop() }
     let status = try asking.status()
-    #expect((status["device"] as? [String: Any])?["backend"] as? String == "null")
+    let output = Harness.sharedOutput.device  // null, or pipewire in make test's second pass; name and backend alike
+    #expect((status["device"] as? [String: Any])?["backend"] as? String == output)
     let scheduling = try #require(status["scheduling"] as? [String: Any])
     // Root gets SCHED_FIFO at the priority asked for; anyone else normal scheduling and the reason.
     if scheduling["policy"] as? String == "fifo" {
@@ -69,7 +71,7 @@ struct DaemonTests {
     defer { notAsking.stop() }
     #expect(try notAsking.status()["scheduling"] as? [String: String] == ["policy": "other"])
     let text = try notAsking.cuectl(["status"]).stdout
-    #expect(text.contains("device:    null via null (closed)"))
+    #expect(text.contains("device:    \(output) via \(output) (closed)"))
     #expect(text.contains("audio:     normal scheduling\n"))
   }
 

@@ -29,6 +29,19 @@ enum Harness {
 
   static func fixture(_ name: String) -> String { repositoryRoot + "/Tests/Fixtures/" + name }
 
+  /// The output the device-agnostic suites play through (`DaemonTests.start`): `null`, or with
+  /// `CUED_TEST_DEVICE=pipewire` (the second pass of `make test`) the native PipeWire output into a
+  /// headless PipeWire that this test process starts once and stops at exit.
+  static let sharedOutput: (device: String, environment: [String: String]) = {
+    guard ProcessInfo.processInfo.environment["CUED_TEST_DEVICE"] == "pipewire" else { return ("null", [:]) }
+    let server = try! PipeWireEnvironment(directory: temporaryDirectory())
+    sharedPipeWire = server  // once, inside this initializer (Swift runs it exactly once)
+    atexit { _ = try? sharedPipeWire?.stop() }
+    return ("pipewire", server.environment)
+  }()
+
+  nonisolated(unsafe) private static var sharedPipeWire: PipeWireEnvironment? = nil
+
   /// A fresh directory under /tmp, short enough for socket paths.
   static func temporaryDirectory() -> String {
     try! Files.makeTemporaryDirectory(prefix: "cued-e2e")
