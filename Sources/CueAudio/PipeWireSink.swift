@@ -122,7 +122,9 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
       output.update(repeating: 0, count: frames * 2)
       return
     }
-    source.pull(into: output, frameCount: frames, delayFrames: frames + Self.delayFrames(timing.pointee, rate: rate))
+    // Not yet heard once this buffer is filled: the previous cycle's buffer, which the sink plays
+    // during this cycle, then this one (heard one quantum from now), then what lies downstream.
+    source.pull(into: output, frameCount: frames, delayFrames: 2 * frames + Self.delayFrames(timing.pointee, rate: rate))
   }
 
   /// What PipeWire says lies between this stream and the ear, in frames at `rate`: the device's

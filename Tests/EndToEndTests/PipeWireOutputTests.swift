@@ -110,6 +110,13 @@ struct PipeWireOutputTests {
       #expect(info.contains("media.role = \"Notification\""))
       #expect(info.contains("application.name = \"cued\""))
       #expect(info.contains("node.name = \"cued\""))
+      // heardIn counts the quantum PipeWire plays before this one's first frame: 128 frames, 2.7 ms.
+      let client = try ProtocolClient(socket: daemon.socket)
+      try client.request("subscribe", [("kinds", ["started"])])
+      let voice = try #require(client.request("play", [("cue", "pico"), ("volume", 0)])["voice"]?.intValue)
+      let started = try client.waitForEvent("started", where: { $0["voice"]?.intValue == voice })
+      let heardIn = try #require(started["heardIn"]?.doubleValue)
+      #expect(heardIn >= 127.0 / 48000 && heardIn <= 129.0 / 48000, "heardIn \(heardIn)")
     }
 
     // Idle: the device closes, cued's node leaves the graph, and cued uses no CPU.
