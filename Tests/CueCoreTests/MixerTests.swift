@@ -279,3 +279,15 @@ struct MixerTests {
     for f in 0..<48 { #expect(abs(out[2 * f] - source[4 * f]) < 1e-6) }
   }
 }
+
+@Suite("Sample conversion for devices")
+struct SampleConversionTests {
+  @Test func floatToInt16ClampsScalesAndRounds() {
+    let source: [Float] = [0, 1, -1, 0.5, -0.5, 2, -3, 1 / 32767, 0.49 / 32767, 0.25]
+    var out = [Int16](repeating: 99, count: source.count)
+    source.withUnsafeBufferPointer { s in
+      out.withUnsafeMutableBufferPointer { d in SampleConversion.int16(from: s.baseAddress!, count: s.count, into: d.baseAddress!) }
+    }
+    #expect(out == [0, 32767, -32767, 16384, -16384, 32767, -32767, 1, 0, 8192])
+  }
+}
