@@ -336,6 +336,7 @@ def shell_to_sound(quick):
                 onsets.append(f / 48000)
                 f += int(0.3 * 48000)  # past this cue (0.1 s), before the next (0.4 s later)
             f += 1
+        status = daemon.request("status")
         if len(onsets) == len(starts):
             base = onsets[0] - starts[0][1]  # align the first command; all others are relative to it
             delays = {"cuectl": [], "pactl": []}
@@ -343,7 +344,8 @@ def shell_to_sound(quick):
                 delays[tool].append(onset - base - start)
             record(benchmark="shell-to-sound", rounds=rounds,
                    cuectl_wall_ms=1000 * statistics.median(walls["cuectl"]), pactl_wall_ms=1000 * statistics.median(walls["pactl"]),
-                   onset_cuectl_minus_pactl_ms=1000 * (statistics.median(delays["cuectl"]) - statistics.median(delays["pactl"])))
+                   onset_cuectl_minus_pactl_ms=1000 * (statistics.median(delays["cuectl"]) - statistics.median(delays["pactl"])),
+                   device_delay_frames=status["device"].get("delayFrames"), underruns=status["underruns"])
         else:
             record(benchmark="shell-to-sound", rounds=rounds, error=f"found {len(onsets)} onsets for {len(starts)} commands",
                    cuectl_wall_ms=1000 * statistics.median(walls["cuectl"]), pactl_wall_ms=1000 * statistics.median(walls["pactl"]))
