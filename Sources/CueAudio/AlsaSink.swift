@@ -149,7 +149,8 @@ public final class AlsaSink: OutputDevice, @unchecked Sendable {
 
     if sw == nil { try check(snd_pcm_sw_params_malloc(&sw), "snd_pcm_sw_params_malloc") }
     try check(snd_pcm_sw_params_current(handle, sw), "snd_pcm_sw_params_current")
-    // Start on the first write: the device is kept at a small fill, never filled up first.
+    // Start on the first write until the engine names its fill target (then: once that is queued),
+    // never only when the whole buffer is full.
     try check(snd_pcm_sw_params_set_start_threshold(handle, sw, 1), "set start threshold")
     // Until the engine names a fill target: wake when a period has room (the whole buffer in use).
     try check(snd_pcm_sw_params_set_avail_min(handle, sw, period), "set avail min")
@@ -239,6 +240,9 @@ public final class AlsaSink: OutputDevice, @unchecked Sendable {
     appliedTargetFrames = target
     let availMin = min(max(bufferFrames - target + frameCount, 1), bufferFrames)
     guard let sw, snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(availMin)) == 0 else { return }
+    // A stopped device (just opened, or after an underrun) starts once the target is queued: a
+    // sound server that starts on one period drains it at its first cycle and underruns.
+    _ = snd_pcm_sw_params_set_start_threshold(pcm, sw, snd_pcm_uframes_t(target))
     _ = snd_pcm_sw_params(pcm, sw)
   }
 
