@@ -250,13 +250,8 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
   public func runCycle() -> CycleOutcome {
     counters.heartbeat.add(1, ordering: .relaxed)
     let frames = configuration.periodFrames
-    if attached {
-      let waited = sink.waitForRoom(frameCount: frames, fillTargetFrames: watermark?.targetFrames ?? Int.max)
-      if !noteSinkStatus(waited) {
-        reportEvents(delayFrames: 0)
-        return .detached
-      }
-    }
+    let wasAttached = attached
+    if wasAttached && !waitForRoom(frames) { return .detached }
     let mixerWasSilent = mixer.activeVoiceCount == 0
     applyCommands()
     guard attached else {
@@ -265,6 +260,9 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
       if shuttingDown && !hasUnreportedEvents { return .finished }
       return .detached
     }
+    // A device just attached is empty, so this returns at once; it tells the sink the target
+    // before the first write (ALSA's start threshold follows it).
+    if !wasAttached && !waitForRoom(frames) { return .detached }
     if mixerWasSilent && mixer.activeVoiceCount > 0 { rewindQueuedSilence() }
     // Nothing sounds in this period when no voice is in the mixer: it is all zeros.
     let periodIsSilent = mixer.activeVoiceCount == 0
@@ -288,6 +286,14 @@ public final class Engine<Sink: AudioSink>: @unchecked Sendable {
     reportEvents(delayFrames: attached ? sink.delayFrames() : 0)
     if !attached && shuttingDown && !hasUnreportedEvents { return .finished }
     return .wrote
+  }
+
+  /// Waits until the sink has room below the fill target; false (and the sink released) when it is lost.
+  private func waitForRoom(_ frames: Int) -> Bool {
+    let waited = sink.waitForRoom(frameCount: frames, fillTargetFrames: watermark?.targetFrames ?? Int.max)
+    if noteSinkStatus(waited) { return true }
+    reportEvents(delayFrames: 0)
+    return false
   }
 
   /// Counts an underrun (and raises the fill target), or releases a lost sink; false when lost.

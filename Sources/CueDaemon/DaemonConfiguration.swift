@@ -9,11 +9,11 @@ public struct DaemonConfiguration: Sendable {
   /// ALSA PCM name, or `null` for the clock-paced silent sink.
   public var device: String
   public var sampleRate: Int = 48000
-  public var periodFrames: Int = 64
-  public var bufferFrames: Int = 512
+  public var periodFrames: Int = 240
+  public var bufferFrames: Int = 960
   /// Frames the push loop keeps queued in the device (raised after an underrun, decaying back);
   /// 0 keeps the whole buffer full.
-  public var fillTargetFrames: Int = 256
+  public var fillTargetFrames: Int = 0
   /// Seconds of silence after which the device is closed.
   public var idleSeconds: Double = 2
   /// Voices sounding at once; past it the oldest is stolen with a fade.

@@ -229,13 +229,13 @@ public enum Settings {
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
       help: "The output sample rate; every cue is converted to it", details: "The conversion happens once, at load.", sets: \.sampleRate),
     Setting(
-      "period-frames", .integer(16...16384), default: 64, shown: "64, 1.3 ms", valueName: "frames", .restartOnly,
+      "period-frames", .integer(16...16384), default: 240, shown: "240, 5 ms", valueName: "frames", .restartOnly,
       help: "Frames per ALSA period", sets: \.periodFrames),
     Setting(
-      "buffer-frames", .integer(32...65536), default: 512, valueName: "frames", .restartOnly, help: "Frames in the ALSA buffer",
+      "buffer-frames", .integer(32...65536), default: 960, valueName: "frames", .restartOnly, help: "Frames in the ALSA buffer",
       details: "It must hold at least two periods.", sets: \.bufferFrames),
     Setting(
-      "fill-target", .integer(0...65536), default: 256, valueName: "frames", .restartOnly,
+      "fill-target", .integer(0...65536), default: 0, valueName: "frames", .restartOnly,
       help: "Frames kept queued in the device ahead of a new cue; 0 keeps the whole buffer full",
       details:
         "Between period-frames and buffer-frames. After an underrun it rises (by half, up to the buffer) and falls back one period per 10 s without one; cuectl status shows the target in force.",

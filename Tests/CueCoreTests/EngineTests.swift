@@ -241,7 +241,8 @@ struct FillTargetEngineTests {
     let (engine, sink) = makeEngine()
     #expect(engine.send(.attach))
     for _ in 0..<3 { _ = engine.runCycle() }
-    #expect(sink.waitedTargets == [Int.max, Int.max])
+    // Once as the device is attached (before its first write), then before every cycle.
+    #expect(sink.waitedTargets == [Int.max, Int.max, Int.max])
     #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 0)
   }
 
@@ -250,11 +251,11 @@ struct FillTargetEngineTests {
     let (engine, sink) = makeEngine(fillTarget: policy)
     #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 128)
     #expect(engine.send(.attach))
-    #expect(engine.runCycle() == .wrote)  // attaches: no wait before the first write
+    #expect(engine.runCycle() == .wrote)  // attaches: tells the sink the target before the first write
     sink.waitStatuses = [.recoveredUnderrun]
     for _ in 0..<11 { #expect(engine.runCycle() == .wrote) }
     // Raised at the underrun; back down once ten clean periods (640 frames) were written.
-    #expect(sink.waitedTargets == [128] + Array(repeating: 192, count: 9) + [128])
+    #expect(sink.waitedTargets == [128, 128] + Array(repeating: 192, count: 9) + [128])
     #expect(engine.counters.underruns.load(ordering: .relaxed) == 1)
     #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 128)
   }
