@@ -339,6 +339,7 @@ def shell_to_sound(quick):
                 onsets.append(f / 48000)
                 f += int(0.3 * 48000)  # past this cue (0.1 s), before the next (0.4 s later)
             f += 1
+        status = daemon.request("status")
         if len(onsets) == len(starts):
             base = onsets[0] - starts[0][1]  # align the first command; all others are relative to it
             delays = {"cuectl": [], "pactl": []}
@@ -346,7 +347,8 @@ def shell_to_sound(quick):
                 delays[tool].append(onset - base - start)
             record(benchmark="shell-to-sound", rounds=rounds,
                    cuectl_wall_ms=1000 * statistics.median(walls["cuectl"]), pactl_wall_ms=1000 * statistics.median(walls["pactl"]),
-                   onset_cuectl_minus_pactl_ms=1000 * (statistics.median(delays["cuectl"]) - statistics.median(delays["pactl"])))
+                   onset_cuectl_minus_pactl_ms=1000 * (statistics.median(delays["cuectl"]) - statistics.median(delays["pactl"])),
+                   device_delay_frames=status["device"].get("delayFrames"), underruns=status["underruns"])
         else:
             record(benchmark="shell-to-sound", rounds=rounds, error=f"found {len(onsets)} onsets for {len(starts)} commands",
                    cuectl_wall_ms=1000 * statistics.median(walls["cuectl"]), pactl_wall_ms=1000 * statistics.median(walls["pactl"]))
@@ -356,14 +358,76 @@ def shell_to_sound(quick):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def pipewire_alsa_onset(quick):
+    """Heard first through PipeWire: `play` on an open connection to cued writing through the pipewire
+    ALSA plugin (`--device pw`, the plugin unpacked in .build/pipewire-alsa), from the request to its
+    first frame on the sink's monitor, against the native floor (cued-pwprobe's own pw_stream tone at
+    quantum 256, the same measure). Absolute: both sides read CLOCK_MONOTONIC, and cued-pwprobe places
+    captured frames by graph time. Also the underruns cued counted."""
+    plugin = os.path.join(ROOT, ".build", "pipewire-alsa", "libasound_module_pcm_pipewire.so")
+    probe = os.path.join(ROOT, ".build", "debug", "cued-pwprobe")
+    if not os.path.exists(plugin) or not os.path.exists(probe):
+        record(benchmark="pipewire-alsa-onset", error="needs scripts/install-deps.sh (the plugin) and swift build (cued-pwprobe)")
+        return
+    work = tempfile.mkdtemp(prefix="cued-bench-pw-")
+    script = os.path.join(ROOT, "scripts", "pipewire-env.sh")
+    started = subprocess.run([script, "start", work], capture_output=True, text=True, check=True).stdout
+    env = dict(re.findall(r"export (\w+)='?([^'\n]*)'?", started))
+    try:
+        conf = os.path.join(work, "asound.conf")
+        with open(conf, "w") as f:
+            f.write(f'</usr/share/alsa/alsa.conf>\npcm_type.pipewire {{ lib "{plugin}" }}\npcm.pw {{ type pipewire }}\n')
+        penv = dict(os.environ, **env)
+        floor = subprocess.run([probe, "--quantum", "256", "--rounds", "3" if quick else "8"], env=penv, capture_output=True, text=True)
+        native = [float(v) for v in re.findall(r"trigger_to_heard_ms=([\d.]+)", floor.stdout)]
+        daemon = Daemon(device="pw", extra=["--idle-timeout", "60", *SHELL_EXTRA], env=dict(env, ALSA_CONFIG_PATH=conf))
+        daemon.request("play", cue="pico", volume=0)  # the device is open
+        time.sleep(1)
+        rounds = 8 if quick else 40
+        seconds = int(rounds * 0.3) + 3
+        capture = subprocess.Popen([probe, "--capture-onsets", str(seconds)], env=penv, stdout=subprocess.PIPE, text=True)
+        while capture.stdout.readline().strip() not in ("recording=1", ""):
+            pass
+        time.sleep(0.5)
+        asked = []
+        for _ in range(rounds):
+            asked.append(time.monotonic_ns())
+            daemon.request("play", cue="pico")
+            time.sleep(0.3)
+        out = capture.communicate(timeout=seconds + 10)[0]
+        onsets = [int(v) for v in re.findall(r"onset_ns=(\d+)", out)]
+        status = daemon.request("status")
+        delays = []
+        for t in asked:
+            later = [o for o in onsets if o >= t and o - t < 200_000_000]
+            if later:
+                delays.append((later[0] - t) / 1e6)
+        delays.sort()
+        fields = dict(benchmark="pipewire-alsa-onset", rounds=rounds, heard=len(delays), extra=" ".join(SHELL_EXTRA),
+                      native_floor_median_ms=statistics.median(native) if native else None,
+                      underruns=status["underruns"], device_delay_frames=status["device"].get("delayFrames"))
+        if delays:
+            fields.update(onset_median_ms=statistics.median(delays), onset_p90_ms=delays[int(len(delays) * 0.9) - 1],
+                          onset_max_ms=delays[-1])
+            if native:
+                fields["ratio_to_floor"] = statistics.median(delays) / statistics.median(native)
+        record(**fields)
+        daemon.stop()
+    finally:
+        subprocess.run([script, "stop", work], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the short mode: checks that every benchmark works")
     parser.add_argument("--device", default="pulse", choices=["null", "pulse"], help="for trigger latency")
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,idle,heard,heard-load,heard-idle)")
+    parser.add_argument("--cued-extra", default="", help="more cued options for the shell and pipewire-alsa runs, e.g. '--fill-target 480'")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,heard,heard-load,heard-idle)")
     args = parser.parse_args()
+    SHELL_EXTRA.extend(args.cued_extra.split())
     if args.shell_period:
         SHELL_EXTRA.extend(["--period-frames", str(args.shell_period), "--buffer-frames", str(4 * args.shell_period)])
     work = tempfile.mkdtemp(prefix="cued-bench-work-")
@@ -385,6 +449,7 @@ def main():
         if wanted("carousel-latency"): carousel_latency(args.quick)
         if wanted("clients"): many_clients(args.quick)
         if wanted("shell"): shell_to_sound(args.quick)
+        if wanted("pipewire-alsa"): pipewire_alsa_onset(args.quick)
         if wanted("idle"): idle(args.quick)
         if wanted("heard"): heard.heard(record, BIN, args.quick)
         if wanted("heard-load"): heard.heard_under_load(record, BIN, args.quick, pulse_server)

@@ -61,6 +61,20 @@ public final class NullSink: OutputDevice, @unchecked Sendable {
     return status
   }
 
+  public func waitForRoom(frameCount: Int, fillTargetFrames: Int) -> SinkStatus {
+    guard open_ else { return .lost(code: -19) }
+    guard startNanoseconds != 0 else { return .ok }  // nothing written yet: empty
+    let target = min(max(fillTargetFrames, frameCount), bufferFrames)
+    // Sleep until the fill has fallen to the target minus this period; an underrun is found by the write.
+    var now = Self.now()
+    while writtenFrames + frameCount - playedFrames(at: now) > target {
+      let excess = writtenFrames + frameCount - playedFrames(at: now) - target
+      MonotonicClock.sleep(nanoseconds: (UInt64(excess) * 1_000_000_000 + UInt64(rate) - 1) / UInt64(rate))
+      now = Self.now()
+    }
+    return .ok
+  }
+
   public func delayFrames() -> Int {
     guard open_, startNanoseconds != 0 else { return 0 }
     return max(0, writtenFrames - playedFrames(at: Self.now()))

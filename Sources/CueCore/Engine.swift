@@ -10,6 +10,14 @@ public protocol AudioSink: AnyObject {
   func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus
   /// Frames written but not yet heard (`snd_pcm_delay`), or 0 when unknown.
   func delayFrames() -> Int
+  /// Blocks until the device holds few enough frames that `frameCount` more keep it at or below
+  /// `fillTargetFrames` (`Int.max`: its whole buffer), so the engine latches commands and mixes as
+  /// late as it can. Audio thread. The default returns at once (the blocking `write` paces).
+  func waitForRoom(frameCount: Int, fillTargetFrames: Int) -> SinkStatus
+  /// Takes back up to `maxFrames` of the frames written last that the device has not played yet
+  /// (`snd_pcm_rewind`), keeping a safety margin; returns how many it took back. The engine asks
+  /// only for frames of silence it wrote. Audio thread. The default takes back nothing.
+  func rewind(maxFrames: Int) -> Int
   /// Who drives the output: the engine's thread writing (`push`, the default), or a sound
   /// server's real-time callback asking for each quantum through `Engine.pull` (`pull`).
   var outputModel: OutputModel { get }
@@ -35,9 +43,11 @@ public protocol PullSource: AnyObject {
 extension AudioSink {
   public var outputModel: OutputModel { .push }
   public func pullFailure() -> Int32 { 0 }
+  public func waitForRoom(frameCount: Int, fillTargetFrames: Int) -> SinkStatus { .ok }
+  public func rewind(maxFrames: Int) -> Int { 0 }
 }
 
-/// The outcome of one write.
+/// The outcome of one write or wait.
 public enum SinkStatus: Sendable, BitwiseCopyable, Equatable {
   case ok
   /// An underrun (or suspend) happened and was recovered; the period was written.
@@ -112,6 +122,11 @@ public final class EngineCounters: Sendable {
   public let mixerClock = Atomic<UInt64>(0)
   /// The device's delay (frames written but not yet heard) after the last write.
   public let delayFrames = Atomic<Int>(0)
+  /// The fill target in force (frames the device is kept holding, `FillWatermark`); 0 without one
+  /// (the whole buffer).
+  public let fillTargetFrames = Atomic<Int>(0)
+  /// Frames of queued silence taken back from the device so a new voice is heard sooner.
+  public let rewoundFrames = Atomic<UInt64>(0)
   public init() {}
 }
 
@@ -124,14 +139,20 @@ public struct EngineConfiguration: Sendable {
   public var voiceCapacity: Int
   public var commandCapacity: Int
   public var eventCapacity: Int
+  /// How full the push loop keeps the sink; nil: as full as its buffer (the blocking write paces).
+  public var fillTarget: FillWatermark.Policy?
 
-  public init(periodFrames: Int, idleFrames: Int, voiceCapacity: Int, commandCapacity: Int = 1024, eventCapacity: Int? = nil) {
+  public init(
+    periodFrames: Int, idleFrames: Int, voiceCapacity: Int, commandCapacity: Int = 1024, eventCapacity: Int? = nil,
+    fillTarget: FillWatermark.Policy? = nil
+  ) {
     precondition(periodFrames > 0 && voiceCapacity > 0)
     self.periodFrames = periodFrames
     self.idleFrames = max(idleFrames, 0)
     self.voiceCapacity = voiceCapacity
     self.commandCapacity = commandCapacity
     self.eventCapacity = eventCapacity ?? max(256, voiceCapacity * 4)
+    self.fillTarget = fillTarget
   }
 }
 
@@ -169,6 +190,11 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   private let pullOwner = Atomic<UInt8>(PullOwner.engineThread.rawValue)
   /// When the server's callback last rendered (monotonic ns), to notice a stream that stopped asking.
   private let lastPullAt = Atomic<UInt64>(0)
+  /// The push loop's fill target (nil: the sink's whole buffer).
+  private var watermark: FillWatermark?
+  /// Frames at the end of what the sink holds that the engine wrote as silence (no voice in the
+  /// mixer): what `rewind` may take back when a voice starts.
+  private var trailingSilentFrames = 0
 
   public init(configuration: EngineConfiguration, sink: Sink, signals: EngineSignals) {
     self.configuration = configuration
@@ -180,6 +206,8 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     bus = .allocate(capacity: configuration.periodFrames * 2)
     bus.initialize(repeating: 0, count: configuration.periodFrames * 2)
     refusedPending = .allocate(capacity: configuration.commandCapacity)
+    watermark = configuration.fillTarget.map(FillWatermark.init(policy:))
+    counters.fillTargetFrames.store(watermark?.targetFrames ?? 0, ordering: .relaxed)
   }
 
   deinit {
@@ -261,12 +289,19 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     }
   }
 
-  /// One pass of the push model: apply commands, then (when attached) mix one period, write it
-  /// to the sink (which blocks while the device is full) and report.
+  /// One pass of the push model: wait until the device has room (below the fill target), apply
+  /// the commands that arrived meanwhile, then (when attached) mix one period, write it and report.
+  /// Waiting first is what makes a command heard soonest: one that arrives during the wait is in
+  /// the very next period, and the write that follows does not block.
   public func runCycle() -> CycleOutcome {
     counters.heartbeat.add(1, ordering: .relaxed)
+    let frames = configuration.periodFrames
+    let wasAttached = attached
+    if wasAttached && !waitForRoom(frames) { return .detached }
+    let mixerWasSilent = mixer.activeVoiceCount == 0
     applyCommands()
     guard attached else {
+      trailingSilentFrames = 0  // the next device starts empty
       reportEvents(delayFrames: 0)
       if shuttingDown && !hasUnreportedEvents { return .finished }
       return .detached
@@ -277,27 +312,75 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
       return .pulled
     }
-    let frames = configuration.periodFrames
+    // A device just attached is empty, so this returns at once; it tells the sink the target
+    // before the first write (ALSA's start threshold follows it).
+    if !wasAttached && !waitForRoom(frames) { return .detached }
+    if mixerWasSilent && mixer.activeVoiceCount > 0 { rewindQueuedSilence() }
+    // Nothing sounds in this period when no voice is in the mixer: it is all zeros.
+    let periodIsSilent = mixer.activeVoiceCount == 0
     mixer.render(into: bus, frameCount: frames)
     // The period goes to the device now: the moment a new voice's first frame is handed over.
     lastHandedAt = signals.nowNanoseconds()
     let status = sink.write(bus, frameCount: frames)
     countMixed(frames)
-    switch status {
-    case .ok:
-      break
-    case .recoveredUnderrun:
-      counters.underruns.add(1, ordering: .relaxed)
-    case .lost(let code):
-      // Voices stay in the table: the control side reopens the device and decides which are too old to play late.
-      release(.lost(code: code))
+    guard noteSinkStatus(status) else {
       reportEvents(delayFrames: 0)
       return .detached
+    }
+    if status == .recoveredUnderrun { trailingSilentFrames = 0 }  // the device was restarted
+    trailingSilentFrames = periodIsSilent ? trailingSilentFrames + frames : 0
+    if status == .ok, var decaying = watermark {
+      decaying.played(frames)
+      watermark = decaying
+      counters.fillTargetFrames.store(decaying.targetFrames, ordering: .relaxed)
     }
     noteSilence(frames)
     reportEvents(delayFrames: attached ? sink.delayFrames() : 0)
     if !attached && shuttingDown && !hasUnreportedEvents { return .finished }
     return .wrote
+  }
+
+  /// Waits until the sink has room below the fill target; false (and the sink released) when it is lost.
+  private func waitForRoom(_ frames: Int) -> Bool {
+    let waited = sink.waitForRoom(frameCount: frames, fillTargetFrames: watermark?.targetFrames ?? Int.max)
+    if noteSinkStatus(waited) { return true }
+    reportEvents(delayFrames: 0)
+    return false
+  }
+
+  /// Counts an underrun (and raises the fill target), or releases a lost sink; false when lost.
+  /// Voices stay in the table when the sink is lost: the control side reopens the device and
+  /// decides which are too old to play late.
+  private func noteSinkStatus(_ status: SinkStatus) -> Bool {
+    switch status {
+    case .ok:
+      return true
+    case .recoveredUnderrun:
+      counters.underruns.add(1, ordering: .relaxed)
+      if var raised = watermark {
+        raised.underrun()
+        watermark = raised
+        counters.fillTargetFrames.store(raised.targetFrames, ordering: .relaxed)
+      }
+      return true
+    case .lost(let code):
+      release(.lost(code: code))
+      return false
+    }
+  }
+
+  /// A voice starts while the device holds only silence the engine wrote: take that silence back
+  /// (what the sink can rewind), so the voice is heard that much sooner. The mixer clock moves back
+  /// with it, so it stays the device's write position: frames heard (clock − delay) do not jump,
+  /// and a voice scheduled for a frame is heard when it would have been.
+  private func rewindQueuedSilence() {
+    guard trailingSilentFrames > 0 else { return }
+    let rewound = sink.rewind(maxFrames: trailingSilentFrames)
+    guard rewound > 0 else { return }
+    mixer.rewindClock(by: rewound)
+    trailingSilentFrames -= rewound
+    counters.rewoundFrames.add(UInt64(rewound), ordering: .relaxed)
+    counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
   }
 
   /// The pull model: fills `frameCount` frames of interleaved stereo Float32 at `output`, as a

@@ -215,6 +215,14 @@ public final class Mixer {
     frameClock &+= UInt64(frameCount)
   }
 
+  /// Moves the clock back `frameCount` frames: the sink took back that much silence it had not
+  /// played, so the next frame rendered goes where those were. Only while nothing has sounded in
+  /// them (the engine rewinds silence it wrote with no voice in the table).
+  public func rewindClock(by frameCount: Int) {
+    precondition(frameCount >= 0 && UInt64(frameCount) <= frameClock)
+    frameClock -= UInt64(frameCount)
+  }
+
   /// Reports voices that started sounding since the last call, with the mixer frame of their first sample.
   /// `report` returns false when it could not pass the news on; the voice is then offered again next time.
   public func drainStarted(_ report: (VoiceID, UInt64) -> Bool) {

@@ -86,7 +86,7 @@ public final class Daemon<Device: OutputDevice> {
     engine = Engine(
       configuration: EngineConfiguration(
         periodFrames: configuration.periodFrames, idleFrames: Int(configuration.idleSeconds * Double(rate)),
-        voiceCapacity: configuration.voiceLimit * 2 + 16),
+        voiceCapacity: configuration.voiceLimit * 2 + 16, fillTarget: Self.fillTargetPolicy(configuration)),
       sink: sink, signals: signals)
     let ids = IDAllocator()
     catalog = CueCatalog(sampleRate: rate)
@@ -109,6 +109,15 @@ public final class Daemon<Device: OutputDevice> {
     paging = Paging(voices: voices, catalog: catalog, events: events, clock: clock)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
+  }
+
+  /// The push loop's fill target: `fill-target` frames, one period more after each underrun (or
+  /// half as much again), up to the whole buffer, one period less per 10 s without one.
+  static func fillTargetPolicy(_ configuration: DaemonConfiguration) -> FillWatermark.Policy? {
+    guard configuration.fillTargetFrames > 0 else { return nil }
+    return FillWatermark.Policy(
+      minimumFrames: configuration.fillTargetFrames, maximumFrames: configuration.bufferFrames,
+      stepFrames: configuration.periodFrames, decayFrames: 10 * configuration.sampleRate)
   }
 
   static func clientLimits(_ configuration: DaemonConfiguration) -> ClientServer.Limits {

@@ -13,6 +13,9 @@ public struct DaemonConfiguration: Sendable {
   public var sampleRate: Int = 48000
   public var periodFrames: Int = 240
   public var bufferFrames: Int = 960
+  /// Frames the push loop keeps queued in the device (raised after an underrun, decaying back);
+  /// 0 keeps the whole buffer full.
+  public var fillTargetFrames: Int = 0
   /// Seconds of silence after which the device is closed.
   public var idleSeconds: Double = 2
   /// Voices sounding at once; past it the oldest is stolen with a fade.
@@ -64,6 +67,9 @@ public struct DaemonConfiguration: Sendable {
       return "device '\(device)' names no device: give auto, pipewire, pipewire:TARGET, alsa:NAME, an ALSA PCM name or null"
     }
     if bufferFrames < periodFrames * 2 { return "buffer-frames (\(bufferFrames)) must hold at least two periods (\(periodFrames * 2) frames)" }
+    if fillTargetFrames != 0 && !(periodFrames...bufferFrames).contains(fillTargetFrames) {
+      return "fill-target (\(fillTargetFrames)) must be 0 or between period-frames (\(periodFrames)) and buffer-frames (\(bufferFrames))"
+    }
     return nil
   }
 

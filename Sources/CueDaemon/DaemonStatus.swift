@@ -22,11 +22,18 @@ struct DaemonStatus<Device: OutputDevice> {
       StatusReply.Device.Format(sampleFormat: $0.sampleFormat.rawValue, rate: $0.rate, periodFrames: $0.periodFrames, bufferFrames: $0.bufferFrames)
     }
     let counters = daemon.engine.counters
+    // ALSA's fill target now (0 from the engine: the whole buffer).
+    var fillTarget: Int? = nil
+    if device.backend == "alsa", let buffer = device.lastFormat?.bufferFrames {
+      let target = counters.fillTargetFrames.load(ordering: .relaxed)
+      fillTarget = target > 0 ? min(target, buffer) : buffer
+    }
     return StatusReply(
       pid: Int(ProcessInfo.processID), uptime: Double(daemon.clock.nanoseconds() - daemon.startedAt) / 1e9,
       device: StatusReply.Device(
         name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
-        delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, opens: device.opens, losses: device.losses),
+        delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, fillTargetFrames: fillTarget,
+        opens: device.opens, losses: device.losses),
       voices: voices.soundingCount, voiceLimit: voices.limit, plays: Int(voices.playsStarted),
       underruns: Int(counters.underruns.load(ordering: .relaxed)) + device.device.xruns, framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),
       cues: daemon.catalog.count, cueBytes: daemon.catalog.byteCount, clients: clients.count, players: daemon.players.count,

@@ -243,6 +243,12 @@ public enum Settings {
       "buffer-frames", .integer(32...65536), default: 960, valueName: "frames", .restartOnly, help: "Frames in the ALSA buffer",
       details: "It must hold at least two periods.", sets: \.bufferFrames),
     Setting(
+      "fill-target", .integer(0...65536), default: 0, valueName: "frames", .restartOnly,
+      help: "Frames kept queued in the device ahead of a new cue; 0 keeps the whole buffer full",
+      details:
+        "Between period-frames and buffer-frames. After an underrun it rises (by half, up to the buffer) and falls back one period per 10 s without one; cuectl status shows the target in force.",
+      sets: \.fillTargetFrames),
+    Setting(
       "idle-timeout", .number(0...86_400), default: 2, valueName: "seconds", .restartOnly,
       help: "Seconds of silence before the device is closed", sets: \.idleSeconds),
     Setting(

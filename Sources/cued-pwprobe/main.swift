@@ -51,7 +51,7 @@ final class ToneSource: Sendable {
 final class Recorder: @unchecked Sendable {
   let capacityFrames: Int
   let samples: UnsafeMutablePointer<Float>
-  let maxCycles = 8_192
+  let maxCycles = 65_536
   let cycleNanoseconds: UnsafeMutablePointer<Int64>
   let cycleFirstFrame: UnsafeMutablePointer<Int>
   let cycleDelay: UnsafeMutablePointer<Int64>
@@ -192,6 +192,7 @@ var sinkName = "cued-test-sink"
 var target: String? = nil
 var restartCommand: String? = nil
 var silentSeconds = 0
+var captureOnsetSeconds = 0
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
   switch argument {
@@ -201,10 +202,12 @@ while let argument = arguments.popFirst() {
   case "--target": target = arguments.popFirst()
   case "--restart-command": restartCommand = arguments.popFirst()
   case "--silent-seconds": silentSeconds = Int(arguments.popFirst() ?? "") ?? 0
+  case "--capture-onsets": captureOnsetSeconds = Int(arguments.popFirst() ?? "") ?? 0
   default:
     print("usage: cued-pwprobe [--quantum FRAMES] [--rounds N] [--sink NAME] [--target NODE] [--restart-command SH]")
     print("  --restart-command: a shell command that restarts the server; run in round 2 while the output streams")
     print("  --silent-seconds: after the rounds, stream silence this long and report the probe's CPU use")
+    print("  --capture-onsets SECONDS: only record the sink's monitor that long and print when each sound began")
     exit(2)
   }
 }
@@ -217,6 +220,48 @@ guard answers else {
   print("result=fail (no PipeWire server answers; eval \"$(scripts/pipewire-env.sh start)\" first)")
   exit(1)
 }
+
+/// Records the sink's monitor for `seconds` and prints `onset_ns=` (CLOCK_MONOTONIC, placed by graph
+/// position) for each sound that begins after at least 50 ms of silence: what another program played,
+/// e.g. cued through the ALSA plugin, for a benchmark that knows when it asked (bench/run.py).
+@MainActor func captureOnsets(seconds: Int) -> Never {
+  let recorder = Recorder(seconds: seconds + 1)
+  guard
+    let capture = cued_pw_capture_new(
+      "cued-pwprobe", "cued-pwprobe-capture", sinkName, rate, channels, 0, recordProcess,
+      Unmanaged.passUnretained(recorder).toOpaque()),
+    cued_pw_stream_connect(capture) == 0
+  else {
+    print("result=fail (cannot record \(sinkName))")
+    exit(1)
+  }
+  _ = cued_pw_stream_wait(capture, CUED_PW_STATE_STREAMING, 2000)
+  recorder.recording.store(true, ordering: .releasing)
+  print("recording=1")
+  fflush(nil)
+  sleepMilliseconds(seconds * 1000)
+  recorder.recording.store(false, ordering: .sequentiallyConsistent)
+  sleepMilliseconds(20)
+  let frames = recorder.frameCount.load(ordering: .acquiring)
+  let cycles = recorder.cycleCount.load(ordering: .acquiring)
+  var silentRun = Int(rate)
+  var cycle = 0
+  for frame in 0..<frames {
+    let sounding = recorder.samples[frame * 2] != 0 || recorder.samples[frame * 2 + 1] != 0
+    if sounding && silentRun >= Int(rate) / 20 {
+      while cycle + 1 < cycles && recorder.cycleFirstFrame[cycle + 1] <= frame { cycle += 1 }
+      let offset = Int64(frame - recorder.cycleFirstFrame[cycle])
+      print("onset_ns=\(recorder.cycleNanoseconds[cycle] + offset * 1_000_000_000 / Int64(rate))")
+    }
+    silentRun = sounding ? 0 : silentRun + 1
+  }
+  report("frames_recorded", "\(frames)")
+  cued_pw_stream_disconnect(capture)
+  cued_pw_stream_free(capture)
+  exit(0)
+}
+
+if captureOnsetSeconds > 0 { captureOnsets(seconds: captureOnsetSeconds) }
 
 let source = ToneSource()
 let recorder = Recorder()

@@ -105,3 +105,49 @@ struct AllocationTests {
     #expect(ended == 40)
   }
 }
+
+/// A sink that waits (reporting an underrun now and then) and rewinds, without keeping anything.
+final class WaitingRewindingSink: AudioSink, @unchecked Sendable {
+  var waits = 0
+  var rewound = 0
+  func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus { .ok }
+  func delayFrames() -> Int { 256 }
+  func waitForRoom(frameCount: Int, fillTargetFrames: Int) -> SinkStatus {
+    waits += 1
+    return waits % 17 == 0 ? .recoveredUnderrun : .ok
+  }
+  func rewind(maxFrames: Int) -> Int {
+    let frames = maxFrames / 2
+    rewound += frames
+    return frames
+  }
+}
+
+@Suite(
+  "The wait, the watermark and the rewind allocate nothing",
+  .enabled(if: allocationCounterUnavailable == nil, Comment(rawValue: allocationCounterUnavailable ?? "")))
+struct FillTargetAllocationTests {
+  @Test func cyclesThatWaitRaiseTheTargetAndRewindAllocateNothing() {
+    let cue = makeCue(frames: 200, left: { _ in 0.25 }, right: { _ in 0.25 })
+    let sink = WaitingRewindingSink()
+    let policy = FillWatermark.Policy(minimumFrames: 256, maximumFrames: 1024, stepFrames: 64, decayFrames: 640)
+    let engine = Engine(
+      configuration: EngineConfiguration(periodFrames: 64, idleFrames: 480_000, voiceCapacity: 16, fillTarget: policy),
+      sink: sink, signals: QuietSignals())
+    #expect(engine.send(.attach))
+    _ = engine.runCycle()
+    cued_alloc_counter_start()
+    for cycle in 0..<400 {
+      // A start every 10 cycles after silence: each is a rewind.
+      if cycle % 10 == 5 {
+        _ = engine.send(.start(VoiceStart(id: VoiceID(UInt64(cycle)), samples: cue.samples, gain: .unity, loops: .count(0))))
+      }
+      _ = engine.runCycle()
+      while engine.nextEvent() != nil {}
+    }
+    let allocations = cued_alloc_counter_stop()
+    #expect(allocations == 0)
+    #expect(sink.rewound > 0)
+    #expect(engine.counters.underruns.load(ordering: .relaxed) > 0)
+  }
+}

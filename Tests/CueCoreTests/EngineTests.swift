@@ -176,3 +176,201 @@ struct EngineTests {
     #expect(!engine.render(into: output, frameCount: 128, delayFrames: 0))
   }
 }
+
+/// A sink that models a device's queue: it records what stays queued or played, is told how far
+/// the device has played, takes back silence on `rewind` (minus a margin) and lets a test act
+/// while the engine waits for room.
+final class QueueModelSink: AudioSink, @unchecked Sendable {
+  /// Every frame written and not taken back, interleaved.
+  var frames: [Float] = []
+  /// Frames the device has played (the test moves it).
+  var playedFrames = 0
+  var rewindMarginFrames = 16
+  var rewindRequests: [Int] = []
+  var waitedTargets: [Int] = []
+  var waitStatuses: [SinkStatus] = []
+  var duringWait: (() -> Void)? = nil
+
+  func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
+    frames.append(contentsOf: UnsafeBufferPointer(start: interleaved, count: frameCount * 2))
+    return .ok
+  }
+  func delayFrames() -> Int { frames.count / 2 - playedFrames }
+  func waitForRoom(frameCount: Int, fillTargetFrames: Int) -> SinkStatus {
+    waitedTargets.append(fillTargetFrames)
+    duringWait?()
+    return waitStatuses.isEmpty ? .ok : waitStatuses.removeFirst()
+  }
+  func rewind(maxFrames: Int) -> Int {
+    rewindRequests.append(maxFrames)
+    let frameCount = min(maxFrames, delayFrames() - rewindMarginFrames)
+    guard frameCount > 0 else { return 0 }
+    frames.removeLast(frameCount * 2)
+    return frameCount
+  }
+}
+
+@Suite("Engine: fill target, late latching, rewinding queued silence")
+struct FillTargetEngineTests {
+  let cue = makeCue(frames: 100, left: { Float($0 + 1) / 128 }, right: { Float($0 + 1) / 256 })
+
+  func makeEngine(fillTarget: FillWatermark.Policy? = nil) -> (Engine<QueueModelSink>, QueueModelSink) {
+    let sink = QueueModelSink()
+    let engine = Engine(
+      configuration: EngineConfiguration(periodFrames: 64, idleFrames: 100_000, voiceCapacity: 8, fillTarget: fillTarget),
+      sink: sink, signals: CountingSignals())
+    return (engine, sink)
+  }
+
+  @Test func aCommandThatArrivesWhileTheEngineWaitsIsInTheVeryNextPeriod() {
+    let (engine, sink) = makeEngine()
+    sink.rewindMarginFrames = 1_000_000  // a device that cannot rewind
+    #expect(engine.send(.attach))
+    #expect(engine.runCycle() == .wrote)  // frames 0..<64, silence
+    sink.duringWait = { [cue] in
+      _ = engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0))))
+    }
+    #expect(engine.runCycle() == .wrote)
+    sink.duringWait = nil
+    // The start arrived during the second cycle's wait: it sounds from that cycle's first frame.
+    #expect(Array(sink.frames[128..<256]) == Array(cue.toArray()[0..<128]))
+    #expect(events(engine).first == .started(VoiceID(1), frame: 64, clock: 128, delayFrames: 128, handedAt: 1000))
+  }
+
+  @Test func withoutAFillTargetTheSinkIsAskedForItsWholeBuffer() {
+    let (engine, sink) = makeEngine()
+    #expect(engine.send(.attach))
+    for _ in 0..<3 { _ = engine.runCycle() }
+    // Once as the device is attached (before its first write), then before every cycle.
+    #expect(sink.waitedTargets == [Int.max, Int.max, Int.max])
+    #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 0)
+  }
+
+  @Test func anUnderrunRaisesTheTargetAndItDecaysAfterACleanWindow() {
+    let policy = FillWatermark.Policy(minimumFrames: 128, maximumFrames: 512, stepFrames: 64, decayFrames: 640)
+    let (engine, sink) = makeEngine(fillTarget: policy)
+    #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 128)
+    #expect(engine.send(.attach))
+    #expect(engine.runCycle() == .wrote)  // attaches: tells the sink the target before the first write
+    sink.waitStatuses = [.recoveredUnderrun]
+    for _ in 0..<11 { #expect(engine.runCycle() == .wrote) }
+    // Raised at the underrun; back down once ten clean periods (640 frames) were written.
+    #expect(sink.waitedTargets == [128, 128] + Array(repeating: 192, count: 9) + [128])
+    #expect(engine.counters.underruns.load(ordering: .relaxed) == 1)
+    #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 128)
+  }
+
+  @Test func aLostDeviceWhileWaitingReleasesItAndKeepsTheCommands() {
+    let (engine, sink) = makeEngine()
+    sink.rewindMarginFrames = 1_000_000
+    #expect(engine.send(.attach))
+    _ = engine.runCycle()
+    sink.waitStatuses = [.lost(code: -5)]
+    sink.duringWait = { [cue] in
+      _ = engine.send(.start(VoiceStart(id: VoiceID(2), samples: cue.samples, gain: .unity, loops: .count(0))))
+    }
+    #expect(engine.runCycle() == .detached)
+    sink.duringWait = nil
+    #expect(events(engine) == [.released(.lost(code: -5))])
+    #expect(sink.frames.count == 128)
+    // The start waited in the queue: it plays on the next device from its first frame.
+    #expect(engine.send(.attach))
+    sink.frames = []
+    #expect(engine.runCycle() == .wrote)
+    #expect(Array(sink.frames[0..<128]) == Array(cue.toArray()[0..<128]))
+  }
+
+  @Test func aStartRewindsQueuedSilenceAndTheHeardTimingStaysTrue() {
+    let (engine, sink) = makeEngine()
+    #expect(engine.send(.attach))
+    for _ in 0..<4 { #expect(engine.runCycle() == .wrote) }  // 256 frames of silence queued
+    sink.playedFrames = 100  // the device has played 100: 156 are queued
+    let heardBefore = engine.counters.mixerClock.load(ordering: .relaxed) - UInt64(sink.delayFrames())
+    #expect(heardBefore == 100)
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0)))))
+    #expect(engine.runCycle() == .wrote)
+    // The engine offered all its trailing silence; the sink kept 16 frames next to the play position.
+    #expect(sink.rewindRequests == [256])
+    #expect(engine.counters.rewoundFrames.load(ordering: .relaxed) == 140)
+    // The cue follows 116 frames of silence (100 played, 16 kept), exactly.
+    #expect(sink.frames.count == (116 + 64) * 2)
+    #expect(sink.frames[0..<232].allSatisfy { $0 == 0 })
+    #expect(Array(sink.frames[232...]) == Array(cue.toArray()[0..<128]))
+    // The mixer clock moved back with the device: heard = clock − delay has not jumped, and the
+    // started event says the first frame is heard 16 frames after it was posted.
+    let clock = engine.counters.mixerClock.load(ordering: .relaxed)
+    #expect(clock == 180)
+    #expect(clock - UInt64(sink.delayFrames()) == heardBefore)
+    let reported = events(engine)
+    #expect(reported.first == .started(VoiceID(1), frame: 116, clock: 180, delayFrames: 80, handedAt: 1000))
+    if case .started(_, let frame, let postedClock, let delay, _)? = reported.first {
+      #expect(delay - Int(postedClock - frame) == 16)
+    }
+  }
+
+  @Test func queuedSoundIsNeverRewound() {
+    let long = makeCue(frames: 1000, left: { _ in 0.25 }, right: { _ in 0.25 })
+    let (engine, sink) = makeEngine()
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: long.samples, gain: .unity, loops: .count(0)))))
+    #expect(engine.send(.attach))
+    for _ in 0..<3 { #expect(engine.runCycle() == .wrote) }
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(2), samples: cue.samples, gain: .unity, loops: .count(0)))))
+    #expect(engine.runCycle() == .wrote)
+    #expect(sink.rewindRequests.isEmpty)
+    #expect(sink.frames.count == 4 * 64 * 2)
+    // After the sound ends and silence is queued, a new start rewinds only that silence.
+    for _ in 0..<16 { _ = engine.runCycle() }  // the long cue ends at frame 1000; 1280 written
+    sink.playedFrames = 1200
+    _ = events(engine)
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(3), samples: cue.samples, gain: .unity, loops: .count(0)))))
+    #expect(engine.runCycle() == .wrote)
+    #expect(sink.rewindRequests == [256])  // the periods after frame 1024, the first wholly silent one
+    #expect(engine.counters.rewoundFrames.load(ordering: .relaxed) == 64)
+  }
+}
+
+@Suite("Fill watermark")
+struct FillWatermarkTests {
+  let policy = FillWatermark.Policy(minimumFrames: 128, maximumFrames: 400, stepFrames: 64, decayFrames: 1000)
+
+  @Test func underrunsRaiseByHalfAtLeastAStepUpToTheMaximum() {
+    var watermark = FillWatermark(policy: policy)
+    var targets: [Int] = []
+    for _ in 0..<4 {
+      watermark.underrun()
+      targets.append(watermark.targetFrames)
+    }
+    #expect(targets == [192, 288, 400, 400])
+  }
+
+  @Test func itFallsOneStepPerCleanWindowDownToTheMinimum() {
+    var watermark = FillWatermark(policy: policy)
+    watermark.underrun()
+    watermark.underrun()  // 288
+    var targets: [Int] = []
+    for _ in 0..<8 {
+      watermark.played(500)
+      targets.append(watermark.targetFrames)
+    }
+    #expect(targets == [288, 224, 224, 160, 160, 128, 128, 128])
+  }
+
+  @Test func anUnderrunRestartsTheCleanWindow() {
+    var watermark = FillWatermark(policy: policy)
+    watermark.underrun()  // 192
+    watermark.played(900)
+    watermark.underrun()  // 288
+    watermark.played(900)
+    #expect(watermark.targetFrames == 288)
+    watermark.played(100)
+    #expect(watermark.targetFrames == 224)
+  }
+
+  @Test func atTheMinimumCleanFramesDoNotBankADecay() {
+    var watermark = FillWatermark(policy: policy)
+    watermark.played(5000)
+    watermark.underrun()  // 192
+    watermark.played(999)
+    #expect(watermark.targetFrames == 192)
+  }
+}

@@ -95,8 +95,9 @@ struct InProcessDaemonTests {
     #expect(paused?["isPlaying"] == .bool(false))
     #expect(state.phase == .idle)
     // Four periods were played before the pause, and the position says so exactly.
-    #expect(state.position == 4 * 240)
-    #expect(paused?["currentTime"] == .number(Double(4 * 240) / 48000))
+    let period = embedded.daemon.configuration.periodFrames
+    #expect(state.position == 4 * period)
+    #expect(paused?["currentTime"] == .number(Double(4 * period) / 48000))
     _ = client.reply(#"{"id":4,"op":"player.play","player":\#(player)}"#)
     embedded.runCycles(until: { state.phase == .idle })
     let finished = client.received().filter { $0["event"] == .string("finished") }

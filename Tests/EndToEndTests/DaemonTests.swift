@@ -437,6 +437,23 @@ struct DaemonTests {
     #expect(lines.allSatisfy { $0.contains(#""event":"finished""#) })
   }
 
+  @Test func whilePlayingTheDeviceHoldsNoMoreThanTheFillTarget() throws {
+    // The clock-paced null sink keeps the engine's fill target as a card would: status's delay,
+    // read after each write, stays near the target asked for (256 frames), far below the 2048-frame buffer
+    // a blocking write would fill. The bound leaves room for the target rising after an underrun
+    // or two on a busy machine (256 → 384 → 576 → 864).
+    let (daemon, _) = try Self.start(["--fill-target", "256", "--buffer-frames", "2048"])
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "loop", "--loops", "-1", "--volume", "0"]).status == 0)
+    usleep(100_000)
+    for _ in 0..<5 {
+      let device = try #require(try daemon.status()["device"] as? [String: Any])
+      let delay = try #require(device["delayFrames"] as? Int)
+      #expect(delay < 1024, "delay \(delay) frames")
+      usleep(20_000)
+    }
+  }
+
   @Test func statusReportsTheTriggerLatency() throws {
     let (daemon, _) = try Self.start()
     defer { daemon.stop() }
