@@ -217,7 +217,7 @@ public final class Daemon<Device: OutputDevice> {
     if let interval = notifier.watchdogInterval { watchdog = Watchdog(interval: interval, now: clock.nanoseconds()) }
     logger.info(
       "cued \(cuedVersion) ready on \(configuration.socketPath); device '\(device.name)' opens on the first cue",
-      metadata: StatusReply.Scheduling(audioThread.scheduling).policy == "fifo" ? ["audio-thread": "SCHED_FIFO"] : [:])
+      metadata: StatusReply.Scheduling(audioThread.scheduling).realtimeText.map { ["audio-thread": "\($0)"] } ?? [:])
     var poll = PollSet<Source>()
     while running {
       poll.removeAll()

@@ -29,6 +29,31 @@ public enum ResourceLimits {
     _ = cued_limit_malloc_arenas(count)
   }
 
+  /// Caps RLIMIT_RTTIME, the CPU time in microseconds a real-time thread may use without blocking
+  /// (past the soft limit the process gets SIGXCPU, past the hard one SIGKILL), at `microseconds`,
+  /// soft and hard: RTKit grants real-time only to a process whose limit is set and at most its
+  /// RTTimeUSecMax. Limits already at or below it are kept; lowering needs no privilege.
+  /// `getrlimit`/`setrlimit(RLIMIT_RTTIME)`.
+  public static func capRealtimeCPUTime(microseconds: UInt64) throws(SystemError) {
+    // glibc spells it __RLIMIT_RTTIME outside _GNU_SOURCE.
+    let resource = Int32(__RLIMIT_RTTIME.rawValue)
+    var limit = rlimit()
+    guard getrlimit(resource, &limit) == 0 else { throw SystemError("getrlimit(RLIMIT_RTTIME)") }
+    let cap = rlim_t(microseconds)
+    // RLIM_INFINITY is the largest rlim_t (Swift cannot import the macro), so an unlimited one is above any cap.
+    if limit.rlim_cur <= cap && limit.rlim_max <= cap { return }
+    var capped = rlimit(rlim_cur: min(limit.rlim_cur, cap), rlim_max: min(limit.rlim_max, cap))
+    guard setrlimit(resource, &capped) == 0 else { throw SystemError("setrlimit(RLIMIT_RTTIME, \(microseconds) µs)") }
+  }
+
+  /// The soft and hard RLIMIT_RTTIME in microseconds (nil: unlimited).
+  public static var realtimeCPUTime: (soft: UInt64?, hard: UInt64?) {
+    var limit = rlimit()
+    guard getrlimit(Int32(__RLIMIT_RTTIME.rawValue), &limit) == 0 else { return (nil, nil) }
+    func finite(_ value: rlim_t) -> UInt64? { value == rlim_t.max ? nil : UInt64(value) }
+    return (finite(limit.rlim_cur), finite(limit.rlim_max))
+  }
+
   /// The soft limit on open files.
   public static var openFileLimit: Int {
     var limit = rlimit()
