@@ -188,7 +188,7 @@ public final class Daemon<Device: OutputDevice> {
   /// Starts the audio thread.
   public func startAudio() throws(StartupError) {
     do {
-      try audioThread.start(engine, realtimePriority: configuration.realtimePriority)
+      try audioThread.start(engine, realtimePriority: configuration.realtimePriority, realtimeKit: configuration.realtimeKit)
     } catch {
       throw StartupError("cannot start the audio thread: \(error)")
     }

@@ -51,7 +51,7 @@ struct DaemonTests {
   }
 
   @Test func statusSaysTheBackendAndWhatTheSchedulerGrantedTheAudioThread() throws {
-    let (asking, _) = try Self.start(["--realtime-priority", "20"])
+    let (asking, _) = try Self.start(["--realtime-priority", "20", "--no-rtkit"])  // RTKit: RealtimeKitDaemonTests
     defer { asking.stop() }
     let status = try asking.status()
     #expect((status["device"] as? [String: Any])?["backend"] as? String == "null")
