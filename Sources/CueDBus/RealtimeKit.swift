@@ -50,8 +50,14 @@ public enum RealtimeKit {
   /// The whole request, within `timeoutSeconds`: connect to the bus at `address`, read RTKit's
   /// limits, cap this process's RLIMIT_RTTIME at `RTTimeUSecMax`, and ask for `threadID` at
   /// `priority` clamped to `MaxRealtimePriority`. Returns the priority asked for.
+  ///
+  /// `capRealtimeCPUTime` caps RLIMIT_RTTIME (a test passes its own: lowered, a hard limit cannot be
+  /// raised again without CAP_SYS_RESOURCE, and it would stay with the test process).
   public static func requestRealtime(
-    threadID: Int32, priority: Int32, address: String = DBusAddress.systemBus, timeoutSeconds: Double = 1
+    threadID: Int32, priority: Int32, address: String = DBusAddress.systemBus, timeoutSeconds: Double = 1,
+    capRealtimeCPUTime: (UInt64) throws(SystemError) -> Void = { microseconds throws(SystemError) in
+      try ResourceLimits.capRealtimeCPUTime(microseconds: microseconds)
+    }
   ) throws(RealtimeKitError) -> Int32 {
     let deadline = MonotonicClock.nanoseconds() &+ UInt64(max(0, timeoutSeconds) * 1e9)
     func onBus<T>(_ body: () throws(DBusError) -> T) throws(RealtimeKitError) -> T {
@@ -65,7 +71,7 @@ public enum RealtimeKit {
       throw .bus(.unexpectedReply("RTKit's RTTimeUSecMax is \(limits.realtimeCPUMicrosecondsMax)"))
     }
     do {
-      try ResourceLimits.capRealtimeCPUTime(microseconds: UInt64(limits.realtimeCPUMicrosecondsMax))
+      try capRealtimeCPUTime(UInt64(limits.realtimeCPUMicrosecondsMax))
     } catch {
       throw .resourceLimit(error)
     }
@@ -77,10 +83,15 @@ public enum RealtimeKit {
   /// `priority`, then reads back what the kernel holds for the thread. The scheduling it ends with:
   /// `.realtime(via: .rtkit)`, or `.refused(refused, rtkit: why)`.
   public static func schedule(
-    threadID: Int32, priority: Int32, refused: Errno, address: String = DBusAddress.systemBus, timeoutSeconds: Double = 1
+    threadID: Int32, priority: Int32, refused: Errno, address: String = DBusAddress.systemBus, timeoutSeconds: Double = 1,
+    capRealtimeCPUTime: (UInt64) throws(SystemError) -> Void = { microseconds throws(SystemError) in
+      try ResourceLimits.capRealtimeCPUTime(microseconds: microseconds)
+    }
   ) -> Threads.Scheduling {
     do {
-      _ = try requestRealtime(threadID: threadID, priority: priority, address: address, timeoutSeconds: timeoutSeconds)
+      _ = try requestRealtime(
+        threadID: threadID, priority: priority, address: address, timeoutSeconds: timeoutSeconds,
+        capRealtimeCPUTime: capRealtimeCPUTime)
     } catch {
       return .refused(refused, rtkit: error.description)
     }

@@ -40,18 +40,10 @@ public enum ResourceLimits {
     var limit = rlimit()
     guard getrlimit(resource, &limit) == 0 else { throw SystemError("getrlimit(RLIMIT_RTTIME)") }
     let cap = rlim_t(microseconds)
-    // RLIM_INFINITY is the largest rlim_t (Swift cannot import the macro), so an unlimited one is above any cap.
+    // RLIM_INFINITY is the largest rlim_t, so an unlimited one is above any cap.
     if limit.rlim_cur <= cap && limit.rlim_max <= cap { return }
     var capped = rlimit(rlim_cur: min(limit.rlim_cur, cap), rlim_max: min(limit.rlim_max, cap))
     guard setrlimit(resource, &capped) == 0 else { throw SystemError("setrlimit(RLIMIT_RTTIME, \(microseconds) µs)") }
-  }
-
-  /// The soft and hard RLIMIT_RTTIME in microseconds (nil: unlimited).
-  public static var realtimeCPUTime: (soft: UInt64?, hard: UInt64?) {
-    var limit = rlimit()
-    guard getrlimit(Int32(__RLIMIT_RTTIME.rawValue), &limit) == 0 else { return (nil, nil) }
-    func finite(_ value: rlim_t) -> UInt64? { value == rlim_t.max ? nil : UInt64(value) }
-    return (finite(limit.rlim_cur), finite(limit.rlim_max))
   }
 
   /// The soft limit on open files.

@@ -28,13 +28,12 @@ final class ParkedThread: Sendable {
   }
 }
 
-/// Runs `body` and puts this process's RLIMIT_RTTIME back afterwards (RTKit's request caps it, and
-/// the other suites in this process may run real-time threads). Raising it back needs root.
-func keepingRealtimeCPULimit<T>(_ body: () throws -> T) rethrows -> T {
-  var saved = rlimit()
-  getrlimit(Int32(__RLIMIT_RTTIME.rawValue), &saved)
-  defer { setrlimit(Int32(__RLIMIT_RTTIME.rawValue), &saved) }
-  return try body()
+/// The RLIMIT_RTTIME caps asked for, in place of setting this process's (a hard limit, once lowered,
+/// cannot be raised again without CAP_SYS_RESOURCE, and would hold for every later test here).
+final class CapRecorder: Sendable {
+  let caps = Mutex<[UInt64]>([])
+  func cap(_ microseconds: UInt64) throws(SystemError) { caps.withLock { $0.append(microseconds) } }
+  var recorded: [UInt64] { caps.withLock { $0 } }
 }
 
 /// Seconds `body` takes.
@@ -69,15 +68,12 @@ struct RealtimeKitTests {
     let rtkit = try FakeRealtimeKit(on: bus, limits: .init(maxRealtimePriority: 15, realtimeCPUMicrosecondsMax: 150_000), applies: false)
     let thread = try ParkedThread()
     defer { thread.end() }
-    let granted = try keepingRealtimeCPULimit {
-      let granted = try RealtimeKit.requestRealtime(threadID: thread.threadID, priority: 20, address: bus.address)
-      // RTKit only helps a process whose RLIMIT_RTTIME is at most its RTTimeUSecMax.
-      let limit = ResourceLimits.realtimeCPUTime
-      #expect(limit.soft.map { $0 <= 150_000 } == true)
-      #expect(limit.hard.map { $0 <= 150_000 } == true)
-      return granted
-    }
+    let limit = CapRecorder()
+    let granted = try RealtimeKit.requestRealtime(
+      threadID: thread.threadID, priority: 20, address: bus.address, capRealtimeCPUTime: limit.cap)
     #expect(granted == 15)
+    // RTKit only helps a process whose RLIMIT_RTTIME is at most its RTTimeUSecMax (the end-to-end test sees cued's).
+    #expect(limit.recorded == [150_000])
     #expect(rtkit.requests.map(\.threadID) == [UInt64(thread.threadID)])
     #expect(rtkit.requests.map(\.priority) == [15])
     #expect(rtkit.requests.first?.sender.hasPrefix(":1.") == true)
@@ -93,9 +89,8 @@ struct RealtimeKitTests {
     let fake = try rtkit(bus)
     let thread = try ParkedThread()
     defer { thread.end() }
-    let scheduling = keepingRealtimeCPULimit {
-      RealtimeKit.schedule(threadID: thread.threadID, priority: 20, refused: .notPermitted, address: bus.address)
-    }
+    let scheduling = RealtimeKit.schedule(
+      threadID: thread.threadID, priority: 20, refused: .notPermitted, address: bus.address, capRealtimeCPUTime: CapRecorder().cap)
     check(scheduling, thread.threadID)
     return fake.requests
   }
