@@ -38,7 +38,8 @@ public final class PrivateBus: @unchecked Sendable {
       "/usr/bin/dbus-daemon", ["--config-file=" + directory + "/bus.conf", "--nofork", "--nopidfile"],
       standardOutput: .file(directory + "/bus.log"), standardError: .sameAsStandardOutput)
     let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
-    while !UnixSocket.isSocket(path: socketPath) {
+    // The socket file appears at bind(2), a moment before listen(2): ready once a connection is taken.
+    while (try? UnixSocket.connect(path: socketPath))?.close() == nil {
       guard child.isRunning, MonotonicClock.nanoseconds() < deadline else {
         child.terminate(grace: 1)
         throw BusSetupError("dbus-daemon did not listen on \(socketPath)")
