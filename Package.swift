@@ -5,6 +5,7 @@ import PackageDescription
 //   CueCore      pure mixing core: voices, mixer, ramps, lock-free rings, the engine cycle. No C, no Foundation.
 //   CueAudio     audio I/O: libmpg123 + libsyn123 decoding, ALSA output, the audio thread. The only importer of the C libraries.
 //   CueProtocol  the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
+//   CueDBus      a small D-Bus client over a Unix socket, and RTKit (real-time for the audio thread without privilege).
 //   CuePosix     thin typed wrappers over the POSIX calls both sides need (sockets, poll sets, files, eventfd,
 //                signalfd, threads, clocks, child processes); errno is handled in one place (SystemCall).
 //   CueDaemon    the daemon's control side: socket server, cue library, voice lifetimes.
@@ -48,9 +49,11 @@ let package = Package(
     .target(name: "CueCore"),
     .target(
       name: "CueAudio",
-      dependencies: ["CueCore", "CuePosix", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CPipeWireShims"]),
+      dependencies: ["CueCore", "CuePosix", "CueDBus", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CPipeWireShims"]),
     .target(name: "CueProtocol"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"]),
+    // A small D-Bus client (wire format, AUTH EXTERNAL, method calls over a Unix socket) and RTKit on it.
+    .target(name: "CueDBus", dependencies: ["CuePosix"]),
     .target(
       name: "CueDaemon",
       dependencies: [
@@ -100,6 +103,9 @@ let package = Package(
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
     .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CueProtocolFuzzing", "CuePosix"]),
     .testTarget(name: "CuePosixTests", dependencies: ["CuePosix", "CAllocCounter"]),
+    // A private dbus-daemon and a fake RTKit service, for CueDBusTests and EndToEndTests.
+    .target(name: "DBusTestSupport", dependencies: ["CueDBus", "CuePosix"], path: "Tests/DBusTestSupport"),
+    .testTarget(name: "CueDBusTests", dependencies: ["CueDBus", "CuePosix", "DBusTestSupport"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueAudio", "CuePosix"]),
     .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
@@ -108,6 +114,7 @@ let package = Package(
       name: "EndToEndTests",
       dependencies: [
         "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "CueAudio", "CueProtocol", "CuePosix",
+        "CueDBus", "DBusTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]

@@ -9,7 +9,9 @@
 #                                  (pipewire-alsa) conflicts with the pulseaudio package, so it is not
 #                                  installed: the plugin is unpacked from its .deb into .build/pipewire-alsa.
 #                                  pipewire-bin has pw-cli/pw-metadata/pw-dump, which scripts/pipewire-env.sh
-#                                  (the headless PipeWire the tests start) uses.
+#                                  (the headless PipeWire the tests start) uses. dbus-daemon also runs the
+#                                  private buses of the RTKit tests (a fake RTKit on each); setpriv and
+#                                  prlimit (util-linux, always there) take CAP_SYS_NICE from cued in them.
 #   libpipewire-0.3-dev, libspa-0.2-dev
 #                                  headers + pkg-config file for the native PipeWire output (CPipeWire).
 #                                  Neither changes ALSA's 'default' (only pipewire-alsa would).

@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int cued_eventfd(unsigned int initval, int nonblocking) {
@@ -80,6 +81,19 @@ int cued_set_realtime(int priority) {
   memset(&param, 0, sizeof param);
   param.sched_priority = priority;
   return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+}
+
+pid_t cued_gettid(void) {
+  return (pid_t)syscall(SYS_gettid);
+}
+
+int cued_thread_policy(pid_t tid, int *priority) {
+  int policy = sched_getscheduler(tid);
+  if (policy < 0) return -1;
+  struct sched_param param;
+  if (sched_getparam(tid, &param) != 0) return -1;
+  *priority = param.sched_priority;
+  return policy & ~SCHED_RESET_ON_FORK;
 }
 
 int cued_pipe(int fds[2], int nonblocking) {

@@ -198,7 +198,7 @@ public final class Daemon<Device: OutputDevice> {
   /// Starts the audio thread.
   public func startAudio() throws(StartupError) {
     do {
-      try audioThread.start(engine, realtimePriority: configuration.realtimePriority)
+      try audioThread.start(engine, realtimePriority: configuration.realtimePriority, realtimeKit: configuration.realtimeKit)
     } catch {
       throw StartupError("cannot start the audio thread: \(error)")
     }
@@ -227,7 +227,7 @@ public final class Daemon<Device: OutputDevice> {
     if let interval = notifier.watchdogInterval { watchdog = Watchdog(interval: interval, now: clock.nanoseconds()) }
     logger.info(
       "cued \(cuedVersion) ready on \(configuration.socketPath); device '\(device.name)' opens on the first cue",
-      metadata: StatusReply.Scheduling(audioThread.scheduling).policy == "fifo" ? ["audio-thread": "SCHED_FIFO"] : [:])
+      metadata: StatusReply.Scheduling(audioThread.scheduling).realtimeText.map { ["audio-thread": "\($0)"] } ?? [:])
     var poll = PollSet<Source>()
     while running {
       poll.removeAll()

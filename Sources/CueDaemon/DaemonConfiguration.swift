@@ -41,6 +41,8 @@ public struct DaemonConfiguration: Sendable {
   public var lateVoiceSeconds: Double = 0.5
   /// SCHED_FIFO priority to ask for on the audio thread; 0 disables.
   public var realtimePriority: Int32 = 20
+  /// When SCHED_FIFO is refused (EPERM), ask RTKit on the system bus instead (off: `--no-rtkit`).
+  public var realtimeKit = true
   /// The system-sound volume and mute switch at start.
   public var systemVolume = 1.0
   public var systemMuted = false

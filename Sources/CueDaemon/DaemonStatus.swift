@@ -51,8 +51,10 @@ extension StatusReply.Scheduling {
   init(_ scheduling: Threads.Scheduling) {
     switch scheduling {
     case .normal: self.init(policy: "other")
-    case .realtime(let priority): self.init(policy: "fifo", priority: Int(priority))
-    case .refused(let errno): self.init(policy: "other", refused: errno.description)
+    case .realtime(let priority, let policy, let grant):
+      self.init(
+        policy: policy == .fifo ? "fifo" : "rr", priority: Int(priority), via: grant == .rtkit ? "rtkit" : "sched_setscheduler")
+    case .refused(let errno, let rtkit): self.init(policy: "other", refused: errno.description, rtkit: rtkit)
     }
   }
 }

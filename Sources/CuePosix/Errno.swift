@@ -10,6 +10,7 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringCo
   public init(rawValue: Int32) { self.rawValue = rawValue }
 
   public static let interrupted = Errno(rawValue: EINTR)
+  public static let notPermitted = Errno(rawValue: EPERM)
   public static let wouldBlock = Errno(rawValue: EAGAIN)
   public static let badFileDescriptor = Errno(rawValue: EBADF)
   public static let noSuchProcess = Errno(rawValue: ESRCH)

@@ -29,6 +29,23 @@ public enum ResourceLimits {
     _ = cued_limit_malloc_arenas(count)
   }
 
+  /// Caps RLIMIT_RTTIME, the CPU time in microseconds a real-time thread may use without blocking
+  /// (past the soft limit the process gets SIGXCPU, past the hard one SIGKILL), at `microseconds`,
+  /// soft and hard: RTKit grants real-time only to a process whose limit is set and at most its
+  /// RTTimeUSecMax. Limits already at or below it are kept; lowering needs no privilege.
+  /// `getrlimit`/`setrlimit(RLIMIT_RTTIME)`.
+  public static func capRealtimeCPUTime(microseconds: UInt64) throws(SystemError) {
+    // glibc spells it __RLIMIT_RTTIME outside _GNU_SOURCE.
+    let resource = Int32(__RLIMIT_RTTIME.rawValue)
+    var limit = rlimit()
+    guard getrlimit(resource, &limit) == 0 else { throw SystemError("getrlimit(RLIMIT_RTTIME)") }
+    let cap = rlim_t(microseconds)
+    // RLIM_INFINITY is the largest rlim_t, so an unlimited one is above any cap.
+    if limit.rlim_cur <= cap && limit.rlim_max <= cap { return }
+    var capped = rlimit(rlim_cur: min(limit.rlim_cur, cap), rlim_max: min(limit.rlim_max, cap))
+    guard setrlimit(resource, &capped) == 0 else { throw SystemError("setrlimit(RLIMIT_RTTIME, \(microseconds) µs)") }
+  }
+
   /// The soft limit on open files.
   public static var openFileLimit: Int {
     var limit = rlimit()

@@ -77,16 +77,50 @@ public enum Threads {
   public enum Scheduling: Sendable, Equatable {
     /// Not asked for: the normal time-sharing policy.
     case normal
-    /// SCHED_FIFO at the priority asked for.
-    case realtime(priority: Int32)
-    /// Asked for and refused (`.refused(Errno(rawValue: EPERM))` without CAP_SYS_NICE or an RLIMIT_RTPRIO).
-    case refused(Errno)
+    /// A real-time policy at `priority`, and who set it: the thread itself (SCHED_FIFO at the
+    /// priority asked for) or RTKit (SCHED_RR, at most RTKit's MaxRealtimePriority).
+    case realtime(priority: Int32, policy: RealtimePolicy, via: RealtimeGrant)
+    /// Asked for and refused (`Errno(rawValue: EPERM)` without CAP_SYS_NICE or an RLIMIT_RTPRIO),
+    /// with why RTKit did not grant it either when it was asked (nil: not asked).
+    case refused(Errno, rtkit: String?)
+  }
+
+  /// The real-time scheduling policies.
+  public enum RealtimePolicy: Sendable, Equatable {
+    /// SCHED_FIFO: runs until it blocks or a higher priority runs.
+    case fifo
+    /// SCHED_RR: SCHED_FIFO with a time slice among threads of the same priority (what RTKit sets).
+    case roundRobin
+  }
+
+  /// Who made a thread real-time.
+  public enum RealtimeGrant: Sendable, Equatable {
+    /// The thread itself, `pthread_setschedparam` (root, CAP_SYS_NICE or an RLIMIT_RTPRIO).
+    case schedSetscheduler
+    /// RTKit (org.freedesktop.RealtimeKit1), on the process's behalf.
+    case rtkit
+  }
+
+  /// The calling thread's kernel thread id (`gettid`), what `sched_setscheduler` and RTKit take.
+  public static var currentThreadID: Int32 { cued_gettid() }
+
+  /// The policy and priority the kernel holds for thread `threadID` (`sched_getscheduler`,
+  /// `sched_getparam`): `.realtime` for SCHED_FIFO/SCHED_RR (with `via` as given), `.normal` for
+  /// the rest, nil when the thread is gone.
+  public static func scheduling(ofThread threadID: Int32, via grant: RealtimeGrant) -> Scheduling? {
+    var priority: Int32 = 0
+    switch cued_thread_policy(threadID, &priority) {
+    case -1: return nil
+    case SCHED_FIFO: return .realtime(priority: priority, policy: .fifo, via: grant)
+    case SCHED_RR: return .realtime(priority: priority, policy: .roundRobin, via: grant)
+    default: return .normal
+    }
   }
 
   /// A named thread that is joined, optionally at SCHED_FIFO priority.
   public final class Joinable: @unchecked Sendable {
     private final class Granted: Sendable {
-      let scheduling = Mutex<Scheduling?>(nil)
+      let scheduling = Mutex<(Scheduling, threadID: Int32)?>(nil)
     }
     private let thread: pthread_t
     private let granted: Granted
@@ -102,9 +136,13 @@ public enum Threads {
         var scheduling = Scheduling.normal
         if let realtimePriority, realtimePriority > 0 {
           let rc = cued_set_realtime(realtimePriority)
-          scheduling = rc == 0 ? .realtime(priority: realtimePriority) : .refused(Errno(rawValue: rc))
+          scheduling =
+            rc == 0
+            ? .realtime(priority: realtimePriority, policy: .fifo, via: .schedSetscheduler)
+            : .refused(Errno(rawValue: rc), rtkit: nil)
         }
-        granted.scheduling.withLock { $0 = scheduling }
+        let threadID = cued_gettid()
+        granted.scheduling.withLock { $0 = (scheduling, threadID) }
         body()
       }
       var thread = pthread_t()
@@ -116,8 +154,11 @@ public enum Threads {
       while granted.scheduling.withLock({ $0 }) == nil { MonotonicClock.sleep(nanoseconds: 50_000) }
     }
 
-    /// What the scheduler granted; settled before `init` returns.
-    public var scheduling: Scheduling { granted.scheduling.withLock { $0 } ?? .normal }
+    /// What the scheduler granted the thread's own request; settled before `init` returns.
+    public var scheduling: Scheduling { granted.scheduling.withLock { $0?.0 } ?? .normal }
+
+    /// The thread's kernel thread id (`gettid`), for asking RTKit on its behalf; settled before `init` returns.
+    public var threadID: Int32 { granted.scheduling.withLock { $0?.threadID } ?? 0 }
 
     /// Waits for the thread to return (`pthread_join`); later calls return at once.
     public func join() {

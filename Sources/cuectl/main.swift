@@ -273,11 +273,7 @@ struct Status: ParsableCommand {
     if let error = device.error { lines.append("error:     \(error)") }
     lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")
     lines.append("underruns: \(status.underruns)")
-    let scheduling = status.scheduling
-    var audio = scheduling.policy == "fifo" ? "SCHED_FIFO" : "normal scheduling"
-    if let priority = scheduling.priority { audio += ", priority \(priority)" }
-    if let refused = scheduling.refused { audio += " (real-time refused: \(refused))" }
-    lines.append("audio:     \(audio)")
+    lines.append("audio:     \(status.scheduling.summary)")
     lines.append("uptime:    \(formatSeconds(status.uptime))")
     lines.append("cues:      \(status.cues) (\(formatBytes(status.cueBytes)))")
     lines.append("clients:   \(status.clients)")

@@ -87,8 +87,13 @@ struct ThreadTests {
     let thread = try Threads.Joinable(name: "test-rt", realtimePriority: 10) {}
     thread.join()
     switch thread.scheduling {
-    case .realtime(let priority): #expect(priority == 10)
-    case .refused(let code): #expect(code.rawValue == EPERM)
+    case .realtime(let priority, let policy, let grant):
+      #expect(priority == 10)
+      #expect(policy == .fifo)
+      #expect(grant == .schedSetscheduler)
+    case .refused(let code, let rtkit):
+      #expect(code.rawValue == EPERM)
+      #expect(rtkit == nil)  // the thread itself never asks RTKit
     case .normal: Issue.record("a thread that asked for SCHED_FIFO reports the normal policy")
     }
   }

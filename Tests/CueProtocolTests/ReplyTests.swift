@@ -65,6 +65,25 @@ let replySamples: [ReplySample] = [
     line:
       #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other"}}"#
   ),
+  // Real-time from RTKit after SCHED_FIFO was refused; and neither.
+  ReplySample(
+    op: .status,
+    body: .status(
+      StatusReply(
+        pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s",
+        scheduling: .init(policy: "rr", priority: 15, via: "rtkit"))),
+    line:
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"rr","priority":15,"via":"rtkit"}}"#
+  ),
+  ReplySample(
+    op: .status,
+    body: .status(
+      StatusReply(
+        pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s",
+        scheduling: .init(policy: "other", refused: "Operation not permitted", rtkit: "not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"))),
+    line:
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other","refused":"Operation not permitted","rtkit":"not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"}}"#
+  ),
   ReplySample(
     op: .reload,
     body: .reload(
@@ -187,5 +206,23 @@ struct ReplyTests {
     #expect(counts == StatusReply.PagingCounts())
     counts[.late] = 2
     #expect(counts[.late] == 2 && counts[.played] == 0)
+  }
+}
+
+@Suite("CueProtocol: the audio thread's scheduling for people")
+struct SchedulingSummaryTests {
+  @Test(arguments: [
+    (StatusReply.Scheduling(policy: "other"), "normal scheduling"),
+    (StatusReply.Scheduling(policy: "fifo", priority: 20, via: "sched_setscheduler"), "SCHED_FIFO, priority 20"),
+    (StatusReply.Scheduling(policy: "fifo", priority: 20), "SCHED_FIFO, priority 20"),  // an older daemon says no via
+    (StatusReply.Scheduling(policy: "rr", priority: 15, via: "rtkit"), "SCHED_RR, priority 15 (via RTKit)"),
+    (StatusReply.Scheduling(policy: "other", refused: "Operation not permitted"), "normal scheduling (real-time refused: Operation not permitted)"),
+    (
+      StatusReply.Scheduling(policy: "other", refused: "Operation not permitted", rtkit: "not running"),
+      "normal scheduling (real-time refused: Operation not permitted; RTKit: not running)"
+    ),
+  ])
+  func summaryNamesThePolicyAndWhoGrantedItOrWhyNot(_ scheduling: StatusReply.Scheduling, _ text: String) {
+    #expect(scheduling.summary == text)
   }
 }

@@ -52,7 +52,7 @@ struct DaemonTests {
   }
 
   @Test func statusSaysTheBackendAndWhatTheSchedulerGrantedTheAudioThread() throws {
-    let (asking, _) = try Self.start(["--realtime-priority", "20"])
+    let (asking, _) = try Self.start(["--realtime-priority", "20", "--no-rtkit"])  // RTKit: RealtimeKitDaemonTests
     defer { asking.stop() }
     let status = try asking.status()
     let output = Harness.sharedOutput.device  // null, or pipewire in make test's second pass; name and backend alike

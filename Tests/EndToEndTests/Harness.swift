@@ -96,16 +96,18 @@ final class DaemonProcess {
   let socket: String
   let logPath: String
 
-  /// Starts cued with `arguments` on `socket`, and waits until it answers `ping`.
-  init(socket: String, arguments: [String], environment: [String: String] = [:], logPath: String) throws {
+  /// Starts cued with `arguments` on `socket`, and waits until it answers `ping`. A `launcher`
+  /// (`setpriv …`) runs cued as its last argument.
+  init(socket: String, arguments: [String], environment: [String: String] = [:], launcher: [String] = [], logPath: String) throws {
     self.socket = socket
     self.logPath = logPath
     var env = environment
     env["CUED_SOCKET"] = socket
     // Keep the developer's own ~/.config/cued/cued.toml out of the tests.
     if env["XDG_CONFIG_HOME"] == nil { env["XDG_CONFIG_HOME"] = "/nonexistent/cued-tests" }
+    let command = launcher + [Harness.cued, "--socket", socket, "--realtime-priority", "0"] + arguments
     child = try ChildProcess(
-      Harness.cued, ["--socket", socket, "--realtime-priority", "0"] + arguments, environment: env,
+      command[0], Array(command.dropFirst()), environment: env,
       standardOutput: .file(logPath), standardError: .sameAsStandardOutput)
     let deadline = Date().addingTimeInterval(10)
     while Date() < deadline {

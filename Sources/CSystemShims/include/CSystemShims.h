@@ -38,6 +38,14 @@ void cued_set_thread_name(const char *name);
 /// Tries `SCHED_FIFO` at `priority` for the calling thread; returns 0 or an errno value (EPERM without rights).
 int cued_set_realtime(int priority);
 
+/// `gettid()`: the calling thread's kernel thread id (what RTKit and `sched_setscheduler` take);
+/// glibc declares it only under _GNU_SOURCE.
+pid_t cued_gettid(void);
+
+/// `sched_getscheduler(tid)` without SCHED_RESET_ON_FORK, and `sched_getparam(tid)`'s priority:
+/// the policy the kernel holds for thread `tid` (0 SCHED_OTHER, 1 SCHED_FIFO, 2 SCHED_RR), or -1 with errno.
+int cued_thread_policy(pid_t tid, int *priority);
+
 /// `pipe2(fds, O_CLOEXEC [| O_NONBLOCK])`: Swift's Glibc hides pipe2.
 int cued_pipe(int fds[2], int nonblocking);
 
