@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 #include <pulse/pulseaudio.h>
 
 struct cued_pa_output {
@@ -23,6 +25,11 @@ struct cued_pa_output {
   uint32_t rate, channels, target_frames, minreq_frames;
   cued_pa_fill_fn fn;
   void *user;
+  cued_pa_rewrite_fn rewrite;    // NULL: no rewriting
+  uint32_t margin_frames;
+  int wake_fd;                   // eventfd poked by the control side; -1 without rewriting
+  pa_io_event *wake_event;
+  _Atomic uint64_t rewritten;
   int disconnecting;             // our own disconnect: a TERMINATED stream is not a failure
   int timed_out;                 // set by the connect timer
   _Atomic int failed;            // a negative errno once the context or stream failed; 0 after connect
@@ -57,6 +64,42 @@ static void on_write(pa_stream *stream, size_t nbytes, void *data) {
     left -= bytes;
     timing.latency_us += (uint64_t)(bytes / stride) * 1000000u / s->rate;  // the next chunk plays after this one
   }
+}
+
+// The eventfd fired: replace the queue's tail the server has not handed to the sink yet.
+static void on_wake(pa_mainloop_api *api, pa_io_event *event, int fd, pa_io_event_flags_t flags, void *data) {
+  (void)api; (void)event; (void)flags;
+  cued_pa_output *s = data;
+  uint64_t count;
+  if (read(fd, &count, sizeof count) < 0) { /* EAGAIN: already drained */ }
+  pa_stream *stream = s->stream;
+  if (stream == NULL || pa_stream_get_state(stream) != PA_STREAM_READY) return;
+  const pa_timing_info *info = pa_stream_get_timing_info(stream);
+  pa_usec_t latency = 0;
+  int negative = 0;
+  if (info == NULL || pa_stream_get_latency(stream, &latency, &negative) < 0 || negative) return;
+  // What the stream holds minus what the sink already took, and what a write needs to get there.
+  int64_t replaceable_us = (int64_t)latency - (int64_t)info->sink_usec - (int64_t)info->transport_usec;
+  int64_t frames = replaceable_us * (int64_t)s->rate / 1000000 - (int64_t)s->margin_frames;
+  if (frames <= 0) return;
+  const size_t stride = sizeof(float) * s->channels;
+  void *buffer = NULL;
+  size_t bytes = (size_t)frames * stride;
+  if (pa_stream_begin_write(stream, &buffer, &bytes) < 0 || buffer == NULL) return;
+  bytes -= bytes % stride;
+  if (bytes == 0) {
+    pa_stream_cancel_write(stream);
+    return;
+  }
+  cued_pa_timing timing = {.latency_us = latency, .bytes_requested = 0};
+  uint32_t written = s->rewrite(s->user, buffer, (uint32_t)(bytes / stride), &timing);
+  if (written == 0 || written > bytes / stride) {
+    pa_stream_cancel_write(stream);
+    return;
+  }
+  bytes = (size_t)written * stride;
+  if (pa_stream_write(stream, buffer, bytes, NULL, -(int64_t)bytes, PA_SEEK_RELATIVE) == 0)
+    atomic_fetch_add_explicit(&s->rewritten, written, memory_order_relaxed);
 }
 
 // --- events on the mainloop thread ---------------------------------------------------------------
@@ -135,6 +178,7 @@ cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role,
   s->minreq_frames = minreq_frames;
   s->fn = fn;
   s->user = user;
+  s->wake_fd = -1;
   s->loop = pa_threaded_mainloop_new();
   if (s->loop == NULL) {
     free(s);
@@ -311,10 +355,35 @@ void cued_pa_output_free(cued_pa_output *s) {
   if (s == NULL) return;
   pa_threaded_mainloop_lock(s->loop);
   drop_context_locked(s);
+  if (s->wake_event != NULL) s->api->io_free(s->wake_event);
   pa_threaded_mainloop_unlock(s->loop);
   pa_threaded_mainloop_stop(s->loop);
   pa_threaded_mainloop_free(s->loop);
+  if (s->wake_fd >= 0) close(s->wake_fd);
   free(s);
+}
+
+int cued_pa_output_set_rewrite(cued_pa_output *s, cued_pa_rewrite_fn fn, uint32_t margin_frames) {
+  if (fn == NULL || s->wake_fd >= 0) return -EINVAL;
+  int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  pa_threaded_mainloop_lock(s->loop);
+  s->rewrite = fn;
+  s->margin_frames = margin_frames;
+  s->wake_fd = fd;
+  s->wake_event = s->api->io_new(s->api, fd, PA_IO_EVENT_INPUT, on_wake, s);
+  pa_threaded_mainloop_unlock(s->loop);
+  return s->wake_event != NULL ? 0 : -ENOMEM;
+}
+
+void cued_pa_output_poke(cued_pa_output *s) {
+  if (s->wake_fd < 0) return;
+  uint64_t one = 1;
+  if (write(s->wake_fd, &one, sizeof one) < 0) { /* EAGAIN: a wake-up is already pending */ }
+}
+
+uint64_t cued_pa_output_rewritten_frames(cued_pa_output *s) {
+  return atomic_load_explicit(&s->rewritten, memory_order_relaxed);
 }
 
 cued_pa_state cued_pa_output_state(cued_pa_output *s, char *error_text, size_t error_capacity) {

@@ -11,6 +11,13 @@ import CueCore
 /// queue and the sink's own latency; ALSA's `pulse` plugin, by contrast, sizes the server's queue
 /// from the ALSA buffer. The stream says `media.role` event and `application.name` cued.
 ///
+/// The queue need not be short for a cue to be heard soon: when a voice starts while the stream's
+/// queued tail is silence, the control side pokes the mainloop (`startQueued`, an eventfd), and there
+/// the engine renders the voice over the part of the queue the server has not yet handed to the sink,
+/// less `rewriteMarginFrames` (a write at a negative offset from the write index,
+/// `Engine.rewriteQueuedSilence`). The cue is then heard after the sink's latency and the margin,
+/// as a sample the server plays itself (`pactl play-sample`) is.
+///
 /// `open` creates the sink input (the connection to the server is made once and kept) and waits until
 /// it is ready, so a missing server or sink fails the open with the server's words; `close` removes
 /// it, so an idle daemon has no stream on the server and no wake-ups. A server that went away shows
@@ -28,6 +35,10 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   private var output: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
+
+  /// What a rewrite leaves alone in front of the server's read position: ~2 ms at 48 kHz, for the
+  /// write to reach the server before the sink reads there.
+  public static var rewriteMarginSeconds: Double { 0.002 }
 
   /// How long `open` waits for the server and the stream to be ready.
   public static var connectTimeoutMilliseconds: Int32 { 2000 }
@@ -64,6 +75,11 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
         pulseWrite, user)
       guard output != nil else {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
+      }
+      let margin = UInt32(Double(rate) * Self.rewriteMarginSeconds)
+      let rc = cued_pa_output_set_rewrite(output, pulseRewrite, margin)
+      guard rc == 0 else {
+        throw AudioDeviceError(device: name, step: "set up PulseAudio", code: rc, detail: "the wake-up eventfd could not be made")
       }
     }
     let rc = cued_pa_output_connect(output, Self.connectTimeoutMilliseconds)
@@ -122,6 +138,14 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   public func delayFrames() -> Int { 0 }
 
+  /// A start was queued while the engine is handed to the stream: wake the mainloop to rewrite the queue.
+  public func startQueued() {
+    if let output { cued_pa_output_poke(output) }
+  }
+
+  /// Frames of queued silence replaced by a voice so far.
+  public var rewrittenFrames: Int { output.map { Int(cued_pa_output_rewritten_frames($0)) } ?? 0 }
+
   public func pullFailure() -> Int32 {
     guard let output else { return 0 }
     return cued_pa_output_failed(output)
@@ -137,10 +161,23 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
     source.pull(into: buffer, frameCount: frames, delayFrames: queued + frames)
   }
+
+  /// On the mainloop thread, lock held, after `startQueued`: up to `maxFrames` over the queue's tail.
+  fileprivate func rewrite(_ buffer: UnsafeMutablePointer<Float>, maxFrames: Int, timing: UnsafePointer<cued_pa_timing>) -> Int {
+    guard let source else { return 0 }
+    let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
+    return source.rewriteQueuedSilence(into: buffer, maxFrameCount: maxFrames, delayFrames: queued)
+  }
 }
 
 /// The C callback: libpulse's mainloop thread, for each block of a server request. No allocation, lock or log.
 private func pulseWrite(_ user: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<Float>?, _ frames: UInt32, _ timing: UnsafePointer<cued_pa_timing>?) {
   guard let user, let buffer, let timing else { return }
   Unmanaged<PulseSink>.fromOpaque(user).takeUnretainedValue().fill(buffer, frames: Int(frames), timing: timing)
+}
+
+/// The C callback after a poke: libpulse's mainloop thread. No allocation, lock or log.
+private func pulseRewrite(_ user: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<Float>?, _ maxFrames: UInt32, _ timing: UnsafePointer<cued_pa_timing>?) -> UInt32 {
+  guard let user, let buffer, let timing else { return 0 }
+  return UInt32(Unmanaged<PulseSink>.fromOpaque(user).takeUnretainedValue().rewrite(buffer, maxFrames: Int(maxFrames), timing: timing))
 }

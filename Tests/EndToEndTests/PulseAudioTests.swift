@@ -162,6 +162,40 @@ struct PulseAudioTests {
     #expect(daemon.log.contains("is back"))
   }
 
+  /// With the stream open and playing silence, a cue is rendered over the queued silence the server
+  /// has not yet handed to the sink (`Engine.rewriteQueuedSilence`): heard sooner than the queue, and
+  /// still sample for sample (no frame lost at the seam).
+  @Test func aCueStartedOnAnOpenStreamReplacesQueuedSilenceSampleForSample() throws {
+    let dir = Harness.temporaryDirectory()
+    let pulse = try PulseServer(directory: dir)
+    let recorder = try ChildProcess(
+      "/usr/bin/parec",
+      ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
+      environment: pulse.environment, standardOutput: .file(dir + "/capture.f32"),
+      standardError: .file(dir + "/parec.log", append: true))
+    defer { recorder.terminate(grace: 1) }
+    usleep(2_500_000)
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulseaudio:t", "--idle-timeout", "5"],
+      environment: pulse.environment, logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    // Open the stream with a silent cue, and let it end: the queue then holds only silence.
+    #expect(try daemon.cuectl(["play", "pico", "--volume", "0", "--wait"]).status == 0)
+    usleep(200_000)
+    let device = try #require(daemon.status()["device"] as? [String: Any])
+    let queueFrames = try #require(device["bufferFrames"] as? Int)
+    let client = try ProtocolClient(socket: daemon.socket)
+    try client.request("subscribe", [("kinds", ["started"])])
+    let voice = try #require(client.request("play", [("cue", "pico")])["voice"]?.intValue)
+    let started = try client.waitForEvent("started", where: { $0["voice"]?.intValue == voice })
+    let heardIn = try #require(started["heardIn"]?.doubleValue)
+    #expect(heardIn < Double(queueFrames) / 48000, "heard in \(heardIn) s: not sooner than the queue (\(queueFrames) frames)")
+    usleep(400_000)
+    recorder.terminate(grace: 2)
+    try expectCaptureHoldsTheCue(readFloats(dir + "/capture.f32"), fixture: "tone-44100-stereo.mp3")
+  }
+
   @Test func deviceAutoPlaysThroughANativePulseAudioStreamWhenOnlyAPulseAudioServerAnswers() throws {
     let dir = Harness.temporaryDirectory()
     let pulse = try PulseServer(directory: dir)

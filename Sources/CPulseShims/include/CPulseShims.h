@@ -34,6 +34,13 @@ typedef struct cued_pa_timing {
 /// allocation, lock, log or wait.
 typedef void (*cued_pa_fill_fn)(void *user, float *interleaved, uint32_t frames, const cued_pa_timing *timing);
 
+/// The callback the mainloop thread calls after `cued_pa_output_poke`, to replace the end of what
+/// the stream has queued but the server has not yet handed to the sink: write up to `max_frames`
+/// frames at `interleaved` and return how many; they replace the last frames queued (0: leave the
+/// queue alone). `timing->latency_us` is what the stream holds unheard from its write position.
+/// Mainloop thread, lock held; no allocation, lock, log or wait.
+typedef uint32_t (*cued_pa_rewrite_fn)(void *user, float *interleaved, uint32_t max_frames, const cued_pa_timing *timing);
+
 /// The states of the stream, from `pa_stream_state_t`, plus `unconnected` (no stream on the server).
 typedef enum cued_pa_state {
   CUED_PA_STATE_ERROR = -1,
@@ -57,6 +64,23 @@ typedef struct cued_pa_output cued_pa_output;
 cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role, const char *sink_or_null,
                                    const char *server_or_null, uint32_t rate, uint32_t channels,
                                    uint32_t target_frames, uint32_t minreq_frames, cued_pa_fill_fn fn, void *user);
+
+/// Turns on rewriting queued audio: after `cued_pa_output_poke`, the mainloop thread works out how
+/// much of the stream's queue the server has not yet handed to the sink (pa_stream_get_latency minus
+/// the sink's and the transport's latency from pa_stream_get_timing_info), less `margin_frames`,
+/// asks `fn` for up to that much and writes it over the queue's tail: pa_stream_begin_write, then
+/// pa_stream_write at offset -bytes, PA_SEEK_RELATIVE (the write index ends where it was, so the
+/// server's request accounting is unchanged). The wake-up is an eventfd watched by a mainloop io
+/// event (pa_mainloop_api io_new), made here. Call once, before the first `connect`. Returns 0 or
+/// a negative errno.
+int cued_pa_output_set_rewrite(cued_pa_output *output, cued_pa_rewrite_fn fn, uint32_t margin_frames);
+
+/// Wakes the mainloop thread to run the rewrite callback (one eventfd write: no lock, no allocation).
+/// Any thread. Does nothing before `cued_pa_output_set_rewrite`.
+void cued_pa_output_poke(cued_pa_output *output);
+
+/// Frames the rewrite callback put over queued audio, in total. Any thread; an atomic read.
+uint64_t cued_pa_output_rewritten_frames(cued_pa_output *output);
 
 /// Connects to the server (again, after it went away) and creates the stream's sink input; waits up
 /// to `timeout_ms` for the stream to be ready. A stream already ready is left alone.
