@@ -432,7 +432,7 @@ def main():
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
     parser.add_argument("--cued-extra", default="", help="more cued options for the shell and pipewire-alsa runs, e.g. '--fill-target 480'")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,heard,heard-load,heard-idle)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,heard,heard-load,heard-load-pulse,heard-idle)")
     args = parser.parse_args()
     SHELL_EXTRA.extend(args.cued_extra.split())
     if args.shell_period:
@@ -460,6 +460,8 @@ def main():
         if wanted("idle"): idle(args.quick)
         if wanted("heard"): heard.heard(record, BIN, args.quick)
         if wanted("heard-load"): heard.heard_under_load(record, BIN, args.quick, pulse_server)
+        if wanted("heard-load-pulse"):
+            heard.heard_under_load_on_pulseaudio(record, BIN, 10 if args.quick else 60, pulse_server)
         if wanted("heard-idle"): heard.heard_idle(record, BIN, args.quick)
     finally:
         if pulse:
