@@ -66,14 +66,10 @@ static void on_write(pa_stream *stream, size_t nbytes, void *data) {
   }
 }
 
-// The eventfd fired: replace the queue's tail the server has not handed to the sink yet.
-static void on_wake(pa_mainloop_api *api, pa_io_event *event, int fd, pa_io_event_flags_t flags, void *data) {
-  (void)api; (void)event; (void)flags;
+// Fresh timing from the server: replace the queue's tail the server has not handed to the sink yet.
+static void on_timing(pa_stream *stream, int success, void *data) {
   cued_pa_output *s = data;
-  uint64_t count;
-  if (read(fd, &count, sizeof count) < 0) { /* EAGAIN: already drained */ }
-  pa_stream *stream = s->stream;
-  if (stream == NULL || pa_stream_get_state(stream) != PA_STREAM_READY) return;
+  if (!success || stream != s->stream || pa_stream_get_state(stream) != PA_STREAM_READY) return;
   const pa_timing_info *info = pa_stream_get_timing_info(stream);
   pa_usec_t latency = 0;
   int negative = 0;
@@ -100,6 +96,21 @@ static void on_wake(pa_mainloop_api *api, pa_io_event *event, int fd, pa_io_even
   bytes = (size_t)written * stride;
   if (pa_stream_write(stream, buffer, bytes, NULL, -(int64_t)bytes, PA_SEEK_RELATIVE) == 0)
     atomic_fetch_add_explicit(&s->rewritten, written, memory_order_relaxed);
+}
+
+// The eventfd fired (a start was queued): ask the server where its read index and the sink are now.
+// The timing of the last automatic update can be stale by a whole sink render (the read index jumps
+// by what the sink takes at once), which would put the rewrite behind the read index and lose the
+// cue's first frames on a sink that cannot rewind; a fresh one costs one round trip (~0.1 ms here).
+// libpulse allocates the operation and its message; that is libpulse's, as in pa_stream_write.
+static void on_wake(pa_mainloop_api *api, pa_io_event *event, int fd, pa_io_event_flags_t flags, void *data) {
+  (void)api; (void)event; (void)flags;
+  cued_pa_output *s = data;
+  uint64_t count;
+  if (read(fd, &count, sizeof count) < 0) { /* EAGAIN: already drained */ }
+  if (s->stream == NULL || pa_stream_get_state(s->stream) != PA_STREAM_READY) return;
+  pa_operation *operation = pa_stream_update_timing_info(s->stream, on_timing, s);
+  if (operation != NULL) pa_operation_unref(operation);
 }
 
 // --- events on the mainloop thread ---------------------------------------------------------------

@@ -14,7 +14,7 @@ import CueCore
 /// The queue need not be short for a cue to be heard soon: when a voice starts while the stream's
 /// queued tail is silence, the control side pokes the mainloop (`startQueued`, an eventfd), and there
 /// the engine renders the voice over the part of the queue the server has not yet handed to the sink,
-/// less `rewriteMarginFrames` (a write at a negative offset from the write index,
+/// less `rewriteMarginSeconds` (a write at a negative offset from the write index,
 /// `Engine.rewriteQueuedSilence`). The cue is then heard after the sink's latency and the margin,
 /// as a sample the server plays itself (`pactl play-sample`) is.
 ///
@@ -36,7 +36,7 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
 
-  /// What a rewrite leaves alone in front of the server's read position: ~2 ms at 48 kHz, for the
+  /// What a rewrite leaves alone in front of the server's read position (2 ms), for the
   /// write to reach the server before the sink reads there.
   public static var rewriteMarginSeconds: Double { 0.002 }
 

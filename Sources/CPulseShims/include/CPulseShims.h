@@ -65,9 +65,10 @@ cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role,
                                    const char *server_or_null, uint32_t rate, uint32_t channels,
                                    uint32_t target_frames, uint32_t minreq_frames, cued_pa_fill_fn fn, void *user);
 
-/// Turns on rewriting queued audio: after `cued_pa_output_poke`, the mainloop thread works out how
-/// much of the stream's queue the server has not yet handed to the sink (pa_stream_get_latency minus
-/// the sink's and the transport's latency from pa_stream_get_timing_info), less `margin_frames`,
+/// Turns on rewriting queued audio: after `cued_pa_output_poke`, the mainloop thread asks the server
+/// for fresh timing (pa_stream_update_timing_info), then works out how much of the stream's queue the
+/// server has not yet handed to the sink (pa_stream_get_latency minus the sink's and the transport's
+/// latency from pa_stream_get_timing_info), less `margin_frames`,
 /// asks `fn` for up to that much and writes it over the queue's tail: pa_stream_begin_write, then
 /// pa_stream_write at offset -bytes, PA_SEEK_RELATIVE (the write index ends where it was, so the
 /// server's request accounting is unchanged). The wake-up is an eventfd watched by a mainloop io
