@@ -37,6 +37,17 @@ final class PulseServer {
       .split(separator: "\n").map(String.init)
   }
 
+  /// parec of the sink's monitor into `path` (raw float32 stereo 48 kHz), started and settled: with a
+  /// low-latency reader first, the idle null sink stops rendering 2 s ahead.
+  func recordMonitor(to path: String) throws -> ChildProcess {
+    let recorder = try ChildProcess(
+      "/usr/bin/parec",
+      ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
+      environment: environment, standardOutput: .file(path), standardError: .file(directory + "/parec.log", append: true))
+    usleep(2_500_000)
+    return recorder
+  }
+
   deinit {
     process.terminate(grace: 2)
   }
@@ -59,15 +70,8 @@ struct PulseAudioTests {
   func aCueIsCapturedFromTheMonitorAndTheDeviceClosesWhenIdle(path: PulsePath) throws {
     let dir = Harness.temporaryDirectory()
     let pulse = try PulseServer(directory: dir)
-    // The recorder first, with low latency: an idle null sink renders 2 s ahead until a reader pulls it close.
-    let recorder = try ChildProcess(
-      "/usr/bin/parec",
-      ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
-      environment: pulse.environment, standardOutput: .file(dir + "/capture.f32"),
-      standardError: .file(dir + "/parec.log", append: true))
+    let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
     defer { recorder.terminate(grace: 1) }
-    usleep(2_500_000)
-
     let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
     let daemon = try DaemonProcess(
       socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", path.device, "--idle-timeout", "0.5"],
@@ -168,13 +172,8 @@ struct PulseAudioTests {
   @Test func aCueStartedOnAnOpenStreamReplacesQueuedSilenceSampleForSample() throws {
     let dir = Harness.temporaryDirectory()
     let pulse = try PulseServer(directory: dir)
-    let recorder = try ChildProcess(
-      "/usr/bin/parec",
-      ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
-      environment: pulse.environment, standardOutput: .file(dir + "/capture.f32"),
-      standardError: .file(dir + "/parec.log", append: true))
+    let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
     defer { recorder.terminate(grace: 1) }
-    usleep(2_500_000)
     let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
     let daemon = try DaemonProcess(
       socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulseaudio:t", "--idle-timeout", "5"],
