@@ -369,11 +369,11 @@ class NoPipeWire:
         return {**os.environ, "XDG_CONFIG_HOME": "/nonexistent", **extra}
 
 
-def heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw=NoPipeWire()):
+def heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw=NoPipeWire(), devices=("pulse:t", "pulseaudio:t")):
     """The PulseAudio half of `heard_under_load`: through ALSA's pulse plugin (`pulse:t`) and cued's
     native stream (`pulseaudio:t`, which rewrites queued silence when a cue starts). Underruns are
     the engine's (plugin) or the server's underflows (native)."""
-    for device in ("pulse:t", "pulseaudio:t"):
+    for device in devices:
         pulse, env = pulse_server()
         try:
             cued = Cued(bin_dir, pw, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)

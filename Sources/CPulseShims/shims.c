@@ -7,6 +7,8 @@
 // in the header. Everything else runs on the control thread under the mainloop lock.
 #include "CPulseShims.h"
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,8 @@ struct cued_pa_output {
   int wake_fd;                   // eventfd poked by the control side; -1 without rewriting
   pa_io_event *wake_event;
   _Atomic uint64_t rewritten;
+  int realtime_priority;         // SCHED_FIFO priority the mainloop thread asks for itself; 0: none
+  int realtime_tried;            // mainloop thread only: asked since the last connect
   int disconnecting;             // our own disconnect: a TERMINATED stream is not a failure
   int timed_out;                 // set by the connect timer
   _Atomic int failed;            // a negative errno once the context or stream failed; 0 after connect
@@ -39,8 +43,17 @@ struct cued_pa_output {
 
 // --- the real-time path --------------------------------------------------------------------------
 
+// On the mainloop thread: once per connect, ask for SCHED_FIFO (one system call, no allocation).
+static void promote_once(cued_pa_output *s) {
+  if (s->realtime_tried || s->realtime_priority <= 0) return;
+  s->realtime_tried = 1;
+  struct sched_param param = {.sched_priority = s->realtime_priority};
+  (void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);  // EPERM: stays an ordinary thread
+}
+
 static void on_write(pa_stream *stream, size_t nbytes, void *data) {
   cued_pa_output *s = data;
+  promote_once(s);
   const size_t stride = sizeof(float) * s->channels;
   cued_pa_timing timing = {0};
   pa_usec_t usec = 0;
@@ -291,6 +304,7 @@ int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
     drop_stream_locked(s);
   if (s->stream != NULL) goto done;
   s->error[0] = 0;
+  s->realtime_tried = 0;
   atomic_store_explicit(&s->failed, 0, memory_order_release);
   if (s->context == NULL) {
     pa_proplist *props = pa_proplist_new();
@@ -385,6 +399,12 @@ int cued_pa_output_set_rewrite(cued_pa_output *s, cued_pa_rewrite_fn fn, uint32_
   s->wake_event = s->api->io_new(s->api, fd, PA_IO_EVENT_INPUT, on_wake, s);
   pa_threaded_mainloop_unlock(s->loop);
   return s->wake_event != NULL ? 0 : -ENOMEM;
+}
+
+void cued_pa_output_set_realtime_priority(cued_pa_output *s, int priority) {
+  pa_threaded_mainloop_lock(s->loop);
+  s->realtime_priority = priority < 0 ? 0 : priority > 99 ? 99 : priority;
+  pa_threaded_mainloop_unlock(s->loop);
 }
 
 void cued_pa_output_poke(cued_pa_output *s) {

@@ -32,6 +32,7 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   private let rate: Int
   private let targetFrames: Int
   private let server: String?
+  private let realtimePriority: Int32
   private var output: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
@@ -45,7 +46,9 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   /// `targetFrames`: the queue the server is asked to keep (tlength); it asks for a quarter of it at
   /// a time (minreq). `server`: a server address (nil: PULSE_SERVER, then the user's runtime directory).
-  public init(sink: String?, rate: Int, targetFrames: Int, server: String? = nil) {
+  /// `realtimePriority`: SCHED_FIFO asked for libpulse's mainloop thread, which fills the stream (0: none).
+  public init(sink: String?, rate: Int, targetFrames: Int, server: String? = nil, realtimePriority: Int32 = 0) {
+    self.realtimePriority = realtimePriority
     sinkName = sink
     name = sink.map { "pulseaudio:\($0)" } ?? "pulseaudio"
     self.rate = rate
@@ -76,6 +79,7 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
       guard output != nil else {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
       }
+      cued_pa_output_set_realtime_priority(output, realtimePriority)
       let margin = UInt32(Double(rate) * Self.rewriteMarginSeconds)
       let rc = cued_pa_output_set_rewrite(output, pulseRewrite, margin)
       guard rc == 0 else {
@@ -142,9 +146,6 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   public func startQueued() {
     if let output { cued_pa_output_poke(output) }
   }
-
-  /// Frames of queued silence replaced by a voice so far.
-  public var rewrittenFrames: Int { output.map { Int(cued_pa_output_rewritten_frames($0)) } ?? 0 }
 
   public func pullFailure() -> Int32 {
     guard let output else { return 0 }

@@ -142,7 +142,9 @@ struct Cued {
     _ configuration: DaemonConfiguration, sink name: String?, logger: Logger,
     reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, carousels: [String: CarouselBindings]?
   ) throws(StartupError) {
-    let sink = PulseSink(sink: name, rate: configuration.sampleRate, targetFrames: configuration.pulseAudioLatency)
+    let sink = PulseSink(
+      sink: name, rate: configuration.sampleRate, targetFrames: configuration.pulseAudioLatency,
+      realtimePriority: configuration.realtimePriority)
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
   }
 
