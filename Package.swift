@@ -3,7 +3,7 @@ import PackageDescription
 
 // Module map (see docs/ARCHITECTURE.md):
 //   CueCore      pure mixing core: voices, mixer, ramps, lock-free rings, the engine cycle. No C, no Foundation.
-//   CueAudio     audio I/O: libmpg123 + libsyn123 decoding, ALSA output, the audio thread. The only importer of the C libraries.
+//   CueAudio     audio I/O: libmpg123 + libsyn123 decoding, ALSA, PipeWire and PulseAudio output, the audio thread. The only importer of the C libraries.
 //   CueProtocol  the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
 //   CueDBus      a small D-Bus client over a Unix socket, and RTKit (real-time for the audio thread without privilege).
 //   CuePosix     thin typed wrappers over the POSIX calls both sides need (sockets, poll sets, files, eventfd,
@@ -43,13 +43,18 @@ let package = Package(
       name: "CPipeWireShims",
       cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"])],
       linkerSettings: [.linkedLibrary("pipewire-0.3")]),
+    // A plain-C face of libpulse (one playback stream on a pa_threaded_mainloop): state callbacks waited
+    // for under the mainloop lock, timers and buffer attributes; only this target includes the PulseAudio
+    // headers. Not a pkg-config `.systemLibrary` for the same reason as CPipeWireShims (libpulse.pc carries
+    // `-D_REENTRANT`). Debian: libpulse-dev.
+    .target(name: "CPulseShims", linkerSettings: [.linkedLibrary("pulse")]),
     // Stand-ins for glibc symbols that Swift's Glibc module hides (ucred, accept4, eventfd, signalfd).
     .target(name: "CSystemShims"),
 
     .target(name: "CueCore"),
     .target(
       name: "CueAudio",
-      dependencies: ["CueCore", "CuePosix", "CueDBus", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CPipeWireShims"]),
+      dependencies: ["CueCore", "CuePosix", "CueDBus", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CPipeWireShims", "CPulseShims"]),
     .target(name: "CueProtocol"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"]),
     // A small D-Bus client (wire format, AUTH EXTERNAL, method calls over a Unix socket) and RTKit on it.

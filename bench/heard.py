@@ -358,18 +358,34 @@ def heard_under_load(record, bin_dir, quick, pulse_server):
     finally:
         pw.stop()
         shutil.rmtree(work, ignore_errors=True)
-    pulse, env = pulse_server()
-    try:
-        cued = Cued(bin_dir, pw, "pulse:t", os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)
+    heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw)
+
+
+class NoPipeWire:
+    """The environment `Cued` takes, when no PipeWire runs (the PulseAudio-only measurement)."""
+    env = {}
+
+    def environ(self, **extra):
+        return {**os.environ, "XDG_CONFIG_HOME": "/nonexistent", **extra}
+
+
+def heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw=NoPipeWire(), devices=("pulse:t", "pulseaudio:t")):
+    """The PulseAudio half of `heard_under_load`: through ALSA's pulse plugin (`pulse:t`) and cued's
+    native stream (`pulseaudio:t`, which rewrites queued silence when a cue starts). Underruns are
+    the engine's (plugin) or the server's underflows (native)."""
+    for device in devices:
+        pulse, env = pulse_server()
         try:
-            runs, finished_ok = page_under_load(cued, seconds)
-            for name, starts, voices, xruns in runs:
-                record(benchmark="heard-under-load", server="pulseaudio", device="pulse:t", load=name, seconds=seconds, plays=len(starts),
-                       finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns)
+            cued = Cued(bin_dir, pw, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)
+            try:
+                runs, finished_ok = page_under_load(cued, seconds)
+                for name, starts, voices, xruns in runs:
+                    record(benchmark="heard-under-load", server="pulseaudio", device=device, load=name, seconds=seconds, plays=len(starts),
+                           finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns)
+            finally:
+                cued.stop()
         finally:
-            cued.stop()
-    finally:
-        pulse.terminate()
+            pulse.terminate()
 
 
 def heard_idle(record, bin_dir, quick):

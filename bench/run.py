@@ -297,6 +297,13 @@ def many_clients(quick):
 
 
 def shell_to_sound(quick):
+    """`cuectl play pico` against `pactl play-sample`, once through ALSA's pulse plugin (`pulse:t`)
+    and once through cued's native PulseAudio stream (`pulseaudio:t`)."""
+    for device in ("pulse:t", "pulseaudio:t"):
+        shell_to_sound_on(quick, device)
+
+
+def shell_to_sound_on(quick, device):
     """`cuectl play pico` against PulseAudio's sample cache (`pactl play-sample`), side by side in one
     run through one PulseAudio null sink: the command's wall time, and the audible onset captured
     from the sink's monitor. Onsets are relative (the capture's start time is unknown), so the
@@ -308,7 +315,7 @@ def shell_to_sound(quick):
         subprocess.run(["mpg123", "-q", "-w", wav, os.path.join(SOUNDS, "pico.mp3")], check=True)
         penv = dict(os.environ, **env)
         subprocess.run(["pactl", "upload-sample", wav, "pico"], env=penv, check=True)
-        daemon = Daemon(device="pulse:t", extra=["--idle-timeout", "60", *SHELL_EXTRA], env=env)
+        daemon = Daemon(device=device, extra=["--idle-timeout", "60", *SHELL_EXTRA], env=env)
         daemon.request("play", cue="pico", volume=0)  # the device is open, as pactl's sink is
         capture = os.path.join(work, "capture.f32")
         recorder = subprocess.Popen(["parec", "-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000",
@@ -345,12 +352,12 @@ def shell_to_sound(quick):
             delays = {"cuectl": [], "pactl": []}
             for (tool, start), onset in zip(starts, onsets):
                 delays[tool].append(onset - base - start)
-            record(benchmark="shell-to-sound", rounds=rounds,
+            record(benchmark="shell-to-sound", device=device, rounds=rounds,
                    cuectl_wall_ms=1000 * statistics.median(walls["cuectl"]), pactl_wall_ms=1000 * statistics.median(walls["pactl"]),
                    onset_cuectl_minus_pactl_ms=1000 * (statistics.median(delays["cuectl"]) - statistics.median(delays["pactl"])),
                    device_delay_frames=status["device"].get("delayFrames"), underruns=status["underruns"])
         else:
-            record(benchmark="shell-to-sound", rounds=rounds, error=f"found {len(onsets)} onsets for {len(starts)} commands",
+            record(benchmark="shell-to-sound", device=device, rounds=rounds, error=f"found {len(onsets)} onsets for {len(starts)} commands",
                    cuectl_wall_ms=1000 * statistics.median(walls["cuectl"]), pactl_wall_ms=1000 * statistics.median(walls["pactl"]))
         daemon.stop()
     finally:
@@ -425,7 +432,7 @@ def main():
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
     parser.add_argument("--cued-extra", default="", help="more cued options for the shell and pipewire-alsa runs, e.g. '--fill-target 480'")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,heard,heard-load,heard-idle)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,heard,heard-load,heard-load-pulse,heard-idle)")
     args = parser.parse_args()
     SHELL_EXTRA.extend(args.cued_extra.split())
     if args.shell_period:
@@ -453,6 +460,8 @@ def main():
         if wanted("idle"): idle(args.quick)
         if wanted("heard"): heard.heard(record, BIN, args.quick)
         if wanted("heard-load"): heard.heard_under_load(record, BIN, args.quick, pulse_server)
+        if wanted("heard-load-pulse"):
+            heard.heard_under_load_on_pulseaudio(record, BIN, 10 if args.quick else 60, pulse_server)
         if wanted("heard-idle"): heard.heard_idle(record, BIN, args.quick)
     finally:
         if pulse:

@@ -15,11 +15,12 @@
 #   libpipewire-0.3-dev, libspa-0.2-dev
 #                                  headers + pkg-config file for the native PipeWire output (CPipeWire).
 #                                  Neither changes ALSA's 'default' (only pipewire-alsa would).
+#   libpulse-dev                   headers for the native PulseAudio output (CPulseShims)
 #   systemd                        systemd-analyze and systemd-socket-activate for the unit tests
 #   dpkg-dev, binutils, lintian    make deb (dpkg-shlibdeps, strip) and its check in the install tests
 set -euo pipefail
 packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
-  pipewire pipewire-bin wireplumber dbus libpipewire-0.3-dev libspa-0.2-dev bubblewrap systemd dpkg-dev binutils lintian tmux)
+  pipewire pipewire-bin wireplumber dbus libpipewire-0.3-dev libspa-0.2-dev libpulse-dev bubblewrap systemd dpkg-dev binutils lintian tmux)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(sox lame mpg123 socat stress-ng)  # regenerate sounds/fixtures, benchmarks (stress-ng: under load), protocol examples
 fi

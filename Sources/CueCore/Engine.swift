@@ -24,6 +24,11 @@ public protocol AudioSink: AnyObject {
   /// For a pulled sink: 0 while its stream is healthy, else a negative errno saying why it failed
   /// (the server went away, the node was removed). Audio thread; an atomic read, no allocation.
   func pullFailure() -> Int32
+  /// For a pulled sink that can take back audio it has queued but not played (PulseSink): a voice
+  /// start was just queued while the engine is handed to the sink's thread, so that thread should
+  /// call `PullSource.rewriteQueuedSilence` now rather than wait for the server's next request.
+  /// Control side; must not block, lock or allocate. The default does nothing.
+  func startQueued()
 }
 
 /// How a sink is fed; see `AudioSink.outputModel`.
@@ -38,6 +43,8 @@ public enum OutputModel: Sendable, Equatable {
 public protocol PullSource: AnyObject {
   /// Fills `frameCount` frames of interleaved stereo Float32 at `output`; see `Engine.pull`.
   func pull(into output: UnsafeMutablePointer<Float>, frameCount: Int, delayFrames: Int)
+  /// Replaces queued silence with a voice that just started; see `Engine.rewriteQueuedSilence`.
+  func rewriteQueuedSilence(into output: UnsafeMutablePointer<Float>, maxFrameCount: Int, delayFrames: Int) -> Int
 }
 
 extension AudioSink {
@@ -45,6 +52,7 @@ extension AudioSink {
   public func pullFailure() -> Int32 { 0 }
   public func waitForRoom(frameCount: Int, fillTargetFrames: Int) -> SinkStatus { .ok }
   public func rewind(maxFrames: Int) -> Int { 0 }
+  public func startQueued() {}
 }
 
 /// The outcome of one write or wait.
@@ -220,7 +228,11 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// Queues a command for the audio thread; false when the queue is full (the caller reports "busy").
   public func send(_ command: EngineCommand) -> Bool {
     guard commands.push(command) else { return false }
-    if parked.load(ordering: .sequentiallyConsistent) { signals.wakeAudioThread() }
+    if parked.load(ordering: .sequentiallyConsistent) {
+      signals.wakeAudioThread()
+    } else if case .start = command, pullOwner.load(ordering: .relaxed) != PullOwner.engineThread.rawValue {
+      sink.startQueued()  // a pulled sink that can rewrite its queue plays it before the next request
+    }
     return true
   }
 
@@ -307,6 +319,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       return .detached
     }
     if sink.outputModel == .pull {
+      trailingSilentFrames = 0  // the stream starts empty
       reportEvents(delayFrames: counters.delayFrames.load(ordering: .relaxed))
       lastPullAt.store(signals.nowNanoseconds(), ordering: .relaxed)
       pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
@@ -397,7 +410,9 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       reportEvents(delayFrames: 0)
       return false
     }
+    let blockIsSilent = mixer.activeVoiceCount == 0
     mixer.render(into: output, frameCount: frameCount)
+    trailingSilentFrames = blockIsSilent ? trailingSilentFrames + frameCount : 0
     lastHandedAt = signals.nowNanoseconds()
     countMixed(frameCount)
     noteSilence(frameCount)
@@ -428,6 +443,43 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       pullOwner.store(PullOwner.returned.rawValue, ordering: .releasing)
       signals.wakeAudioThread()
     }
+  }
+
+  /// For a pulled sink that can replace what it queued but has not played (PulseAudio: a write at a
+  /// negative offset from the write index), called on the sink's thread right after a start was
+  /// queued (`AudioSink.startQueued`). Takes the engine like `pull` (or returns 0 when it is not
+  /// handed over), applies commands, and when a voice starts while the stream's queued tail is
+  /// silence the engine wrote, moves the mixer clock back by up to `maxFrameCount` of those frames
+  /// (what the sink says it can still replace) and renders that many frames into `output`. The sink
+  /// writes them over the last frames it queued; its write position, and so the clock, end where
+  /// they were. `delayFrames`: what the stream holds unheard, from its write position. Returns the
+  /// frames rendered (0: leave the queue alone; the commands wait in the mixer for the next request).
+  public func rewriteQueuedSilence(into output: UnsafeMutablePointer<Float>, maxFrameCount: Int, delayFrames: Int) -> Int {
+    guard
+      pullOwner.compareExchange(
+        expected: PullOwner.callback.rawValue, desired: PullOwner.rendering.rawValue, ordering: .acquiring
+      ).exchanged
+    else { return 0 }
+    counters.heartbeat.add(1, ordering: .relaxed)
+    let mixerWasSilent = mixer.activeVoiceCount == 0
+    applyCommands()
+    var frames = 0
+    if attached && mixerWasSilent && mixer.activeVoiceCount > 0 {
+      frames = min(max(maxFrameCount, 0), trailingSilentFrames)
+      if frames > 0 {
+        mixer.rewindClock(by: frames)
+        mixer.render(into: output, frameCount: frames)
+        lastHandedAt = signals.nowNanoseconds()
+        trailingSilentFrames = 0
+        silentFrames = 0
+        counters.rewoundFrames.add(UInt64(frames), ordering: .relaxed)
+        counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
+      }
+    }
+    reportEvents(delayFrames: delayFrames)
+    // Nothing here releases the sink (only a rendered silence or a failure does), so it stays handed over.
+    pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
+    return frames
   }
 
   /// The engine's thread while a pulled sink is attached: sleeps until the callback gives the

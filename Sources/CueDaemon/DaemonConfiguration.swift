@@ -6,10 +6,12 @@ public struct DaemonConfiguration: Sendable {
   /// Sound directories in search order: a cue name found in an earlier one wins.
   public var soundDirectories: [String]
   public var socketPath: String
-  /// Where to play, as given (`auto`, `pipewire[:TARGET]`, `alsa:NAME`, a bare ALSA name, `null`); see `output`.
+  /// Where to play, as given (`auto`, `pipewire[:TARGET]`, `pulseaudio[:SINK]`, `alsa:NAME`, a bare ALSA name, `null`); see `output`.
   public var device: String
   /// node.latency asked of PipeWire, in frames.
   public var pipeWireLatency: Int = 128
+  /// The queue (tlength) a native PulseAudio stream asks the server to keep, in frames.
+  public var pulseAudioLatency: Int = 480
   public var sampleRate: Int = 48000
   public var periodFrames: Int = 240
   public var bufferFrames: Int = 960
@@ -66,7 +68,7 @@ public struct DaemonConfiguration: Sendable {
   /// What is wrong with this combination of settings, if anything (each value alone was checked).
   public var problem: String? {
     if output == nil {
-      return "device '\(device)' names no device: give auto, pipewire, pipewire:TARGET, alsa:NAME, an ALSA PCM name or null"
+      return "device '\(device)' names no device: give auto, pipewire, pipewire:TARGET, pulseaudio, pulseaudio:SINK, alsa:NAME, an ALSA PCM name or null"
     }
     if bufferFrames < periodFrames * 2 { return "buffer-frames (\(bufferFrames)) must hold at least two periods (\(periodFrames * 2) frames)" }
     if fillTargetFrames != 0 && !(periodFrames...bufferFrames).contains(fillTargetFrames) {
@@ -75,7 +77,7 @@ public struct DaemonConfiguration: Sendable {
     return nil
   }
 
-  /// The output `device` chooses; nil when it is malformed (`alsa:` or `pipewire:` with no name).
+  /// The output `device` chooses; nil when it is malformed (`alsa:`, `pipewire:` or `pulseaudio:` with no name).
   public var output: OutputChoice? { OutputChoice(device) }
 
   /// The sound directories used when none are given: the XDG data directory, the system ones,
@@ -108,28 +110,36 @@ public struct DaemonConfiguration: Sendable {
 
 /// Where the daemon plays, from `--device`.
 public enum OutputChoice: Equatable, Sendable {
-  /// PipeWire when its server answers at start, otherwise ALSA `default`.
+  /// PipeWire when its server answers at start, else PulseAudio (native) when its server answers, otherwise ALSA `default`.
   case auto
   /// A native PipeWire stream; nil target: the session manager links it (usually to the default sink).
   case pipeWire(target: String?)
+  /// A native PulseAudio stream; nil sink: the server's default sink.
+  case pulseAudio(sink: String?)
   /// An ALSA PCM (`default`, `pulse`, `hw:0`, a plugin, a `file` PCM).
   case alsa(String)
   /// The silent clock-paced sink.
   case null
 
-  /// `auto`, `pipewire`, `pipewire:TARGET`, `alsa:NAME`, `null`, or a bare ALSA PCM name (as before
-  /// `--device` knew backends: `default`, `hw:0`, `plughw:1,0`). Nil for an empty name.
+  /// `auto`, `pipewire`, `pipewire:TARGET`, `pulseaudio`, `pulseaudio:SINK`, `alsa:NAME`, `null`, or a
+  /// bare ALSA PCM name (as before `--device` knew backends: `default`, `hw:0`, `plughw:1,0`, and
+  /// `pulse`, ALSA's pulse plugin). Nil for an empty name.
   public init?(_ text: String) {
     switch text {
     case "auto": self = .auto
     case "null": self = .null
     case "pipewire": self = .pipeWire(target: nil)
+    case "pulseaudio": self = .pulseAudio(sink: nil)
     case "": return nil
     default:
       if text.hasPrefix("pipewire:") {
         let target = String(text.dropFirst("pipewire:".count))
         guard !target.isEmpty else { return nil }
         self = .pipeWire(target: target)
+      } else if text.hasPrefix("pulseaudio:") {
+        let sink = String(text.dropFirst("pulseaudio:".count))
+        guard !sink.isEmpty else { return nil }
+        self = .pulseAudio(sink: sink)
       } else if text.hasPrefix("alsa:") {
         let name = String(text.dropFirst("alsa:".count))
         guard !name.isEmpty else { return nil }

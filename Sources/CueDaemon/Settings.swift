@@ -224,15 +224,20 @@ public enum Settings {
       sets: \.socketPath, as: { DefaultPaths.socket(explicit: $0.string) }),
     Setting(
       "device", .text, default: "auto", valueName: "name", .restartOnly,
-      help: "Where to play: auto, pipewire[:TARGET], alsa:NAME (a bare ALSA PCM name works too) or null",
+      help: "Where to play: auto, pipewire[:TARGET], pulseaudio[:SINK], alsa:NAME (a bare ALSA PCM name works too) or null",
       details:
-        "auto plays through PipeWire when its server answers at start, otherwise through ALSA 'default'. pipewire:TARGET names a sink node (node.name or serial); without it the session manager chooses. null is a silent clock-paced sink.",
+        "auto plays through PipeWire when its server answers at start, else through a native PulseAudio stream when a PulseAudio server answers, otherwise through ALSA 'default'. pipewire:TARGET names a sink node (node.name or serial); without it the session manager chooses. pulseaudio:SINK names a PulseAudio sink; without it the server's default. 'pulse' stays ALSA's pulse plugin PCM. null is a silent clock-paced sink.",
       sets: \.device),
     Setting(
       "pipewire-latency", .integer(16...8192), default: 128, shown: "128, 2.7 ms at 48 kHz", valueName: "frames", .restartOnly,
       help: "Frames PipeWire is asked for per graph cycle (node.latency) while cued plays",
       details: "PipeWire rounds it down to a power of two; the graph runs at the smallest latency any of its streams asks for.",
       sets: \.pipeWireLatency),
+    Setting(
+      "pulseaudio-latency", .integer(64...48000), default: 480, shown: "480, 10 ms at 48 kHz", valueName: "frames", .restartOnly,
+      help: "Frames a native PulseAudio stream keeps queued on the server (tlength) while cued plays",
+      details: "The server asks for a quarter of it at a time (minreq) and lowers the sink's latency to match (PA_STREAM_ADJUST_LATENCY).",
+      sets: \.pulseAudioLatency),
     Setting(
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
       help: "The output sample rate; every cue is converted to it", details: "The conversion happens once, at load.", sets: \.sampleRate),

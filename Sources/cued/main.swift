@@ -104,12 +104,21 @@ struct Cued {
         try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: values.carousels)
       case .pipeWire(let target):
         try servePipeWire(configuration, target: target, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
+      case .pulseAudio(let sink):
+        try servePulseAudio(configuration, sink: sink, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
       case .auto where PipeWireSink.serverAnswers():
         logger.info("device auto: a PipeWire server answers; playing through it")
         try servePipeWire(configuration, target: nil, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
+      case .auto where PulseSink.serverAnswers():
+        logger.info("device auto: no PipeWire server answers, a PulseAudio server does; playing through a native PulseAudio stream")
+        try servePulseAudio(configuration, sink: nil, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
       case .auto, .alsa:
         var name = "default"
-        if case .alsa(let given) = configuration.output { name = given } else { logger.info("device auto: no PipeWire server answers; playing through ALSA 'default'") }
+        if case .alsa(let given) = configuration.output {
+          name = given
+        } else {
+          logger.info("device auto: no PipeWire server answers, nor a PulseAudio server; playing through ALSA 'default'")
+        }
         let sink = AlsaSink(
           device: name, rate: configuration.sampleRate, periodFrames: configuration.periodFrames,
           bufferFrames: configuration.bufferFrames)
@@ -126,6 +135,16 @@ struct Cued {
     reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, carousels: [String: CarouselBindings]?
   ) throws(StartupError) {
     let sink = PipeWireSink(target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency)
+    try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
+  }
+
+  private func servePulseAudio(
+    _ configuration: DaemonConfiguration, sink name: String?, logger: Logger,
+    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, carousels: [String: CarouselBindings]?
+  ) throws(StartupError) {
+    let sink = PulseSink(
+      sink: name, rate: configuration.sampleRate, targetFrames: configuration.pulseAudioLatency,
+      realtimePriority: configuration.realtimePriority)
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
   }
 

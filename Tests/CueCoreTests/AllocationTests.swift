@@ -106,6 +106,78 @@ struct AllocationTests {
   }
 }
 
+@Suite("Rewriting a pulled stream's queued silence")
+struct RewriteQueuedSilenceTests {
+  /// An engine handed to a pulled sink that has rendered `silentFrames` of silence.
+  static func handedOver(silentFrames: Int) -> (Engine<PulledSink>, PulledSink) {
+    let sink = PulledSink()
+    let engine = Engine(
+      configuration: EngineConfiguration(periodFrames: 240, idleFrames: 480_000, voiceCapacity: 64), sink: sink,
+      signals: QuietSignals())
+    #expect(engine.send(.attach))
+    #expect(engine.runCycle() == .pulled)
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: silentFrames * 2)
+    defer { output.deallocate() }
+    engine.pull(into: output, frameCount: silentFrames, delayFrames: 0)
+    return (engine, sink)
+  }
+
+  @Test func aStartOverQueuedSilenceIsRenderedThereAndTheClockEndsWhereItWas() throws {
+    let (engine, sink) = Self.handedOver(silentFrames: 512)
+    let cue = makeCue(frames: 2400, left: { _ in 0.25 }, right: { _ in -0.5 })
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(1)))))
+    #expect(sink.pokes.load(ordering: .relaxed) == 1, "a start while handed over pokes the sink")
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: 2048 * 2)
+    defer { output.deallocate() }
+    // The sink can replace 300 of the 512 silent frames it holds: the voice goes there.
+    #expect(engine.rewriteQueuedSilence(into: output, maxFrameCount: 300, delayFrames: 480) == 300)
+    #expect(output[0] == 0.25 && output[1] == -0.5 && output[599] == -0.5)
+    #expect(engine.counters.mixerClock.load(ordering: .relaxed) == 512, "the write position did not move")
+    #expect(engine.counters.rewoundFrames.load(ordering: .relaxed) == 300)
+    // Its first frame is mixer frame 212, heard 480 − (512 − 212) = 180 frames after the post.
+    var started: (frame: UInt64, clock: UInt64, delay: Int)? = nil
+    while let event = engine.nextEvent() {
+      if case .started(_, let frame, let clock, let delay, _) = event { started = (frame, clock, delay) }
+    }
+    let first = try #require(started)
+    #expect(first.frame == 212 && first.clock == 512 && first.delay == 480)
+    // The next request carries on from the 300 frames already rendered.
+    engine.pull(into: output, frameCount: 4, delayFrames: 0)
+    #expect(output[0] == 0.25 && output[7] == -0.5)
+    // With a voice sounding, the queue's tail is not silence: nothing is rewritten.
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(2), samples: cue.samples, gain: .unity, loops: .count(1)))))
+    #expect(engine.rewriteQueuedSilence(into: output, maxFrameCount: 300, delayFrames: 480) == 0)
+  }
+
+  @Test func noMoreThanTheSilenceTheEngineRenderedIsRewritten() {
+    let (engine, _) = Self.handedOver(silentFrames: 100)
+    let cue = makeCue(frames: 2400, left: { _ in 0.25 }, right: { _ in 0.25 })
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(1)))))
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: 2048 * 2)
+    defer { output.deallocate() }
+    #expect(engine.rewriteQueuedSilence(into: output, maxFrameCount: 1000, delayFrames: 480) == 100)
+  }
+
+  @Test(.enabled(if: allocationCounterUnavailable == nil, Comment(rawValue: allocationCounterUnavailable ?? "")))
+  func aHundredRewritesAllocateNothing() {
+    let (engine, _) = Self.handedOver(silentFrames: 512)
+    let cue = makeCue(frames: 96, left: { _ in 0.25 }, right: { _ in 0.25 })
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: 2048 * 2)
+    defer { output.deallocate() }
+    var rewritten = 0
+    cued_alloc_counter_start()
+    for round in 0..<100 {
+      _ = engine.send(.start(VoiceStart(id: VoiceID(UInt64(round)), samples: cue.samples, gain: .unity, loops: .count(1))))
+      if engine.rewriteQueuedSilence(into: output, maxFrameCount: 200, delayFrames: 480) > 0 { rewritten += 1 }
+      for _ in 0..<4 { engine.pull(into: output, frameCount: 128, delayFrames: 480) }  // the voice ends, silence follows
+    }
+    let allocations = cued_alloc_counter_stop()
+    #expect(allocations == 0)
+    #expect(rewritten == 100)
+    while engine.nextEvent() != nil {}
+  }
+}
+
 /// A sink that waits (reporting an underrun now and then) and rewinds, without keeping anything.
 final class WaitingRewindingSink: AudioSink, @unchecked Sendable {
   var waits = 0

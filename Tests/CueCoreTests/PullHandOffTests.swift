@@ -14,6 +14,9 @@ final class PulledSink: AudioSink, @unchecked Sendable {
   }
   func delayFrames() -> Int { 0 }
   func pullFailure() -> Int32 { failure.load(ordering: .acquiring) }
+  /// Starts queued while the engine was handed over (`startQueued` pokes).
+  let pokes = Atomic<Int>(0)
+  func startQueued() { pokes.add(1, ordering: .relaxed) }
 }
 
 /// Real parking on a condition, so `Engine.run` can run on a thread of its own.

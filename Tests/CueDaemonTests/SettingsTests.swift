@@ -209,7 +209,7 @@ struct SettingsTests {
     }
     #expect(restartOnly == Settings.all.filter { $0.reload == .restartOnly }.map(\.key))
     // The rules as cued has always had them.
-    #expect(restartOnly == ["socket", "device", "pipewire-latency", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "no-rtkit"])
+    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pulseaudio-latency", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "no-rtkit"])
     #expect(reloaded.shutdownFadeSeconds == 0.01, "a field that is no setting is kept")
     #expect(reloaded.maximumDecodedBytes == next.maximumDecodedBytes && reloaded.sampleRate == current.sampleRate)
 

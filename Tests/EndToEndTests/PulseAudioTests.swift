@@ -37,28 +37,44 @@ final class PulseServer {
       .split(separator: "\n").map(String.init)
   }
 
+  /// parec of the sink's monitor into `path` (raw float32 stereo 48 kHz), started and settled: with a
+  /// low-latency reader first, the idle null sink stops rendering 2 s ahead.
+  func recordMonitor(to path: String) throws -> ChildProcess {
+    let recorder = try ChildProcess(
+      "/usr/bin/parec",
+      ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
+      environment: environment, standardOutput: .file(path), standardError: .file(directory + "/parec.log", append: true))
+    usleep(2_500_000)
+    return recorder
+  }
+
   deinit {
     process.terminate(grace: 2)
   }
 }
 
+/// The two ways cued reaches a PulseAudio server: its native stream (libpulse's mainloop thread pulls
+/// what the server asks for) and ALSA's pulse plugin (cued's thread pushes).
+enum PulsePath: String, CaseIterable, CustomTestStringConvertible, Sendable {
+  case native
+  case alsaPlugin
+
+  var testDescription: String { self == .native ? "--device pulseaudio:t" : "--device pulse:t (ALSA's pulse plugin)" }
+  var device: String { self == .native ? "pulseaudio:t" : "pulse:t" }
+  var backend: String { self == .native ? "pulseaudio" : "alsa" }
+}
+
 @Suite("PulseAudio null sink, paced end to end", .serialized)
 struct PulseAudioTests {
-  @Test func aCueIsCapturedFromTheMonitorAndTheDeviceClosesWhenIdle() throws {
+  @Test(arguments: PulsePath.allCases)
+  func aCueIsCapturedFromTheMonitorAndTheDeviceClosesWhenIdle(path: PulsePath) throws {
     let dir = Harness.temporaryDirectory()
     let pulse = try PulseServer(directory: dir)
-    // The recorder first, with low latency: an idle null sink renders 2 s ahead until a reader pulls it close.
-    let recorder = try ChildProcess(
-      "/usr/bin/parec",
-      ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
-      environment: pulse.environment, standardOutput: .file(dir + "/capture.f32"),
-      standardError: .file(dir + "/parec.log", append: true))
+    let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
     defer { recorder.terminate(grace: 1) }
-    usleep(2_500_000)
-
     let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
     let daemon = try DaemonProcess(
-      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulse:t", "--idle-timeout", "0.5"],
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", path.device, "--idle-timeout", "0.5"],
       environment: pulse.environment, logPath: dir + "/cued.log")
     defer { daemon.stop() }
 
@@ -66,6 +82,17 @@ struct PulseAudioTests {
     #expect(played.status == 0, "\(played.stderr)")
     #expect(try daemon.deviceState() == "open")
     #expect(try pulse.sinkInputs().count == 1)
+    let device = try #require(daemon.status()["device"] as? [String: Any])
+    #expect(device["backend"] as? String == path.backend)
+    #expect(device["name"] as? String == path.device)
+    if path == .native {
+      // It says what it is, so the server's policy (role ducking, per-role volumes) applies.
+      let inputs = try run("/usr/bin/pactl", ["list", "sink-inputs"], environment: pulse.environment).stdout
+      #expect(inputs.contains("media.role = \"event\""))
+      #expect(inputs.contains("application.name = \"cued\""))
+      #expect(inputs.contains("float32le 2ch 48000Hz"))
+      #expect((device["quantumFrames"] as? Int ?? 0) > 0, "the server's minreq")
+    }
     usleep(300_000)
     recorder.terminate(grace: 2)
 
@@ -75,16 +102,22 @@ struct PulseAudioTests {
     // Once idle, cued closes the device: no stream left on the server.
     try daemon.waitForDevice("closed", timeout: 5)
     #expect(try pulse.sinkInputs().isEmpty)
+    // And cued uses no CPU: no stream, no wake-ups.
+    usleep(200_000)
+    let before = try DaemonTests.cpuTicks(daemon.pid)
+    usleep(2_000_000)
+    #expect(try DaemonTests.cpuTicks(daemon.pid) - before == 0)
     #expect(daemon.stop() == 0)
   }
 
-  @Test func aDeadSoundServerIsReportedAndTheDeviceComesBackWhenItReturns() throws {
+  @Test(arguments: PulsePath.allCases)
+  func aDeadSoundServerIsReportedAndTheDeviceComesBackWhenItReturns(path: PulsePath) throws {
     let dir = Harness.temporaryDirectory()
     var pulse: PulseServer? = try PulseServer(directory: dir)
     let environment = pulse!.environment
     let sounds = try Harness.soundDirectory(in: dir, ["loop": "loop-48000-stereo.mp3", "pico": "tone-48000-mono.mp3"])
     let daemon = try DaemonProcess(
-      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulse:t", "--idle-timeout", "0.5"],
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", path.device, "--idle-timeout", "0.5"],
       environment: environment, logPath: dir + "/cued.log")
     defer { daemon.stop() }
     #expect(try daemon.cuectl(["play", "loop", "--loops", "-1"]).status == 0)
@@ -131,5 +164,50 @@ struct PulseAudioTests {
     #expect((try daemon.status())["voices"] as? Int ?? 0 >= 1)
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
     #expect(daemon.log.contains("is back"))
+  }
+
+  /// With the stream open and playing silence, a cue is rendered over the queued silence the server
+  /// has not yet handed to the sink (`Engine.rewriteQueuedSilence`): heard sooner than the queue, and
+  /// still sample for sample (no frame lost at the seam).
+  @Test func aCueStartedOnAnOpenStreamReplacesQueuedSilenceSampleForSample() throws {
+    let dir = Harness.temporaryDirectory()
+    let pulse = try PulseServer(directory: dir)
+    let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
+    defer { recorder.terminate(grace: 1) }
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulseaudio:t", "--idle-timeout", "5"],
+      environment: pulse.environment, logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    // Open the stream with a silent cue, and let it end: the queue then holds only silence.
+    #expect(try daemon.cuectl(["play", "pico", "--volume", "0", "--wait"]).status == 0)
+    usleep(200_000)
+    let device = try #require(daemon.status()["device"] as? [String: Any])
+    let queueFrames = try #require(device["bufferFrames"] as? Int)
+    let client = try ProtocolClient(socket: daemon.socket)
+    try client.request("subscribe", [("kinds", ["started"])])
+    let voice = try #require(client.request("play", [("cue", "pico")])["voice"]?.intValue)
+    let started = try client.waitForEvent("started", where: { $0["voice"]?.intValue == voice })
+    let heardIn = try #require(started["heardIn"]?.doubleValue)
+    #expect(heardIn < Double(queueFrames) / 48000, "heard in \(heardIn) s: not sooner than the queue (\(queueFrames) frames)")
+    usleep(400_000)
+    recorder.terminate(grace: 2)
+    try expectCaptureHoldsTheCue(readFloats(dir + "/capture.f32"), fixture: "tone-44100-stereo.mp3")
+  }
+
+  @Test func deviceAutoPlaysThroughANativePulseAudioStreamWhenOnlyAPulseAudioServerAnswers() throws {
+    let dir = Harness.temporaryDirectory()
+    let pulse = try PulseServer(directory: dir)
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3"])
+    // No PipeWire socket in this runtime directory; the PulseAudio server is there.
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--idle-timeout", "0.5"],
+      environment: pulse.environment.merging(["PIPEWIRE_RUNTIME_DIR": dir]) { $1 }, logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    let device = try #require(daemon.status()["device"] as? [String: Any])
+    #expect(device["backend"] as? String == "pulseaudio")
+    #expect(device["name"] as? String == "pulseaudio")
+    #expect(daemon.log.contains("a PulseAudio server does"))
   }
 }

@@ -1,0 +1,135 @@
+#ifndef CUED_PULSE_SHIMS_H
+#define CUED_PULSE_SHIMS_H
+// A small C face of libpulse for Swift: one playback stream on its own pa_threaded_mainloop, with
+// plain types only.
+//
+// Why C: libpulse's callbacks are C function pointers called with the mainloop lock held, the
+// "wait until ready" dance needs pa_threaded_mainloop_wait/signal around state callbacks, timeouts
+// are mainloop time events, `pa_buffer_attr` uses (uint32_t)-1 for "server default", and the
+// proplist setters are printf-style. Keeping that here leaves the Swift side one opaque pointer and
+// a fill callback. No libpulse type crosses this header.
+//
+// Threads: `new`, `connect`, `disconnect`, `free`, `state` and `attr` are for one control thread.
+// The fill callback runs on the mainloop thread ("cued-pulse"), with the mainloop lock held: it must
+// not allocate, lock, log or block. The shim's own code on that path does none of those;
+// libpulse itself may take a block from its memory pool in pa_stream_begin_write and posts the
+// block to the server in pa_stream_write (pool memory, and a malloc'd queue item when the pool is
+// exhausted): that is libpulse's, as libasound's mutex is on the ALSA path.
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// What libpulse said about the stream when it asked for audio.
+typedef struct cued_pa_timing {
+  /// Microseconds from a frame written now to its playback by the sink, as pa_stream_get_latency
+  /// reports it (the stream's queue, write index minus read index, plus the sink's latency),
+  /// interpolated (PA_STREAM_INTERPOLATE_TIMING); 0 before the first timing update.
+  uint64_t latency_us;
+  /// Bytes the server asked for in this write callback (all the chunks of one request together).
+  uint32_t bytes_requested;
+} cued_pa_timing;
+
+/// The callback the mainloop thread calls to fill part of a server request: write `frames` frames of
+/// interleaved float (the stream's channels) at `interleaved`. Mainloop thread, lock held; no
+/// allocation, lock, log or wait.
+typedef void (*cued_pa_fill_fn)(void *user, float *interleaved, uint32_t frames, const cued_pa_timing *timing);
+
+/// The callback the mainloop thread calls after `cued_pa_output_poke`, to replace the end of what
+/// the stream has queued but the server has not yet handed to the sink: write up to `max_frames`
+/// frames at `interleaved` and return how many; they replace the last frames queued (0: leave the
+/// queue alone). `timing->latency_us` is what the stream holds unheard from its write position.
+/// Mainloop thread, lock held; no allocation, lock, log or wait.
+typedef uint32_t (*cued_pa_rewrite_fn)(void *user, float *interleaved, uint32_t max_frames, const cued_pa_timing *timing);
+
+/// The states of the stream, from `pa_stream_state_t`, plus `unconnected` (no stream on the server).
+typedef enum cued_pa_state {
+  CUED_PA_STATE_ERROR = -1,
+  CUED_PA_STATE_UNCONNECTED = 0,
+  CUED_PA_STATE_CONNECTING = 1,
+  CUED_PA_STATE_READY = 2,
+} cued_pa_state;
+
+/// One playback stream, its context and the threaded mainloop that serves them. Opaque.
+typedef struct cued_pa_output cued_pa_output;
+
+/// Makes a playback stream (not yet connected): float32le interleaved, `channels` at `rate`, asking
+/// the server to keep `target_frames` queued (tlength) and to ask for at least `minreq_frames` at a
+/// time (minreq).
+///
+/// Stands in for pa_threaded_mainloop_new + pa_threaded_mainloop_start and the proplist of the
+/// context (`application.name`) and stream (`media.role`, `media.name`), set with pa_proplist_sets.
+/// `sink_or_null` names a sink (NULL: the server's default); `server_or_null` a server address
+/// (NULL: PULSE_SERVER, then the usual places). The thread runs here and stays blocked in poll
+/// until `connect`. Returns NULL when the mainloop cannot be made.
+cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role, const char *sink_or_null,
+                                   const char *server_or_null, uint32_t rate, uint32_t channels,
+                                   uint32_t target_frames, uint32_t minreq_frames, cued_pa_fill_fn fn, void *user);
+
+/// Turns on rewriting queued audio: after `cued_pa_output_poke`, the mainloop thread asks the server
+/// for fresh timing (pa_stream_update_timing_info), then works out how much of the stream's queue the
+/// server has not yet handed to the sink (pa_stream_get_latency minus the sink's and the transport's
+/// latency from pa_stream_get_timing_info), less `margin_frames`,
+/// asks `fn` for up to that much and writes it over the queue's tail: pa_stream_begin_write, then
+/// pa_stream_write at offset -bytes, PA_SEEK_RELATIVE (the write index ends where it was, so the
+/// server's request accounting is unchanged). The wake-up is an eventfd watched by a mainloop io
+/// event (pa_mainloop_api io_new), made here. Call once, before the first `connect`. Returns 0 or
+/// a negative errno.
+int cued_pa_output_set_rewrite(cued_pa_output *output, cued_pa_rewrite_fn fn, uint32_t margin_frames);
+
+/// Asks for SCHED_FIFO at `priority` (1–99; 0: leave the thread as it is) for the mainloop thread,
+/// which the thread applies to itself at its next callback (pthread_setschedparam on pthread_self:
+/// one system call, tried once per connect). libpulse's thread is an ordinary one; under CPU load it
+/// answers the server's requests late and the stream underflows. EPERM without the right to it: the
+/// thread stays as it was. Call before `connect`.
+void cued_pa_output_set_realtime_priority(cued_pa_output *output, int priority);
+
+/// Wakes the mainloop thread to run the rewrite callback (one eventfd write: no lock, no allocation).
+/// Any thread. Does nothing before `cued_pa_output_set_rewrite`.
+void cued_pa_output_poke(cued_pa_output *output);
+
+/// Frames the rewrite callback put over queued audio, in total. Any thread; an atomic read.
+uint64_t cued_pa_output_rewritten_frames(cued_pa_output *output);
+
+/// Connects to the server (again, after it went away) and creates the stream's sink input; waits up
+/// to `timeout_ms` for the stream to be ready. A stream already ready is left alone.
+///
+/// Stands in for pa_context_new_with_proplist + pa_context_connect (PA_CONTEXT_NOAUTOSPAWN: cued
+/// never starts a server) + pa_stream_new_with_proplist + pa_stream_connect_playback with
+/// PA_STREAM_ADJUST_LATENCY | PA_STREAM_INTERPOLATE_TIMING | PA_STREAM_AUTO_TIMING_UPDATE and the
+/// buffer attributes, each waited for with pa_threaded_mainloop_wait and a timer. Waiting (a few ms
+/// on a live server) makes a missing server or sink an error of the open, with the server's words,
+/// as an ALSA open is, instead of a stall noticed seconds later. Returns 0, or a negative errno
+/// (-ECONNREFUSED: no server, -ENOENT: no such sink, -ETIMEDOUT) with the reason in
+/// `cued_pa_output_state`'s text.
+int cued_pa_output_connect(cued_pa_output *output, int timeout_ms);
+
+/// Removes the stream from the server (pa_stream_disconnect, waited for until the server confirms
+/// or 500 ms pass); the connection to the server stays. After it returns the fill callback is not
+/// running and will not run. Idempotent.
+void cued_pa_output_disconnect(cued_pa_output *output);
+
+/// Disconnects, closes the server connection, stops the mainloop thread and frees everything. NULL is fine.
+void cued_pa_output_free(cued_pa_output *output);
+
+/// The stream's state now; when `error_text` is not NULL, copies the error (or "") into it.
+/// Stands in for pa_stream_get_state and pa_context_get_state, read under the mainloop lock.
+cued_pa_state cued_pa_output_state(cued_pa_output *output, char *error_text, size_t error_capacity);
+
+/// The buffer attributes the server granted (pa_stream_get_buffer_attr), in frames. Returns 0, or
+/// -1 when no stream is ready.
+int cued_pa_output_attr(cued_pa_output *output, uint32_t *target_frames, uint32_t *minreq_frames);
+
+/// Underflows the server reported (pa_stream_set_underflow_callback). Any thread; an atomic read.
+uint64_t cued_pa_output_underflows(cued_pa_output *output);
+
+/// 0 while the stream and its server connection are healthy; a negative errno once the context
+/// failed (the server went away: -EPIPE) or the stream failed or was removed by the server (-EIO).
+/// Cleared by the next `connect`. Any thread: an atomic read.
+int cued_pa_output_failed(cued_pa_output *output);
+
+/// Whether a PulseAudio server answers within `timeout_ms`: connects a context on a private
+/// pa_mainloop (PA_CONTEXT_NOAUTOSPAWN) and waits for it to be ready. `server_or_null` as in
+/// `cued_pa_output_new`. For `--device auto`. Returns 1 or 0.
+int cued_pa_server_answers(const char *server_or_null, int timeout_ms);
+
+#endif

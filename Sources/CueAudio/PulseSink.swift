@@ -1,0 +1,184 @@
+import CPulseShims
+import CueCore
+
+/// Plays through a native PulseAudio stream: the server asks for audio and the engine fills it.
+///
+/// PulseAudio keeps a queue per stream (tlength) and asks for more as the sink drains it (at least
+/// minreq at a time). This sink is pulled like PipeWire's: `open` connects a stream whose write
+/// callback, on libpulse's mainloop thread (`cued-pulse`), calls the engine (`PullSource.pull`) for
+/// exactly the frames asked. The queue is kept short (`targetFrames`, PA_STREAM_ADJUST_LATENCY, which
+/// also lowers the sink's latency to match), so a cue latched in one request is heard after that
+/// queue and the sink's own latency; ALSA's `pulse` plugin, by contrast, sizes the server's queue
+/// from the ALSA buffer. The stream says `media.role` event and `application.name` cued.
+///
+/// The queue need not be short for a cue to be heard soon: when a voice starts while the stream's
+/// queued tail is silence, the control side pokes the mainloop (`startQueued`, an eventfd), and there
+/// the engine renders the voice over the part of the queue the server has not yet handed to the sink,
+/// less `rewriteMarginSeconds` (a write at a negative offset from the write index,
+/// `Engine.rewriteQueuedSilence`). The cue is then heard after the sink's latency and the margin,
+/// as a sample the server plays itself (`pactl play-sample`) is.
+///
+/// `open` creates the sink input (the connection to the server is made once and kept) and waits until
+/// it is ready, so a missing server or sink fails the open with the server's words; `close` removes
+/// it, so an idle daemon has no stream on the server and no wake-ups. A server that went away shows
+/// in `pullFailure`; the engine then releases the sink as lost and the device controller reconnects
+/// with backoff, which reaches a restarted server.
+public final class PulseSink: OutputDevice, @unchecked Sendable {
+  /// `pulseaudio`, or `pulseaudio:SINK` with a sink name.
+  public let name: String
+  public let backend = "pulseaudio"
+  public var outputModel: OutputModel { .pull }
+  private let sinkName: String?
+  private let rate: Int
+  private let targetFrames: Int
+  private let server: String?
+  private let realtimePriority: Int32
+  private var output: OpaquePointer? = nil
+  /// The engine. Set once before the first open; read on the mainloop thread.
+  private var source: (any PullSource)? = nil
+
+  /// What a rewrite leaves alone in front of the server's read position (2 ms), for the
+  /// write to reach the server before the sink reads there.
+  public static var rewriteMarginSeconds: Double { 0.002 }
+
+  /// How long `open` waits for the server and the stream to be ready.
+  public static var connectTimeoutMilliseconds: Int32 { 2000 }
+
+  /// `targetFrames`: the queue the server is asked to keep (tlength); it asks for a quarter of it at
+  /// a time (minreq). `server`: a server address (nil: PULSE_SERVER, then the user's runtime directory).
+  /// `realtimePriority`: SCHED_FIFO asked for libpulse's mainloop thread, which fills the stream (0: none).
+  public init(sink: String?, rate: Int, targetFrames: Int, server: String? = nil, realtimePriority: Int32 = 0) {
+    self.realtimePriority = realtimePriority
+    sinkName = sink
+    name = sink.map { "pulseaudio:\($0)" } ?? "pulseaudio"
+    self.rate = rate
+    self.targetFrames = targetFrames
+    self.server = server
+  }
+
+  deinit {
+    cued_pa_output_free(output)
+  }
+
+  /// Names the engine that fills each request. Call before the first `open`.
+  public func pulls(from source: any PullSource) {
+    self.source = source
+  }
+
+  /// Whether a PulseAudio server answers within `timeoutMilliseconds` (for `--device auto`). Never starts one.
+  public static func serverAnswers(server: String? = nil, timeoutMilliseconds: Int32 = 500) -> Bool {
+    cued_pa_server_answers(server, timeoutMilliseconds) == 1
+  }
+
+  public func open() throws(AudioDeviceError) -> NegotiatedFormat {
+    if output == nil {
+      let user = Unmanaged.passUnretained(self).toOpaque()
+      output = cued_pa_output_new(
+        "cued", "event", sinkName, server, UInt32(rate), 2, UInt32(targetFrames), UInt32(max(targetFrames / 4, 1)),
+        pulseWrite, user)
+      guard output != nil else {
+        throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
+      }
+      cued_pa_output_set_realtime_priority(output, realtimePriority)
+      let margin = UInt32(Double(rate) * Self.rewriteMarginSeconds)
+      let rc = cued_pa_output_set_rewrite(output, pulseRewrite, margin)
+      guard rc == 0 else {
+        throw AudioDeviceError(device: name, step: "set up PulseAudio", code: rc, detail: "the wake-up eventfd could not be made")
+      }
+    }
+    let rc = cued_pa_output_connect(output, Self.connectTimeoutMilliseconds)
+    guard rc == 0 else {
+      let detail = errorText()
+      cued_pa_output_disconnect(output)
+      throw AudioDeviceError(device: name, step: "connect to PulseAudio", code: rc, detail: detail.isEmpty ? "error \(rc)" : detail)
+    }
+    let granted = grantedFrames()
+    return NegotiatedFormat(
+      sampleFormat: .float32, rate: rate, periodFrames: granted?.minreq ?? targetFrames / 4,
+      bufferFrames: granted?.target ?? targetFrames)
+  }
+
+  public func close() {
+    if let output { cued_pa_output_disconnect(output) }
+  }
+
+  /// The stream's error in words, or "".
+  private func errorText() -> String {
+    guard let output else { return "" }
+    var buffer = [CChar](repeating: 0, count: 256)
+    _ = cued_pa_output_state(output, &buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// The queue (tlength) and request size (minreq) the server granted, in frames; nil without a stream.
+  private func grantedFrames() -> (target: Int, minreq: Int)? {
+    guard let output else { return nil }
+    var target: UInt32 = 0
+    var minreq: UInt32 = 0
+    guard cued_pa_output_attr(output, &target, &minreq) == 0 else { return nil }
+    return (Int(target), Int(minreq))
+  }
+
+  // MARK: Status (control side)
+
+  /// The frames the server asks for at a time (minreq), or nil without a stream.
+  public var quantumInUse: Int? { grantedFrames()?.minreq }
+
+  public var xruns: Int { output.map { Int(cued_pa_output_underflows($0)) } ?? 0 }
+
+  public func describeLoss(code: Int32) -> String {
+    if code == -110 {
+      return "PulseAudio stopped asking for audio for \(Engine<PulseSink>.pullStallNanoseconds / 1_000_000_000) s"
+    }
+    let text = errorText()
+    return text.isEmpty ? "the PulseAudio stream failed (error \(code))" : "the PulseAudio stream failed: \(text)"
+  }
+
+  // MARK: Audio side
+
+  public func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
+    .lost(code: -22)  // EINVAL: a pulled sink is never written
+  }
+
+  public func delayFrames() -> Int { 0 }
+
+  /// A start was queued while the engine is handed to the stream: wake the mainloop to rewrite the queue.
+  public func startQueued() {
+    if let output { cued_pa_output_poke(output) }
+  }
+
+  public func pullFailure() -> Int32 {
+    guard let output else { return 0 }
+    return cued_pa_output_failed(output)
+  }
+
+  /// On the mainloop thread, lock held: `frames` frames for the engine.
+  fileprivate func fill(_ buffer: UnsafeMutablePointer<Float>, frames: Int, timing: UnsafePointer<cued_pa_timing>) {
+    guard let source else {
+      buffer.update(repeating: 0, count: frames * 2)
+      return
+    }
+    // Not yet heard once this block is queued: what the stream and the sink already hold, then this block.
+    let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
+    source.pull(into: buffer, frameCount: frames, delayFrames: queued + frames)
+  }
+
+  /// On the mainloop thread, lock held, after `startQueued`: up to `maxFrames` over the queue's tail.
+  fileprivate func rewrite(_ buffer: UnsafeMutablePointer<Float>, maxFrames: Int, timing: UnsafePointer<cued_pa_timing>) -> Int {
+    guard let source else { return 0 }
+    let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
+    return source.rewriteQueuedSilence(into: buffer, maxFrameCount: maxFrames, delayFrames: queued)
+  }
+}
+
+/// The C callback: libpulse's mainloop thread, for each block of a server request. No allocation, lock or log.
+private func pulseWrite(_ user: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<Float>?, _ frames: UInt32, _ timing: UnsafePointer<cued_pa_timing>?) {
+  guard let user, let buffer, let timing else { return }
+  Unmanaged<PulseSink>.fromOpaque(user).takeUnretainedValue().fill(buffer, frames: Int(frames), timing: timing)
+}
+
+/// The C callback after a poke: libpulse's mainloop thread. No allocation, lock or log.
+private func pulseRewrite(_ user: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<Float>?, _ maxFrames: UInt32, _ timing: UnsafePointer<cued_pa_timing>?) -> UInt32 {
+  guard let user, let buffer, let timing else { return 0 }
+  return UInt32(Unmanaged<PulseSink>.fromOpaque(user).takeUnretainedValue().rewrite(buffer, maxFrames: Int(maxFrames), timing: timing))
+}
