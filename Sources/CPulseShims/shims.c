@@ -107,7 +107,12 @@ static void on_timing(pa_stream *stream, int success, void *data) {
     return;
   }
   bytes = (size_t)written * stride;
-  if (pa_stream_write(stream, buffer, bytes, NULL, -(int64_t)bytes, PA_SEEK_RELATIVE) == 0)
+  // Placed relative to the read index as the server stands when the write arrives, not to the write
+  // index: if the sink took another block while this was on its way (the null sink takes several ms
+  // at once), the cue lands that much later, whole, instead of losing its head behind the read
+  // index (seen with a write-index offset under stress-ng). The write index ends up past the old one
+  // by what the sink took meanwhile: the queue is that much longer, no hole, nothing overwritten twice.
+  if (pa_stream_write(stream, buffer, bytes, NULL, (int64_t)s->margin_frames * (int64_t)stride, PA_SEEK_RELATIVE_ON_READ) == 0)
     atomic_fetch_add_explicit(&s->rewritten, written, memory_order_relaxed);
 }
 

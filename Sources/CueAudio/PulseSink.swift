@@ -14,8 +14,9 @@ import CueCore
 /// The queue need not be short for a cue to be heard soon: when a voice starts while the stream's
 /// queued tail is silence, the control side pokes the mainloop (`startQueued`, an eventfd), and there
 /// the engine renders the voice over the part of the queue the server has not yet handed to the sink,
-/// less `rewriteMarginSeconds` (a write at a negative offset from the write index,
-/// `Engine.rewriteQueuedSilence`). The cue is then heard after the sink's latency and the margin,
+/// from `rewriteMarginSeconds` past the read index as the server stands when the write arrives
+/// (`PA_SEEK_RELATIVE_ON_READ`, `Engine.rewriteQueuedSilence`), so a block the sink took meanwhile
+/// delays the cue a little instead of cutting its head. The cue is then heard after the sink's latency and the margin,
 /// as a sample the server plays itself (`pactl play-sample`) is.
 ///
 /// `open` creates the sink input (the connection to the server is made once and kept) and waits until
@@ -37,9 +38,9 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
 
-  /// What a rewrite leaves alone in front of the server's read position (2 ms), for the
-  /// write to reach the server before the sink reads there.
-  public static var rewriteMarginSeconds: Double { 0.002 }
+  /// What a rewrite leaves in front of the server's read position when the write arrives: none, since the
+  /// server places it in its own thread between two reads of the sink, so the next read takes it.
+  public static var rewriteMarginSeconds: Double { 0 }
 
   /// How long `open` waits for the server and the stream to be ready.
   public static var connectTimeoutMilliseconds: Int32 { 2000 }

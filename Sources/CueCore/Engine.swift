@@ -445,8 +445,8 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     }
   }
 
-  /// For a pulled sink that can replace what it queued but has not played (PulseAudio: a write at a
-  /// negative offset from the write index), called on the sink's thread right after a start was
+  /// For a pulled sink that can replace what it queued but has not played (PulseAudio: a write
+  /// placed relative to the server's read index), called on the sink's thread right after a start was
   /// queued (`AudioSink.startQueued`). Takes the engine like `pull` (or returns 0 when it is not
   /// handed over), applies commands, and when a voice starts while the stream's queued tail is
   /// silence the engine wrote, moves the mixer clock back by up to `maxFrameCount` of those frames
