@@ -7,6 +7,10 @@
 #include "CPipeWireShims.h"
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000  // <linux/sched.h>; glibc shows it only under _GNU_SOURCE
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,9 @@ struct cued_pw_stream {
   _Atomic uint64_t cycles, missed, xruns;
   _Atomic uint32_t last_requested;
   _Atomic int failed;              // a negative errno once the stream or the server failed; 0 after connect
+  _Atomic int thread_policy;       // the data thread's policy, read by its first callback after connect; -1 before
+  _Atomic int thread_priority;
+  int realtime_priority;           // SCHED_FIFO priority for the data thread when it has none; 0: leave it
   uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
   char error[256];                 // written on the loop thread or under the lock
 };
@@ -72,6 +79,24 @@ static void on_process(void *data) {
     atomic_fetch_add_explicit(&s->missed, 1, memory_order_relaxed);
     pw_stream_queue_buffer(s->stream, buffer);
     return;
+  }
+  if (atomic_load_explicit(&s->thread_policy, memory_order_relaxed) < 0) {
+    // Once per connection, before the first mix: what the thread that runs the mix was granted.
+    // client-rt.conf's module-rt makes it real-time where it may (SCHED_FIFO 88 with the rights, else
+    // through RTKit); if it could not, cued asks for SCHED_FIFO at its own --realtime-priority (which
+    // fails the same way without rights). The kernel is asked, not pthread_getschedparam: glibc caches
+    // the policy it set itself and misses what module-rt or RTKit set (it said SCHED_OTHER here).
+    // sched_getscheduler/sched_setscheduler/sched_getparam(0) are plain system calls: no lock.
+    struct sched_param param = {0};
+    int policy = sched_getscheduler(0);
+    if (policy == SCHED_OTHER && s->realtime_priority > 0) {
+      param.sched_priority = s->realtime_priority;
+      if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0) policy = SCHED_FIFO;
+    }
+    if (policy >= 0 && sched_getparam(0, &param) == 0) {
+      atomic_store_explicit(&s->thread_priority, param.sched_priority, memory_order_relaxed);
+      atomic_store_explicit(&s->thread_policy, policy & ~SCHED_RESET_ON_FORK, memory_order_release);
+    }
   }
   cued_pw_timing timing;
   fill_timing(s->stream, &timing);
@@ -151,6 +176,7 @@ static cued_pw_stream *stream_new(enum spa_direction direction, const char *app_
     return NULL;
   }
   s->props = props;
+  s->thread_policy = -1;
   s->direction = direction;
   s->rate = rate;
   s->channels = channels;
@@ -238,6 +264,7 @@ int cued_pw_stream_connect(cued_pw_stream *s) {
   if (s->stream != NULL) goto done;
   s->error[0] = 0;
   atomic_store_explicit(&s->failed, 0, memory_order_release);
+  atomic_store_explicit(&s->thread_policy, -1, memory_order_relaxed);
   s->next_ticks = 0;  // no callback runs: there is no stream
   if (s->core == NULL) {
     errno = 0;
@@ -357,6 +384,18 @@ void cued_pw_stream_counters(cued_pw_stream *s, uint64_t *cycles, uint64_t *miss
 }
 
 uint64_t cued_pw_stream_xruns(cued_pw_stream *s) { return atomic_load_explicit(&s->xruns, memory_order_relaxed); }
+
+void cued_pw_stream_set_realtime_priority(cued_pw_stream *s, int priority) {
+  pw_thread_loop_lock(s->loop);
+  s->realtime_priority = priority;
+  pw_thread_loop_unlock(s->loop);
+}
+
+int cued_pw_stream_thread_scheduling(cued_pw_stream *s, int *priority) {
+  int policy = atomic_load_explicit(&s->thread_policy, memory_order_acquire);
+  if (priority) *priority = atomic_load_explicit(&s->thread_priority, memory_order_relaxed);
+  return policy;
+}
 
 int cued_pw_stream_failed(cued_pw_stream *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }
 

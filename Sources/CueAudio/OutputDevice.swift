@@ -48,6 +48,9 @@ public protocol OutputDevice: AudioSink {
   var backend: String { get }
   /// The server's graph quantum in use, for a pulled sink (nil otherwise). Control side.
   var quantumInUse: Int? { get }
+  /// For a pulled sink: the scheduling policy (SCHED_OTHER 0, SCHED_FIFO 1, SCHED_RR 2) and priority
+  /// of the server's thread that runs the mix, once it has; nil otherwise. Control side.
+  var mixingThread: (policy: Int32, priority: Int32)? { get }
   /// Glitches the sink saw that the engine does not count itself (a pulled stream's skipped cycles).
   var xruns: Int { get }
   /// Why the device was lost, from the code in `SinkRelease.lost`. Control side.
@@ -59,6 +62,7 @@ public protocol OutputDevice: AudioSink {
 extension OutputDevice {
   public var quantumInUse: Int? { nil }
   public var xruns: Int { 0 }
+  public var mixingThread: (policy: Int32, priority: Int32)? { nil }
   public func pulls(from source: any PullSource) {}
   public func describeLoss(code: Int32) -> String {
     "write failed: \(Errno(rawValue: -code)) (error \(code))"

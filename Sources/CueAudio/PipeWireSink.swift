@@ -23,13 +23,16 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   private let rate: Int
   private let quantumFrames: Int
   private let remote: String?
+  private let realtimePriority: Int32
   private var stream: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on PipeWire's data thread.
   private var source: (any PullSource)? = nil
 
   /// `quantumFrames`: the node.latency asked for (PipeWire rounds it down to a power of two).
   /// `remote`: a server socket name or path (nil: PIPEWIRE_REMOTE, PIPEWIRE_RUNTIME_DIR, XDG_RUNTIME_DIR).
-  public init(target: String?, rate: Int, quantumFrames: Int, remote: String? = nil) {
+  /// `realtimePriority`: SCHED_FIFO for PipeWire's data thread if PipeWire could not make it real-time (0: leave it).
+  public init(target: String?, rate: Int, quantumFrames: Int, remote: String? = nil, realtimePriority: Int32 = 0) {
+    self.realtimePriority = realtimePriority
     self.target = target
     name = target.map { "pipewire:\($0)" } ?? "pipewire"
     self.rate = rate
@@ -60,6 +63,7 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
         throw AudioDeviceError(device: name, step: "set up PipeWire", code: -12, detail: "pw_thread_loop or pw_context could not be made")
       }
       if let remote { cued_pw_stream_set_remote(stream, remote) }
+      cued_pw_stream_set_realtime_priority(stream, realtimePriority)
     }
     let rc = cued_pw_stream_connect(stream)
     guard rc == 0 else {
@@ -93,6 +97,13 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   }
 
   public var xruns: Int { stream.map { Int(cued_pw_stream_xruns($0)) } ?? 0 }
+
+  public var mixingThread: (policy: Int32, priority: Int32)? {
+    guard let stream else { return nil }
+    var priority: Int32 = 0
+    let policy = cued_pw_stream_thread_scheduling(stream, &priority)
+    return policy < 0 ? nil : (policy, priority)
+  }
 
   public func describeLoss(code: Int32) -> String {
     if code == -110 {

@@ -33,6 +33,7 @@ struct DaemonStatus<Device: OutputDevice> {
       device: StatusReply.Device(
         name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
         delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, fillTargetFrames: fillTarget,
+        mixingThread: device.device.mixingThread.map { StatusReply.Scheduling(policy: $0.policy, priority: $0.priority, via: device.backend) },
         opens: device.opens, losses: device.losses),
       voices: voices.soundingCount, voiceLimit: voices.limit, plays: Int(voices.playsStarted),
       underruns: Int(counters.underruns.load(ordering: .relaxed)) + device.device.xruns, framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),
@@ -47,6 +48,15 @@ struct DaemonStatus<Device: OutputDevice> {
 }
 
 extension StatusReply.Scheduling {
+  /// A server thread's scheduling (`policy` as sched_getscheduler gives it), granted by `via`.
+  init(policy: Int32, priority: Int32, via: String) {
+    switch policy {
+    case 1: self.init(policy: "fifo", priority: Int(priority), via: via)
+    case 2: self.init(policy: "rr", priority: Int(priority), via: via)
+    default: self.init(policy: "other")
+    }
+  }
+
   /// What the scheduler granted the audio thread, as `status` says it.
   init(_ scheduling: Threads.Scheduling) {
     switch scheduling {

@@ -38,13 +38,17 @@ public struct StatusReply: ReplyFields {
     public var quantumFrames: Int?
     /// How full ALSA's buffer is kept ahead of the ear now (only for `alsa`, once opened); it rises after an underrun and decays.
     public var fillTargetFrames: Int?
+    /// For `pipewire`, once the server has pulled: the scheduling of PipeWire's data thread, which
+    /// runs cued's mix there (`via` `pipewire`); `scheduling` is then cued's own thread, which waits.
+    public var mixingThread: Scheduling?
     public var opens: Int
     public var losses: Int
 
     public init(
       name: String, backend: String = "alsa", state: State, error: String? = nil, format: Format? = nil, delayFrames: Int = 0,
-      quantumFrames: Int? = nil, fillTargetFrames: Int? = nil, opens: Int = 0, losses: Int = 0
+      quantumFrames: Int? = nil, fillTargetFrames: Int? = nil, mixingThread: Scheduling? = nil, opens: Int = 0, losses: Int = 0
     ) {
+      self.mixingThread = mixingThread
       self.quantumFrames = quantumFrames
       self.fillTargetFrames = fillTargetFrames
       self.name = name
@@ -69,6 +73,7 @@ public struct StatusReply: ReplyFields {
       members.append(("delayFrames", .int(delayFrames)))
       if let quantumFrames { members.append(("quantumFrames", .int(quantumFrames))) }
       if let fillTargetFrames { members.append(("fillTargetFrames", .int(fillTargetFrames))) }
+      if let mixingThread { members.append(("mixingThread", mixingThread.json)) }
       members += [("opens", .int(opens)), ("losses", .int(losses))]
       return .object(members)
     }
@@ -89,6 +94,7 @@ public struct StatusReply: ReplyFields {
       delayFrames = try required(fields.integer("delayFrames"), "delayFrames", in: what)
       quantumFrames = try fields.integer("quantumFrames")
       fillTargetFrames = try fields.integer("fillTargetFrames")
+      mixingThread = try fields.object("mixingThread").map { (json) throws(ProtocolError) in try Scheduling(json: json) }
       opens = try required(fields.integer("opens"), "opens", in: what)
       losses = try required(fields.integer("losses"), "losses", in: what)
     }

@@ -270,6 +270,11 @@ struct Status: ParsableCommand {
       if device.state == .open { deviceLine += "; output delay \(milliseconds(device.delayFrames))" }
     }
     lines.append(deviceLine)
+    if let mixing = device.mixingThread {
+      let policy = ["fifo": "SCHED_FIFO", "rr": "SCHED_RR"][mixing.policy] ?? "normal scheduling"
+      let thread = device.backend == "pipewire" ? "PipeWire's data thread" : "the sound server's thread"
+      lines.append("mixing:    \(thread), \(policy)\(mixing.priority.map { ", priority \($0)" } ?? "")")
+    }
     if let error = device.error { lines.append("error:     \(error)") }
     lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")
     lines.append("underruns: \(status.underruns)")

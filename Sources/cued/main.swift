@@ -134,7 +134,9 @@ struct Cued {
     _ configuration: DaemonConfiguration, target: String?, logger: Logger,
     reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, carousels: [String: CarouselBindings]?
   ) throws(StartupError) {
-    let sink = PipeWireSink(target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency)
+    let sink = PipeWireSink(
+      target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency,
+      realtimePriority: configuration.realtimePriority)
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
   }
 

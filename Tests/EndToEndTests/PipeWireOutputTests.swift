@@ -105,6 +105,12 @@ struct PipeWireOutputTests {
     if path == .native {
       #expect(state["name"] as? String == "pipewire")
       #expect(state["quantumFrames"] as? Int == 128, "node.latency 128/48000 is the quantum asked for")
+      // The mix runs on PipeWire's data thread: status says what it was granted (module-rt makes it
+      // real-time for root here; elsewhere RTKit may, or not).
+      let mixing = try #require(state["mixingThread"] as? [String: Any], "no mixingThread in \(state)")
+      #expect(mixing["via"] as? String == "pipewire" || mixing["policy"] as? String == "other")
+      if getuid() == 0 { #expect(["fifo", "rr"].contains(mixing["policy"] as? String ?? "")) }
+      #expect(try daemon.cuectl(["status"]).stdout.contains("mixing:    PipeWire's data thread"))
       // It says what it is, so session-manager policy applies.
       let info = try run("/usr/bin/pw-cli", ["ls", "Node"], environment: environment).stdout
       #expect(info.contains("media.role = \"Notification\""))

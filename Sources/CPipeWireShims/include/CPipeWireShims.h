@@ -134,6 +134,16 @@ uint64_t cued_pw_stream_xruns(cued_pw_stream *stream);
 /// The reason in words is in `cued_pw_stream_state`'s text.
 int cued_pw_stream_failed(cued_pw_stream *stream);
 
+/// SCHED_FIFO at `priority` for PipeWire's data thread when its first callback after a `connect` finds
+/// it at SCHED_OTHER (module-rt could not make it real-time). 0, the default, leaves the thread as
+/// PipeWire made it. Set before `connect`.
+void cued_pw_stream_set_realtime_priority(cued_pw_stream *stream, int priority);
+
+/// The scheduling policy (SCHED_OTHER 0, SCHED_FIFO 1, SCHED_RR 2) and priority of PipeWire's data
+/// thread, the one that runs the process callback, as its first callback after the last `connect` saw
+/// it (sched_getscheduler, the kernel's view); -1 before that callback. Any thread.
+int cued_pw_stream_thread_scheduling(cued_pw_stream *stream, int *priority);
+
 /// Whether a PipeWire server answers within `timeout_ms`: connects and round-trips one core sync.
 /// `remote_or_null` as in `cued_pw_stream_set_remote` (NULL: PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /
 /// XDG_RUNTIME_DIR decide). For `--device auto`. Returns 1 or 0.
