@@ -205,8 +205,11 @@ def gap(rounds_done):
     return 0.15 + (rounds_done * 0.0371) % 0.2
 
 
-def measure_cued(bin_dir, pw, device, rounds, env=None, label=""):
-    """`play` on an open connection, then `cuectl play`, against one cued; onsets and counters."""
+def measure_cued(bin_dir, pw, device, rounds, env=None, label="", paused=False):
+    """`play` on an open connection, then `cuectl play`, against one cued; onsets and counters.
+
+    With `paused`, every play comes 0.5 to 0.7 s after the last one ended, so the stream has paused
+    (`pipewire-pause-after`, 0.25 s) and the play resumes it."""
     cued = Cued(bin_dir, pw, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)
     try:
         cued.client.request("play", cue="pico", volume=0)  # open the device, as while someone pages
@@ -219,12 +222,12 @@ def measure_cued(bin_dir, pw, device, rounds, env=None, label=""):
             request = cued.client.send("play", cue="pico")
             starts["open"].append(start)
             cued.client.reply(request)
-            time.sleep(gap(2 * i))
+            time.sleep(gap(2 * i) + (0.45 if paused else 0))
             start = time.monotonic_ns()
             subprocess.run([os.path.join(bin_dir, "cuectl"), "play", "pico", "--socket", cued.socket],
                            stdout=subprocess.DEVNULL, check=True)
             starts["cuectl"].append(start)
-            time.sleep(gap(2 * i + 1))
+            time.sleep(gap(2 * i + 1) + (0.45 if paused else 0))
         time.sleep(0.3)
         status = cued.client.request("status")
         capture = monitor.finish()
@@ -263,6 +266,10 @@ def heard(record, bin_dir, quick):
         record(benchmark="heard-first", server="pipewire", contender="cued play, open connection (--device pipewire)",
                quantum=quantum, underruns=status["underruns"], **summary(native["open"]))
         record(benchmark="heard-first", server="pipewire", contender="cuectl play (--device pipewire)", **summary(native["cuectl"]))
+        resumed, status = measure_cued(bin_dir, pw, "pipewire", rounds, paused=True)
+        record(benchmark="heard-first", server="pipewire", contender="cued play, open connection, stream paused before each (--device pipewire)",
+               pauses=status["device"].get("pauses"), underruns=status["underruns"], **summary(resumed["open"]))
+        record(benchmark="heard-first", server="pipewire", contender="cuectl play, stream paused before each (--device pipewire)", **summary(resumed["cuectl"]))
 
         if os.path.exists(PLUGIN):
             conf = os.path.join(work, "asound.conf")
@@ -355,6 +362,19 @@ def heard_under_load(record, bin_dir, quick, pulse_server):
                            **summary(capture.onsets(starts)))
             finally:
                 cued.stop()
+        # The same load under the floor: a plain C pw_stream (cued-pwprobe) counts the graph cycles
+        # the server skipped, which every client sees, cued or not.
+        for loaded in (False, True):
+            stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--timeout", f"{seconds + 5}s", "--quiet"]) if loaded else None
+            time.sleep(1 if loaded else 0)
+            out = subprocess.run([os.path.join(bin_dir, "cued-pwprobe"), "--quantum", "240", "--rounds", str(seconds)],
+                                 env=pw.environ(), capture_output=True, text=True).stdout
+            if stress:
+                stress.terminate()
+                stress.wait()
+            xruns = [line.split("=", 1)[1] for line in out.splitlines() if line.startswith("xruns=")]
+            record(benchmark="heard-under-load", server="pipewire", device="native pw_stream floor (cued-pwprobe)",
+                   load="stress-ng --cpu 2" if loaded else "unloaded", rounds=seconds, skipped_cycles=int(xruns[-1]) if xruns else None)
     finally:
         pw.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -394,8 +414,12 @@ def heard_idle(record, bin_dir, quick):
     pw = PipeWire()
     try:
         server = pw.pid("pipewire")
-        for latency in ("256", "128", "1024"):
-            cued = Cued(bin_dir, pw, "pipewire", os.path.join(ROOT, "sounds"), extra=["--idle-timeout", str(window + 2), "--pipewire-latency", latency])
+        # The default (quantum 128, paused 0.25 s after the last cue), then never paused at three quanta.
+        for latency, pause in (("128", None), ("128", "0"), ("256", "0"), ("1024", "0")):
+            extra = ["--idle-timeout", str(window + 2), "--pipewire-latency", latency]
+            if pause is not None:
+                extra += ["--pipewire-pause-after", pause]
+            cued = Cued(bin_dir, pw, "pipewire", os.path.join(ROOT, "sounds"), extra=extra)
             try:
                 cued.client.request("play", cue="pico", volume=0)
                 time.sleep(0.5)
@@ -404,9 +428,10 @@ def heard_idle(record, bin_dir, quick):
                 c1, s1, t1 = cued.cpu_ticks(), process_ticks(server), time.monotonic()
                 span = (t1 - t0) * CLOCK_TICKS
                 record(benchmark="heard-idle", device="pipewire", pipewire_latency=int(latency), case="open and silent",
+                       pipewire_pause_after="default (0.25 s)" if pause is None else pause,
                        cued_percent=round(100 * (c1 - c0) / span, 2), server_percent=round(100 * (s1 - s0) / span, 2),
                        together_percent=round(100 * (c1 - c0 + s1 - s0) / span, 2))
-                if latency == "256":
+                if pause is None:
                     time.sleep(3)  # past the idle window: the node is gone
                     c0, s0 = cued.cpu_ticks(), process_ticks(server)
                     time.sleep(window)

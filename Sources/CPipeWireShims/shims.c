@@ -42,6 +42,7 @@ struct cued_pw_stream {
   _Atomic int thread_priority;
   int realtime_priority;           // SCHED_FIFO priority for the data thread when it has none; 0: leave it
   uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
+  _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
   char error[256];                 // written on the loop thread or under the lock
 };
 
@@ -106,6 +107,7 @@ static void on_process(void *data) {
   // documented way to find them with pw_stream (pw_time has no xrun counter in 0.3.65).
   if (timing.rate_num != 0 && timing.rate_denom != 0 && timing.frames_requested != 0) {
     uint64_t length = (uint64_t)timing.frames_requested * timing.rate_denom / ((uint64_t)timing.rate_num * s->rate);
+    if (atomic_exchange_explicit(&s->resumed, 0, memory_order_relaxed)) s->next_ticks = 0;
     if (s->next_ticks != 0 && timing.ticks > s->next_ticks + length / 2)
       atomic_fetch_add_explicit(&s->xruns, 1, memory_order_relaxed);
     s->next_ticks = timing.ticks + length;
@@ -395,6 +397,14 @@ int cued_pw_stream_thread_scheduling(cued_pw_stream *s, int *priority) {
   int policy = atomic_load_explicit(&s->thread_policy, memory_order_acquire);
   if (priority) *priority = atomic_load_explicit(&s->thread_priority, memory_order_relaxed);
   return policy;
+}
+
+int cued_pw_stream_set_active(cued_pw_stream *s, int active) {
+  pw_thread_loop_lock(s->loop);
+  if (active) atomic_store_explicit(&s->resumed, 1, memory_order_relaxed);
+  int result = s->stream != NULL ? pw_stream_set_active(s->stream, active != 0) : -ENOTCONN;
+  pw_thread_loop_unlock(s->loop);
+  return result;
 }
 
 int cued_pw_stream_failed(cued_pw_stream *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }

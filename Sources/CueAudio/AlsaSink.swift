@@ -54,6 +54,33 @@ public final class AlsaSink: OutputDevice, @unchecked Sendable {
 
   public var negotiated: NegotiatedFormat? { format }
 
+  /// The sound server an ALSA PCM plays into through one of its ALSA plugins.
+  public enum SoundServerPlugin: String, Sendable {
+    /// pipewire-alsa's `pipewire` PCM type: a pw_stream that the server pulls a quantum from.
+    case pipeWire = "PipeWire"
+    /// alsa-plugins' `pulse` PCM type: a PulseAudio stream.
+    case pulseAudio = "PulseAudio"
+  }
+
+  /// Which sound server's plugin the PCM `device` is (wrapped in `plug` or not), or nil for a card or
+  /// anything else, or when it cannot be opened now. Opens the PCM without blocking and closes it:
+  /// only `snd_pcm_dump`'s description is read ("ALSA <-> PipeWire PCM I/O Plugin").
+  public static func soundServerPlugin(device: String) -> SoundServerPlugin? {
+    cued_alsa_silence_errors()
+    var handle: OpaquePointer? = nil
+    guard snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK) == 0, let handle else { return nil }
+    defer { snd_pcm_close(handle) }
+    var output: OpaquePointer? = nil
+    guard snd_output_buffer_open(&output) == 0, let output else { return nil }
+    defer { snd_output_close(output) }
+    guard snd_pcm_dump(handle, output) == 0 else { return nil }
+    var text: UnsafeMutablePointer<CChar>? = nil
+    let length = snd_output_buffer_string(output, &text)
+    guard length > 0, let text else { return nil }
+    let description = String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self)
+    return [SoundServerPlugin.pipeWire, .pulseAudio].first { description.contains("<-> \($0.rawValue)") }
+  }
+
   public func open() throws(AudioDeviceError) -> NegotiatedFormat {
     close()
     consecutiveRecoveries = 0

@@ -29,6 +29,16 @@ public protocol AudioSink: AnyObject {
   /// call `PullSource.rewriteQueuedSilence` now rather than wait for the server's next request.
   /// Control side; must not block, lock or allocate. The default does nothing.
   func startQueued()
+  /// For a pulled sink that can stop being asked for audio while it stays open (PipeWire: an
+  /// inactive stream keeps its node and links but is not scheduled, so neither cued nor, when
+  /// nothing else plays, the graph wakes): pauses it; true when it is paused now. The engine's
+  /// thread calls it once the mix has been silent for `EngineConfiguration.PullPause.afterFrames`,
+  /// while it holds the engine (no callback renders). May lock; never called on the real-time
+  /// thread. The default cannot pause (false).
+  func pausePulling() -> Bool
+  /// Undoes `pausePulling`: the server asks for audio again from its next cycle. Called on the
+  /// control side by `Engine.send` when a command arrives for a paused sink; may lock (briefly).
+  func resumePulling()
 }
 
 /// How a sink is fed; see `AudioSink.outputModel`.
@@ -53,6 +63,8 @@ extension AudioSink {
   public func waitForRoom(frameCount: Int, fillTargetFrames: Int) -> SinkStatus { .ok }
   public func rewind(maxFrames: Int) -> Int { 0 }
   public func startQueued() {}
+  public func pausePulling() -> Bool { false }
+  public func resumePulling() {}
 }
 
 /// The outcome of one write or wait.
@@ -135,6 +147,10 @@ public final class EngineCounters: Sendable {
   public let fillTargetFrames = Atomic<Int>(0)
   /// Frames of queued silence taken back from the device so a new voice is heard sooner.
   public let rewoundFrames = Atomic<UInt64>(0)
+  /// Times a pulled sink was paused after a silence (`EngineConfiguration.pullPause`).
+  public let pullPauses = Atomic<UInt64>(0)
+  /// True while a pulled sink is paused: open, but not asked for audio.
+  public let pullPaused = Atomic<Bool>(false)
   public init() {}
 }
 
@@ -149,10 +165,27 @@ public struct EngineConfiguration: Sendable {
   public var eventCapacity: Int
   /// How full the push loop keeps the sink; nil: as full as its buffer (the blocking write paces).
   public var fillTarget: FillWatermark.Policy?
+  /// When a pulled sink that can pause (`AudioSink.pausePulling`) is paused; nil: never.
+  public var pullPause: PullPause?
+
+  /// A pulled sink stays open through the idle window, but past a short silence it need not be
+  /// asked for a quantum of zeros every cycle: the engine pauses it and the next command resumes it.
+  public struct PullPause: Sendable, Equatable {
+    /// Consecutive silent frames after which the sink is paused; below `idleFrames` to matter.
+    public var afterFrames: Int
+    /// How long a paused sink stays open before it is released as idle: the rest of the idle
+    /// window (no frames are mixed while paused, so it is kept by the clock).
+    public var releaseAfterNanoseconds: UInt64
+
+    public init(afterFrames: Int, releaseAfterNanoseconds: UInt64) {
+      self.afterFrames = max(afterFrames, 1)
+      self.releaseAfterNanoseconds = releaseAfterNanoseconds
+    }
+  }
 
   public init(
     periodFrames: Int, idleFrames: Int, voiceCapacity: Int, commandCapacity: Int = 1024, eventCapacity: Int? = nil,
-    fillTarget: FillWatermark.Policy? = nil
+    fillTarget: FillWatermark.Policy? = nil, pullPause: PullPause? = nil
   ) {
     precondition(periodFrames > 0 && voiceCapacity > 0)
     self.periodFrames = periodFrames
@@ -161,6 +194,7 @@ public struct EngineConfiguration: Sendable {
     self.commandCapacity = commandCapacity
     self.eventCapacity = eventCapacity ?? max(256, voiceCapacity * 4)
     self.fillTarget = fillTarget
+    self.pullPause = pullPause
   }
 }
 
@@ -198,6 +232,14 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   private let pullOwner = Atomic<UInt8>(PullOwner.engineThread.rawValue)
   /// When the server's callback last rendered (monotonic ns), to notice a stream that stopped asking.
   private let lastPullAt = Atomic<UInt64>(0)
+  /// Set by the callback when the mix has been silent for `PullPause.afterFrames`: the engine's
+  /// thread should pause the sink.
+  private let pauseWanted = Atomic<Bool>(false)
+  /// True while the sink is paused (or about to be): the first command resumes it. Only changed by
+  /// exchanges, so a command pushed just before one is seen by the other side (see `send`).
+  private let pullPaused = Atomic<Bool>(false)
+  /// The engine's thread: when the sink was paused (monotonic ns).
+  private var pausedAt: UInt64 = 0
   /// The push loop's fill target (nil: the sink's whole buffer).
   private var watermark: FillWatermark?
   /// Frames at the end of what the sink holds that the engine wrote as silence (no voice in the
@@ -228,6 +270,13 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// Queues a command for the audio thread; false when the queue is full (the caller reports "busy").
   public func send(_ command: EngineCommand) -> Bool {
     guard commands.push(command) else { return false }
+    // A paused sink is resumed for any command. Both sides change `pullPaused` by exchange: if this
+    // one comes first, the engine's thread, pausing, reads what it wrote and so sees the command
+    // pushed above (and resumes); if it comes second, it reads true and resumes here.
+    if pullPaused.exchange(false, ordering: .sequentiallyConsistent) {
+      counters.pullPaused.store(false, ordering: .relaxed)
+      sink.resumePulling()
+    }
     if parked.load(ordering: .sequentiallyConsistent) {
       signals.wakeAudioThread()
     } else if case .start = command, pullOwner.load(ordering: .relaxed) != PullOwner.engineThread.rawValue {
@@ -416,6 +465,12 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     lastHandedAt = signals.nowNanoseconds()
     countMixed(frameCount)
     noteSilence(frameCount)
+    if attached, let pause = configuration.pullPause, silentFrames >= pause.afterFrames,
+      silentFrames - frameCount < pause.afterFrames
+    {
+      pauseWanted.store(true, ordering: .releasing)
+      signals.wakeAudioThread()
+    }
     reportEvents(delayFrames: attached ? delayFrames : 0)
     return true
   }
@@ -485,7 +540,10 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// The engine's thread while a pulled sink is attached: sleeps until the callback gives the
   /// engine back, or takes it back itself when the stream failed or stopped asking (then the sink
   /// is released as lost, and the control side reconnects with backoff as for any lost device).
+  /// It also pauses the sink after a silence (`PullPause`) and, once paused for the rest of the
+  /// idle window, releases it as idle.
   private func waitWhilePulled() {
+    var wasPaused = false
     while true {
       signals.parkAudioThread(timeoutMilliseconds: 100)
       counters.heartbeat.add(1, ordering: .relaxed)
@@ -493,23 +551,82 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
         pullOwner.store(PullOwner.engineThread.rawValue, ordering: .relaxed)
         return
       }
-      let failure = sink.pullFailure()
-      let stalled = signals.nowNanoseconds() &- lastPullAt.load(ordering: .relaxed) > Self.pullStallNanoseconds
-      guard failure != 0 || stalled else { continue }
-      // Take the engine back; a callback rendering right now finishes first (it never waits).
-      while true {
-        let (exchanged, current) = pullOwner.compareExchange(
-          expected: PullOwner.callback.rawValue, desired: PullOwner.engineThread.rawValue, ordering: .acquiring)
-        if exchanged { break }
-        if current == PullOwner.returned.rawValue {
-          pullOwner.store(PullOwner.engineThread.rawValue, ordering: .relaxed)
-          return
-        }
-        signals.parkAudioThread(timeoutMilliseconds: 1)
+      if pauseWanted.exchange(false, ordering: .acquiring) {
+        guard takeEngineBack() else { return }
+        pauseIfSilent()
+        handEngineBack()
       }
+      let failure = sink.pullFailure()
+      let paused = pullPaused.load(ordering: .acquiring)
+      if paused {
+        wasPaused = true
+        if failure == 0 {
+          guard let pause = configuration.pullPause,
+            signals.nowNanoseconds() &- pausedAt >= pause.releaseAfterNanoseconds
+          else { continue }
+          guard takeEngineBack() else { return }
+          // Still paused, still silent, nothing queued: the idle window is over.
+          if attached && mixer.isSilent && commands.isEmpty && pullPaused.exchange(false, ordering: .sequentiallyConsistent) {
+            counters.pullPaused.store(false, ordering: .relaxed)
+            release(.idle)
+            reportEvents(delayFrames: 0)
+            return
+          }
+          handEngineBack()
+          continue
+        }
+      } else if wasPaused {
+        wasPaused = false
+        lastPullAt.store(signals.nowNanoseconds(), ordering: .relaxed)  // resumed: the stall clock starts again
+      }
+      let stalled = !paused && signals.nowNanoseconds() &- lastPullAt.load(ordering: .relaxed) > Self.pullStallNanoseconds
+      guard failure != 0 || stalled else { continue }
+      guard takeEngineBack() else { return }
       release(.lost(code: failure != 0 ? failure : -110))  // ETIMEDOUT: the server stopped asking
       reportEvents(delayFrames: 0)
       return
+    }
+  }
+
+  /// Takes the engine from the callback (one rendering right now finishes first; it never waits).
+  /// False when the callback gave it back meanwhile (released): the engine's thread owns it, and
+  /// `waitWhilePulled` returns.
+  private func takeEngineBack() -> Bool {
+    while true {
+      let (exchanged, current) = pullOwner.compareExchange(
+        expected: PullOwner.callback.rawValue, desired: PullOwner.engineThread.rawValue, ordering: .acquiring)
+      if exchanged { return true }
+      if current == PullOwner.returned.rawValue {
+        pullOwner.store(PullOwner.engineThread.rawValue, ordering: .relaxed)
+        return false
+      }
+      signals.parkAudioThread(timeoutMilliseconds: 1)
+    }
+  }
+
+  /// Hands the engine to the next callback again.
+  private func handEngineBack() {
+    pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
+  }
+
+  /// With the engine held: pauses the sink if the mix is still silent and no command waits; a
+  /// command that arrives meanwhile resumes it (here, or in `send`).
+  private func pauseIfSilent() {
+    guard attached, mixer.isSilent, commands.isEmpty, !pullPaused.load(ordering: .relaxed) else { return }
+    _ = pullPaused.exchange(true, ordering: .sequentiallyConsistent)
+    guard sink.pausePulling() else {
+      _ = pullPaused.exchange(false, ordering: .sequentiallyConsistent)
+      return
+    }
+    pausedAt = signals.nowNanoseconds()
+    counters.pullPauses.add(1, ordering: .relaxed)
+    counters.pullPaused.store(true, ordering: .relaxed)
+    // A command pushed before `send` saw the exchange above may have found the sink not yet paused,
+    // and `send` may even have resumed it before `pausePulling` ran: resume for it now.
+    if !commands.isEmpty {
+      _ = pullPaused.exchange(false, ordering: .sequentiallyConsistent)
+      counters.pullPaused.store(false, ordering: .relaxed)
+      sink.resumePulling()
     }
   }
 

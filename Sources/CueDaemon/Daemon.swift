@@ -86,7 +86,8 @@ public final class Daemon<Device: OutputDevice> {
     engine = Engine(
       configuration: EngineConfiguration(
         periodFrames: configuration.periodFrames, idleFrames: Int(configuration.idleSeconds * Double(rate)),
-        voiceCapacity: configuration.voiceLimit * 2 + 16, fillTarget: Self.fillTargetPolicy(configuration)),
+        voiceCapacity: configuration.voiceLimit * 2 + 16, fillTarget: Self.fillTargetPolicy(configuration),
+        pullPause: Self.pullPausePolicy(configuration)),
       sink: sink, signals: signals)
     let ids = IDAllocator()
     catalog = CueCatalog(sampleRate: rate)
@@ -109,6 +110,16 @@ public final class Daemon<Device: OutputDevice> {
     paging = Paging(voices: voices, catalog: catalog, events: events, clock: clock)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
+  }
+
+  /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence, for the rest of the idle
+  /// window (nil when it is 0 or not shorter than the idle window).
+  static func pullPausePolicy(_ configuration: DaemonConfiguration) -> EngineConfiguration.PullPause? {
+    let pause = configuration.pipeWirePauseSeconds
+    guard pause > 0, pause < configuration.idleSeconds else { return nil }
+    return EngineConfiguration.PullPause(
+      afterFrames: Int(pause * Double(configuration.sampleRate)),
+      releaseAfterNanoseconds: UInt64((configuration.idleSeconds - pause) * 1e9))
   }
 
   /// The push loop's fill target: `fill-target` frames, one period more after each underrun (or

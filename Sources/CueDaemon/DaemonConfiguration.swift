@@ -10,6 +10,9 @@ public struct DaemonConfiguration: Sendable {
   public var device: String
   /// node.latency asked of PipeWire, in frames.
   public var pipeWireLatency: Int = 128
+  /// Seconds of silence after which a PipeWire stream is paused (inactive: not scheduled) until the
+  /// next cue; 0 never pauses. Below `idleSeconds` to matter.
+  public var pipeWirePauseSeconds: Double = 0.25
   /// The queue (tlength) a native PulseAudio stream asks the server to keep, in frames.
   public var pulseAudioLatency: Int = 480
   public var sampleRate: Int = 48000
@@ -63,6 +66,28 @@ public struct DaemonConfiguration: Sendable {
     for setting in Settings.all {
       if let value = values[setting] ?? setting.defaultValue { setting.apply(value, &self) }
     }
+    alsaLayoutGiven = ["period-frames", "buffer-frames", "fill-target"].contains { key in Settings.setting(key).map { values[$0] != nil } ?? false }
+  }
+
+  /// Whether period-frames, buffer-frames or fill-target was given (flag or config file): then the
+  /// ALSA output uses exactly what was given, whatever the PCM turns out to be.
+  public var alsaLayoutGiven = false
+
+  /// The ALSA layout for a PCM that is PipeWire's ALSA plugin, unless one was given. The plugin's
+  /// stream asks the graph for one period per cycle (node.latency) and takes what the ALSA buffer
+  /// holds into its own queue, so what is heard late is about the whole buffer plus a quantum,
+  /// whatever the fill target: the buffer has to be small. Measured (docs/PERFORMANCE.md): period
+  /// 64, buffer 256, kept 128 full is heard 1.7x the native floor, with no underrun beside
+  /// `stress-ng --cpu 2`; 128/256 is 2.3-2.5x, 128/512 3.5x, and buffers of 1024 underran at every
+  /// start. The period is half of `pipewire-latency` (the plugin queues about two more), the buffer
+  /// four periods (room for the fill target to rise after an underrun), the target two.
+  public func forPipeWirePlugin() -> DaemonConfiguration {
+    guard !alsaLayoutGiven else { return self }
+    var adapted = self
+    adapted.periodFrames = max(16, pipeWireLatency / 2)
+    adapted.bufferFrames = adapted.periodFrames * 4
+    adapted.fillTargetFrames = adapted.periodFrames * 2
+    return adapted
   }
 
   /// What is wrong with this combination of settings, if anything (each value alone was checked).

@@ -234,6 +234,12 @@ public enum Settings {
       details: "PipeWire rounds it down to a power of two; the graph runs at the smallest latency any of its streams asks for.",
       sets: \.pipeWireLatency),
     Setting(
+      "pipewire-pause-after", .number(0...86_400), default: 0.25, valueName: "seconds", .restartOnly,
+      help: "Seconds of silence after which the PipeWire stream is paused until the next cue (0: never)",
+      details:
+        "A paused stream keeps its node and links but is not scheduled, so cued and the graph stop waking for its quanta; the next cue resumes it (about 0.7 ms more before it is heard). After idle-timeout the node leaves the graph as before.",
+      sets: \.pipeWirePauseSeconds),
+    Setting(
       "pulseaudio-latency", .integer(64...48000), default: 480, shown: "480, 10 ms at 48 kHz", valueName: "frames", .restartOnly,
       help: "Frames a native PulseAudio stream keeps queued on the server (tlength) while cued plays",
       details: "The server asks for a quarter of it at a time (minreq) and lowers the sink's latency to match (PA_STREAM_ADJUST_LATENCY).",

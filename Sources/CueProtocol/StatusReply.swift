@@ -41,13 +41,21 @@ public struct StatusReply: ReplyFields {
     /// For `pipewire`, once the server has pulled: the scheduling of PipeWire's data thread, which
     /// runs cued's mix there (`via` `pipewire`); `scheduling` is then cued's own thread, which waits.
     public var mixingThread: Scheduling?
+    /// For `pipewire`: true while the stream is paused after a silence (`pipewire-pause-after`):
+    /// open, but not scheduled until the next cue.
+    public var paused: Bool?
+    /// For `pipewire`: how often the stream was paused so far.
+    public var pauses: Int?
     public var opens: Int
     public var losses: Int
 
     public init(
       name: String, backend: String = "alsa", state: State, error: String? = nil, format: Format? = nil, delayFrames: Int = 0,
-      quantumFrames: Int? = nil, fillTargetFrames: Int? = nil, mixingThread: Scheduling? = nil, opens: Int = 0, losses: Int = 0
+      quantumFrames: Int? = nil, fillTargetFrames: Int? = nil, mixingThread: Scheduling? = nil, paused: Bool? = nil,
+      pauses: Int? = nil, opens: Int = 0, losses: Int = 0
     ) {
+      self.paused = paused
+      self.pauses = pauses
       self.mixingThread = mixingThread
       self.quantumFrames = quantumFrames
       self.fillTargetFrames = fillTargetFrames
@@ -74,6 +82,8 @@ public struct StatusReply: ReplyFields {
       if let quantumFrames { members.append(("quantumFrames", .int(quantumFrames))) }
       if let fillTargetFrames { members.append(("fillTargetFrames", .int(fillTargetFrames))) }
       if let mixingThread { members.append(("mixingThread", mixingThread.json)) }
+      if let paused { members.append(("paused", .bool(paused))) }
+      if let pauses { members.append(("pauses", .int(pauses))) }
       members += [("opens", .int(opens)), ("losses", .int(losses))]
       return .object(members)
     }
@@ -95,6 +105,8 @@ public struct StatusReply: ReplyFields {
       quantumFrames = try fields.integer("quantumFrames")
       fillTargetFrames = try fields.integer("fillTargetFrames")
       mixingThread = try fields.object("mixingThread").map { (json) throws(ProtocolError) in try Scheduling(json: json) }
+      paused = try fields.bool("paused")
+      pauses = try fields.integer("pauses")
       opens = try required(fields.integer("opens"), "opens", in: what)
       losses = try required(fields.integer("losses"), "losses", in: what)
     }

@@ -268,6 +268,7 @@ struct Status: ParsableCommand {
         if let target = device.fillTargetFrames { deviceLine += ", filled to \(target) (\(milliseconds(target)))" }
       }
       if device.state == .open { deviceLine += "; output delay \(milliseconds(device.delayFrames))" }
+      if device.state == .open && device.paused == true { deviceLine += "; paused until the next cue" }
     }
     lines.append(deviceLine)
     if let mixing = device.mixingThread {

@@ -193,6 +193,7 @@ var target: String? = nil
 var restartCommand: String? = nil
 var silentSeconds = 0
 var captureOnsetSeconds = 0
+var pauseMilliseconds = 0
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
   switch argument {
@@ -203,11 +204,13 @@ while let argument = arguments.popFirst() {
   case "--restart-command": restartCommand = arguments.popFirst()
   case "--silent-seconds": silentSeconds = Int(arguments.popFirst() ?? "") ?? 0
   case "--capture-onsets": captureOnsetSeconds = Int(arguments.popFirst() ?? "") ?? 0
+  case "--pause-before-trigger": pauseMilliseconds = Int(arguments.popFirst() ?? "") ?? 0
   default:
     print("usage: cued-pwprobe [--quantum FRAMES] [--rounds N] [--sink NAME] [--target NODE] [--restart-command SH]")
     print("  --restart-command: a shell command that restarts the server; run in round 2 while the output streams")
     print("  --silent-seconds: after the rounds, stream silence this long and report the probe's CPU use")
     print("  --capture-onsets SECONDS: only record the sink's monitor that long and print when each sound began")
+    print("  --pause-before-trigger MS: pause the output (inactive) that long before each tone; the trigger resumes it")
     exit(2)
   }
 }
@@ -312,8 +315,19 @@ for round in 1...max(1, rounds) {
   }
   recorder.recording.store(true, ordering: .releasing)
   sleepMilliseconds(200)
+  if pauseMilliseconds > 0 {
+    // Paused, the stream keeps its node but is not scheduled; the trigger resumes it (as cued's next cue does).
+    check(cued_pw_stream_set_active(output, 0) == 0, "round \(round): pause")
+    sleepMilliseconds(20)  // a cycle already under way when it paused
+    var before: UInt64 = 0, after: UInt64 = 0, ignored: UInt64 = 0
+    cued_pw_stream_counters(output, &before, &ignored)
+    sleepMilliseconds(pauseMilliseconds)
+    cued_pw_stream_counters(output, &after, &ignored)
+    report("cycles_while_paused", "\(after - before)")
+  }
   let triggerNanoseconds = monotonicNanoseconds()
   source.trigger.store(true, ordering: .releasing)
+  if pauseMilliseconds > 0 { check(cued_pw_stream_set_active(output, 1) == 0, "round \(round): resume") }
   sleepMilliseconds(400)
   recorder.recording.store(false, ordering: .sequentiallyConsistent)
   sleepMilliseconds(20)  // let a callback that began before the store finish
@@ -340,6 +354,7 @@ for round in 1...max(1, rounds) {
     "round \(round): callback asked for \(minRequested)...\(maxRequested) frames, not \(quantum)")
   report("pw_time", "rate=\(timing.rate_num)/\(timing.rate_denom) delay=\(timing.delay) ticks=\(timing.ticks) queued_bytes=\(timing.queued_bytes) buffered=\(timing.buffered_frames) queued_buffers=\(timing.queued_buffers) avail_buffers=\(timing.avail_buffers)")
   report("cycles_missed", "\(cycles) \(missed)")
+  report("xruns", "\(cued_pw_stream_xruns(output))")  // skipped graph cycles so far (a pause is not one)
   let startDelay = source.startDelay.load(ordering: .relaxed)
   let startQueued = source.startQueuedBytes.load(ordering: .relaxed)
   report("delay_at_tone_frames", "\(startDelay) queued_bytes=\(startQueued)")

@@ -119,6 +119,12 @@ struct Cued {
         } else {
           logger.info("device auto: no PipeWire server answers, nor a PulseAudio server; playing through ALSA 'default'")
         }
+        var configuration = configuration
+        if !configuration.alsaLayoutGiven, AlsaSink.soundServerPlugin(device: name) == .pipeWire {
+          configuration = configuration.forPipeWirePlugin()
+          logger.info(
+            "ALSA '\(name)' is PipeWire's ALSA plugin: period \(configuration.periodFrames), buffer \(configuration.bufferFrames), kept \(configuration.fillTargetFrames) frames full (period-frames, buffer-frames and fill-target choose otherwise)")
+        }
         let sink = AlsaSink(
           device: name, rate: configuration.sampleRate, periodFrames: configuration.periodFrames,
           bufferFrames: configuration.bufferFrames)

@@ -40,3 +40,12 @@ struct AlsaSinkAllocationTests {
     #expect(delays >= 0)
   }
 }
+
+@Suite("Which sound server an ALSA PCM plays into")
+struct SoundServerPluginTests {
+  @Test func aPCMThatIsNoServersPluginIsNone() {
+    // ALSA's own `null` PCM (alsa-lib's pcm_null) and a name that is no PCM at all.
+    #expect(AlsaSink.soundServerPlugin(device: "null") == nil)
+    #expect(AlsaSink.soundServerPlugin(device: "cued-no-such-pcm") == nil)
+  }
+}

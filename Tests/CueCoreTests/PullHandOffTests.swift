@@ -17,6 +17,22 @@ final class PulledSink: AudioSink, @unchecked Sendable {
   /// Starts queued while the engine was handed over (`startQueued` pokes).
   let pokes = Atomic<Int>(0)
   func startQueued() { pokes.add(1, ordering: .relaxed) }
+  /// Whether it can pause (PipeWire's inactive stream); while paused a test's "server" stops pulling.
+  let canPause: Bool
+  let paused = Atomic<Bool>(false)
+  let pauses = Atomic<Int>(0)
+  let resumes = Atomic<Int>(0)
+  init(canPause: Bool = false) { self.canPause = canPause }
+  func pausePulling() -> Bool {
+    guard canPause else { return false }
+    paused.store(true, ordering: .releasing)
+    pauses.add(1, ordering: .relaxed)
+    return true
+  }
+  func resumePulling() {
+    resumes.add(1, ordering: .relaxed)
+    paused.store(false, ordering: .releasing)
+  }
 }
 
 /// Real parking on a condition, so `Engine.run` can run on a thread of its own.
@@ -77,11 +93,11 @@ func waitForEvent(_ engine: Engine<PulledSink>, seconds: Double = 5, _ match: (E
 struct PullHandOffTests {
   let cue = makeCue(frames: 300, left: { Float($0 + 1) / 512 }, right: { -Float($0 + 1) / 512 })
 
-  func makeEngine(idleFrames: Int) -> (Engine<PulledSink>, PulledSink) {
-    let sink = PulledSink()
+  func makeEngine(idleFrames: Int, pullPause: EngineConfiguration.PullPause? = nil) -> (Engine<PulledSink>, PulledSink) {
+    let sink = PulledSink(canPause: pullPause != nil)
     let engine = Engine(
-      configuration: EngineConfiguration(periodFrames: 64, idleFrames: idleFrames, voiceCapacity: 4), sink: sink,
-      signals: ConditionSignals())
+      configuration: EngineConfiguration(periodFrames: 64, idleFrames: idleFrames, voiceCapacity: 4, pullPause: pullPause),
+      sink: sink, signals: ConditionSignals())
     return (engine, sink)
   }
 
@@ -151,6 +167,77 @@ struct PullHandOffTests {
     // No callback ever comes (a target that never links, a server that hangs).
     #expect(waitForEvent(engine, seconds: 10) { $0 == .released(.lost(code: -110)) } != nil)
     #expect(Date().timeIntervalSince(started) >= Double(Engine<PulledSink>.pullStallNanoseconds) / 1e9 * 0.9)
+    #expect(engine.send(.shutdown(fadeFrames: 0)))
+    #expect(thread.waitUntilFinished())
+  }
+
+  /// Pulls quanta of `frames` as a server does while the stream is active: until the sink is paused
+  /// (or `seconds` pass); returns what was rendered and whether it paused.
+  func pullUntilPaused(_ engine: Engine<PulledSink>, _ sink: PulledSink, frames: Int, seconds: Double = 5) -> ([Float], Bool) {
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: frames * 2)
+    defer { output.deallocate() }
+    var rendered: [Float] = []
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+      if sink.paused.load(ordering: .acquiring) { return (rendered, true) }
+      engine.pull(into: output, frameCount: frames, delayFrames: frames)
+      rendered += UnsafeBufferPointer(start: output, count: frames * 2)
+      usleep(300)
+    }
+    return (rendered, false)
+  }
+
+  @Test func aSilentStreamIsPausedTheNextCommandResumesItAndThePausedStreamIsReleasedAfterTheIdleWindow() {
+    let (engine, sink) = makeEngine(
+      idleFrames: 10_000_000, pullPause: EngineConfiguration.PullPause(afterFrames: 256, releaseAfterNanoseconds: 400_000_000))
+    let thread = EngineThread(engine)
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0)))))
+    #expect(engine.send(.attach))
+    // The cue, then at least 256 silent frames, then the sink is paused (the server stops asking).
+    var (rendered, paused) = pullUntilPaused(engine, sink, frames: 64)
+    #expect(paused)
+    var first = rendered.firstIndex { $0 != 0 } ?? 0
+    #expect(Array(rendered[first...].prefix(600)) == cue.toArray())
+    // Silence is counted from the end of the block in which the voice ended.
+    #expect(rendered.count - first - 600 >= (256 - 64) * 2, "paused only after the silence it was given")
+    let pausedNow = engine.counters.pullPaused.load(ordering: .relaxed)
+    #expect(pausedNow)
+    // Paused: no callback for longer than the stall limit would allow a running stream is not a loss,
+    // and the next command resumes the sink; the cue plays from its first frame.
+    usleep(200_000)
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(2), samples: cue.samples, gain: .unity, loops: .count(0)))))
+    #expect(sink.resumes.load(ordering: .relaxed) >= 1)
+    let pausedAfterSend = sink.paused.load(ordering: .acquiring)
+    #expect(!pausedAfterSend)
+    (rendered, paused) = pullUntilPaused(engine, sink, frames: 64)
+    #expect(paused)
+    first = rendered.firstIndex { $0 != 0 } ?? 0
+    #expect(Array(rendered[first...].prefix(600)) == cue.toArray())
+    #expect(sink.pauses.load(ordering: .relaxed) == 2)
+    // Paused for the rest of the idle window (400 ms here) with nothing to play: released as idle.
+    let pausedAt = Date()
+    let news = waitForEvent(engine) { $0 == .released(.idle) || $0 == .released(.lost(code: -110)) }
+    #expect(news?.last == .released(.idle))
+    #expect(Date().timeIntervalSince(pausedAt) >= 0.35)
+    let pausedAfterRelease = engine.counters.pullPaused.load(ordering: .relaxed)
+    #expect(!pausedAfterRelease)
+    #expect(engine.send(.shutdown(fadeFrames: 0)))
+    #expect(thread.waitUntilFinished())
+  }
+
+  @Test func aSinkThatCannotPauseKeepsBeingPulledUntilTheIdleWindow() {
+    let sink = PulledSink(canPause: false)
+    let engine = Engine(
+      configuration: EngineConfiguration(
+        periodFrames: 64, idleFrames: 2048, voiceCapacity: 4,
+        pullPause: EngineConfiguration.PullPause(afterFrames: 128, releaseAfterNanoseconds: 1_000_000)),
+      sink: sink, signals: ConditionSignals())
+    let thread = EngineThread(engine)
+    #expect(engine.send(.attach))
+    let (_, paused) = pullUntilPaused(engine, sink, frames: 64, seconds: 0.5)
+    #expect(!paused)
+    #expect(engine.counters.pullPauses.load(ordering: .relaxed) == 0)
+    #expect(waitForEvent(engine) { $0 == .released(.idle) } != nil, "released by the idle window it was pulled through")
     #expect(engine.send(.shutdown(fadeFrames: 0)))
     #expect(thread.waitUntilFinished())
   }

@@ -1,4 +1,5 @@
 @testable import CueDaemon
+import CueAudio
 import CuePosix
 import CueProtocol
 import Foundation
@@ -209,7 +210,7 @@ struct SettingsTests {
     }
     #expect(restartOnly == Settings.all.filter { $0.reload == .restartOnly }.map(\.key))
     // The rules as cued has always had them.
-    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pulseaudio-latency", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "no-rtkit"])
+    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pipewire-pause-after", "pulseaudio-latency", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "no-rtkit"])
     #expect(reloaded.shutdownFadeSeconds == 0.01, "a field that is no setting is kept")
     #expect(reloaded.maximumDecodedBytes == next.maximumDecodedBytes && reloaded.sampleRate == current.sampleRate)
 
@@ -230,6 +231,39 @@ struct SettingsTests {
       let rule = try #require(onReload[setting.key], "docs/CONFIG.md has no row for \(setting.key)")
       #expect((rule == "restart") == (setting.reload == .restartOnly), "docs/CONFIG.md says \(setting.key) is '\(rule)' on reload")
     }
+  }
+
+  @Test func pipeWiresALSAPluginGetsAQuantumSizedLayoutUnlessOneWasGiven() throws {
+    let plugin = DaemonConfiguration(ConfigValues()).forPipeWirePlugin()
+    #expect(plugin.periodFrames == 64 && plugin.bufferFrames == 256 && plugin.fillTargetFrames == 128)
+    #expect(plugin.problem == nil)
+    let wider = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-latency", "256"]).values).forPipeWirePlugin()
+    #expect(wider.periodFrames == 128 && wider.bufferFrames == 512 && wider.fillTargetFrames == 256)
+    // Any of the three given, on the command line or in the file: exactly what was given is used.
+    let given = [
+      DaemonConfiguration(try DaemonCommandLine(arguments: ["--period-frames", "240"]).values),
+      DaemonConfiguration(try DaemonCommandLine(arguments: ["--buffer-frames", "1920"]).values),
+      DaemonConfiguration(try DaemonCommandLine(arguments: ["--fill-target", "0"]).values),
+      DaemonConfiguration(try Self.fromFile([("fill-target", .number(480))])),
+    ]
+    for configuration in given {
+      #expect(configuration.alsaLayoutGiven)
+      let kept = configuration.forPipeWirePlugin()
+      #expect(
+        kept.periodFrames == configuration.periodFrames && kept.bufferFrames == configuration.bufferFrames
+          && kept.fillTargetFrames == configuration.fillTargetFrames)
+    }
+    #expect(!DaemonConfiguration(ConfigValues()).alsaLayoutGiven)
+  }
+
+  @Test func aPipeWireStreamPausesAfterTheGivenSilenceAndOnlyWithinTheIdleWindow() throws {
+    let defaults = try #require(Daemon<NullSink>.pullPausePolicy(DaemonConfiguration(ConfigValues())))
+    #expect(defaults.afterFrames == 12_000, "0.25 s at 48 kHz")
+    #expect(defaults.releaseAfterNanoseconds == 1_750_000_000, "the rest of the 2 s idle window")
+    let never = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-pause-after", "0"]).values)
+    #expect(Daemon<NullSink>.pullPausePolicy(never) == nil)
+    let pastIdle = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-pause-after", "3"]).values)
+    #expect(Daemon<NullSink>.pullPausePolicy(pastIdle) == nil, "a pause after the idle window never comes")
   }
 
   @Test func commandLineOverridesTheFile() throws {

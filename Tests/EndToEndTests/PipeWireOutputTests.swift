@@ -124,6 +124,11 @@ struct PipeWireOutputTests {
       let heardIn = try #require(started["heardIn"]?.doubleValue)
       #expect(heardIn >= 127.0 / 48000 && heardIn <= 129.0 / 48000, "heardIn \(heardIn)")
     }
+    if path == .alsaPlugin {
+      // cued saw that the PCM is PipeWire's plugin and chose a small buffer for it (none was given).
+      #expect(state["periodFrames"] as? Int == 64 && state["bufferFrames"] as? Int == 256, "\(state)")
+      #expect(daemon.log.contains("is PipeWire's ALSA plugin: period 64, buffer 256, kept 128 frames full"))
+    }
 
     // Idle: the device closes, cued's node leaves the graph, and cued uses no CPU.
     try daemon.waitForDevice("closed", timeout: 5)
@@ -141,6 +146,52 @@ struct PipeWireOutputTests {
     // The monitor holds the cue, sample for sample (float32 end to end, volume 1, pan 0).
     try expectCaptureHoldsTheCue(recorder.finish(), fixture: "tone-44100-stereo.mp3")
     #expect(daemon.stop() == 0)
+  }
+
+  @Test func aSilentStreamPausesInTheGraphAndTheNextCueResumesItSampleForSample() throws {
+    let dir = Harness.temporaryDirectory()
+    let pipewire = try PipeWireEnvironment(directory: dir + "/pw")
+    let environment = pipewire.environment
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock",
+      arguments: ["--sounds", sounds, "--device", "pipewire", "--idle-timeout", "30", "--pipewire-pause-after", "0.1"],
+      environment: environment, logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "pico", "--volume", "0", "--wait"]).status == 0)
+
+    // 0.1 s after the cue the stream is paused: still open, its node still in the graph, but no
+    // quantum is asked for (frames mixed stand still) and the status says so.
+    var device: [String: Any] = [:]
+    let deadline = Date().addingTimeInterval(3)
+    while Date() < deadline {
+      device = try #require(daemon.status()["device"] as? [String: Any])
+      if device["paused"] as? Bool == true { break }
+      usleep(20_000)
+    }
+    #expect(device["paused"] as? Bool == true, "not paused: \(device)")
+    #expect(device["state"] as? String == "open")
+    #expect((device["pauses"] as? Int ?? 0) >= 1)
+    #expect(try foreignNodes(environment).contains("cued"), "a paused stream keeps its node")
+    let mixed = try daemon.status()["framesWritten"] as? Int
+    usleep(500_000)
+    #expect(try daemon.status()["framesWritten"] as? Int == mixed, "a paused stream is not asked for audio")
+    #expect(try daemon.cuectl(["status"]).stdout.contains("paused until the next cue"))
+
+    // The next cue resumes it and arrives sample for sample; the time paused is not an xrun.
+    let recorder = try MonitorRecorder(directory: dir, environment: environment)
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    usleep(100_000)  // `finished` comes when the last frame is mixed; it is heard a quantum or two later
+    try expectCaptureHoldsTheCue(recorder.finish(), fixture: "tone-44100-stereo.mp3")
+    let status = try daemon.status()
+    #expect(status["underruns"] as? Int == 0)
+    #expect((status["framesWritten"] as? Int ?? 0) > (mixed ?? 0))
+
+    // A server that goes away under a paused stream is a loss, as under a playing one.
+    try daemon.waitForDevice("open")
+    #expect(try pipewire.stop().status == 0)
+    try daemon.waitForDevice("lost", timeout: 5)
+    #expect(try daemon.cuectl(["ping"]).status == 0)
   }
 
   @Test(arguments: PipeWirePath.allCases)

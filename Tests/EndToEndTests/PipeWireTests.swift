@@ -125,6 +125,19 @@ struct PipeWireTests {
     #expect(report["onset_frames_cycle_to_monitor"] == Array(repeating: "256", count: 3))
   }
 
+  @Test func aPausedOutputIsNotScheduledAndResumesWithTheToneWholeAndNoXrun() throws {
+    let pipewire = try PipeWireEnvironment(directory: Harness.temporaryDirectory())
+    let result = try run(
+      Self.probe, ["--quantum", "256", "--rounds", "2", "--pause-before-trigger", "300"], environment: pipewire.environment, timeout: 30)
+    let report = ProbeReport(result.stdout)
+    print(result.stdout)
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(report["cycles_while_paused"] == ["0", "0"])
+    #expect(report["tone_extent_frames"] == ["4800", "4800"])
+    #expect(report["tone_max_sample_error"] == ["0.0", "0.0"])
+    #expect(report["xruns"] == ["0", "0"])
+  }
+
   @Test func anOutputReportsAServerRestartAndConnectsAgain() throws {
     let directory = Harness.temporaryDirectory()
     let pipewire = try PipeWireEnvironment(directory: directory)

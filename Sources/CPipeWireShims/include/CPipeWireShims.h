@@ -134,6 +134,11 @@ uint64_t cued_pw_stream_xruns(cued_pw_stream *stream);
 /// The reason in words is in `cued_pw_stream_state`'s text.
 int cued_pw_stream_failed(cued_pw_stream *stream);
 
+/// Pauses (0) or resumes (1) a connected stream: a paused stream keeps its node in the graph but is
+/// not scheduled, so neither it nor (when nothing else runs) the driver wakes. pw_stream_set_active
+/// under the thread-loop lock. Returns 0, or a negative errno (-ENOTCONN without a stream).
+int cued_pw_stream_set_active(cued_pw_stream *stream, int active);
+
 /// SCHED_FIFO at `priority` for PipeWire's data thread when its first callback after a `connect` finds
 /// it at SCHED_OTHER (module-rt could not make it real-time). 0, the default, leaves the thread as
 /// PipeWire made it. Set before `connect`.
