@@ -78,8 +78,12 @@ final class ClientServer {
       }
       listener = first.fd
       ownsSocketFile = false
-      logger.info("using the socket systemd passed (socket activation)", metadata: ["name": "\(first.name)"])
-      return path
+      let served = UnixSocket.boundPath(first.fd) ?? "the socket systemd passed"
+      logger.info("using the socket systemd passed (socket activation): \(served)", metadata: ["name": "\(first.name)"])
+      if served != path {
+        logger.debug("--socket/CUED_SOCKET (\(path)) is not used under socket activation")
+      }
+      return served
     }
     socketPath = path
     if let problem = UnixSocket.validate(path: path) {

@@ -193,8 +193,11 @@ public final class Daemon<Device: OutputDevice> {
 
   /// Claims the socket path (or takes the socket systemd passed).
   public func bindSocket() throws(StartupError) {
-    try clients.bind(path: configuration.socketPath)
+    servedSocket = try clients.bind(path: configuration.socketPath)
   }
+
+  /// The socket clients reach this daemon on: `socket` as configured, or the one systemd passed.
+  private(set) var servedSocket: String? = nil
 
   /// Sets the carousel bindings read from the config file (nil: the built-in ones).
   public func setCarousels(_ carousels: [String: CarouselBindings]?) {
@@ -237,7 +240,7 @@ public final class Daemon<Device: OutputDevice> {
     notifier.notify(["READY=1", "STATUS=" + status.line])
     if let interval = notifier.watchdogInterval { watchdog = Watchdog(interval: interval, now: clock.nanoseconds()) }
     logger.info(
-      "cued \(cuedVersion) ready on \(configuration.socketPath); device '\(device.name)' opens on the first cue",
+      "cued \(cuedVersion) ready on \(servedSocket ?? configuration.socketPath); device '\(device.name)' opens on the first cue",
       metadata: StatusReply.Scheduling(audioThread.scheduling).realtimeText.map { ["audio-thread": "\($0)"] } ?? [:])
     var poll = PollSet<Source>()
     while running {
@@ -309,12 +312,18 @@ public final class Daemon<Device: OutputDevice> {
     }
   }
 
+  /// What `hello` says this daemon can do: the protocol's ops, kinds and limits, and those its settings chose.
+  private lazy var capabilities = HelloReply.Capabilities.current(limits: [
+    ("clients", configuration.maximumClients), ("players", configuration.maximumPlayers),
+    ("sounds", configuration.maximumSounds), ("voices", configuration.voiceLimit), ("cues", configuration.maximumCues),
+  ])
+
   /// Carries out one request; returns the reply, or nil when the reply comes later (to `waiter`).
   func perform(_ request: Request, waiter: Waiter, client: ClientConnection) throws(ProtocolError) -> ReplyBody? {
     switch request {
     case .hello(let name):
       if let name { logger.debug("client \(client.serial) is \(name.prefix(64))") }
-      return .hello(HelloReply())
+      return .hello(HelloReply(capabilities: capabilities))
     case .ping:
       return .ping(PingReply())
     case .play(let p):

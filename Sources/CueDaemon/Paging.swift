@@ -5,7 +5,9 @@ import CueProtocol
 /// What paging remembers between carousel messages.
 struct PagingState {
   /// Bindings per carousel name ("default" for carousels without their own table).
-  var carousels: [String: CarouselBindings] = ["default": .builtIn]
+  /// The bindings in force without a config file's `[carousel.*]` tables.
+  static let builtInCarousels: [String: CarouselBindings] = ["default": .builtIn]
+  var carousels: [String: CarouselBindings] = builtInCarousels
   /// Voices sounding per binding ("carousel/binding").
   var voices: [String: [VoiceID]] = [:]
   /// When each binding last started a voice (monotonic ns).
@@ -46,7 +48,7 @@ final class Paging {
 
   /// The carousel bindings in force (nil: the built-in ones).
   func setCarousels(_ carousels: [String: CarouselBindings]?) {
-    state.carousels = carousels ?? ["default": .builtIn]
+    state.carousels = carousels ?? PagingState.builtInCarousels
   }
 
   var carousels: [String: CarouselBindings] { state.carousels }

@@ -66,7 +66,13 @@ final class Reloader {
       "loaded \(scan.cues.count) cue\(scan.cues.count == 1 ? "" : "s") (\(scan.totalBytes / 1024) KiB decoded) in \(formatMilliseconds(elapsed)) ms",
       metadata: ["directories": "\(configuration.soundDirectories.joined(separator: ":"))"])
     if let missing = missingBoundCue(in: carousels, known: catalog.names) {
-      logger.error("\(missing) (the binding plays nothing until the cue exists)")
+      // The built-in bindings name the shipped sounds; a sound directory of one's own need not have
+      // them, and that is no error worth a line at every start. Bindings the config gave are.
+      if carousels == PagingState.builtInCarousels {
+        logger.debug("\(missing) (a built-in binding; it plays nothing until the cue exists)")
+      } else {
+        logger.error("\(missing) (the binding plays nothing until the cue exists)")
+      }
     }
     if scan.cues.isEmpty {
       logger.warning(

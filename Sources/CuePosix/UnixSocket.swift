@@ -108,6 +108,22 @@ public enum UnixSocket {
     }
   }
 
+  /// The path a Unix socket is bound to (`getsockname`): `@name` for the abstract namespace, nil
+  /// for an unnamed socket or one that is not AF_UNIX. For a socket someone else made, such as one
+  /// systemd passed.
+  public static func boundPath(_ fd: FileDescriptor) -> String? {
+    var address = sockaddr_un()
+    var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+    let rc = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd.rawValue, $0, &length) }
+    }
+    let header = MemoryLayout<sa_family_t>.size
+    guard rc == 0, address.sun_family == sa_family_t(AF_UNIX), Int(length) > header else { return nil }
+    let bytes = withUnsafeBytes(of: &address.sun_path) { Array($0.prefix(Int(length) - header)) }
+    if bytes.first == 0 { return "@" + String(decoding: bytes.dropFirst(), as: UTF8.self) }
+    return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+  }
+
   /// True when `path` names a Unix socket.
   public static func isSocket(path: String) -> Bool {
     var info = stat()

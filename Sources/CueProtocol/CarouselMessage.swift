@@ -25,6 +25,11 @@ public struct CarouselMessage: Sendable, Equatable {
     }
   }
 
+  /// Every carousel message name, in the order of a scroll's life (for `hello`'s capabilities).
+  public static let eventNames = [
+    "drag-began", "drag-ended", "deceleration-ended", "scroll-animation-ended", "page-changed", "wrapped",
+  ]
+
   /// Why the page changed.
   public enum Reason: String, Sendable, CaseIterable {
     case drag, key, auto, programmatic

@@ -18,15 +18,89 @@ public struct HelloReply: ReplyFields {
   public var version: String
   /// The protocol version (`protocolVersion`); on the wire as `protocol`.
   public var protocolVersion: Int
+  /// What this daemon can do, so a client detects features without parsing `version` or probing
+  /// for `unknown-op`. Nil from an older daemon, from before `hello` said so (2026-11).
+  public var capabilities: Capabilities?
 
-  public init(server: String = "cued", version: String = cuedVersion, protocolVersion: Int = CueProtocol.protocolVersion) {
+  /// The ops, event kinds, carousel messages, features and limits of this daemon.
+  public struct Capabilities: Sendable, Equatable {
+    /// Every op `"op"` may name.
+    public var ops: [String]
+    /// Every event kind the daemon may send.
+    public var events: [String]
+    /// Every carousel message (`"carousel"` lines, section 4b).
+    public var carousel: [String]
+    /// Named behaviours beyond the ops (`ProtocolFeature`).
+    public var features: [String]
+    /// Numbers past which a request is refused (or a client, player or sound is not made).
+    public var limits: [(String, Int)]
+
+    public init(ops: [String], events: [String], carousel: [String], features: [String], limits: [(String, Int)]) {
+      self.ops = ops
+      self.events = events
+      self.carousel = carousel
+      self.features = features
+      self.limits = limits
+    }
+
+    /// This build's ops, kinds, carousel messages and features, with the limits the daemon was given.
+    public static func current(limits: [(String, Int)]) -> Capabilities {
+      Capabilities(
+        ops: Request.knownOps, events: EventKind.allCases.map(\.rawValue), carousel: CarouselMessage.eventNames,
+        features: ProtocolFeature.allCases.map(\.rawValue), limits: protocolLimits + limits)
+    }
+
+    /// The limits of the protocol itself (the daemon adds those its settings choose).
+    public static let protocolLimits: [(String, Int)] = [
+      ("lineBytes", LineFramer.protocolLineLimit), ("idStringBytes", RequestID.maximumStringBytes),
+      ("idMagnitude", RequestID.maximumMagnitude), ("loops", PlayParameters.maximumLoops),
+      ("fadeSeconds", Int(Request.maximumFadeSeconds)),
+    ]
+
+    public static func == (a: Capabilities, b: Capabilities) -> Bool {
+      a.ops == b.ops && a.events == b.events && a.carousel == b.carousel && a.features == b.features
+        && a.limits.map(\.0) == b.limits.map(\.0) && a.limits.map(\.1) == b.limits.map(\.1)
+    }
+
+    var json: JSONValue {
+      .object([
+        ("ops", .array(ops.map(JSONValue.string))), ("events", .array(events.map(JSONValue.string))),
+        ("carousel", .array(carousel.map(JSONValue.string))), ("features", .array(features.map(JSONValue.string))),
+        ("limits", .object(limits.map { ($0.0, .int($0.1)) })),
+      ])
+    }
+
+    init(json: JSONValue) throws(ProtocolError) {
+      var fields = FieldReader(json)
+      let what = "the hello reply's capabilities"
+      ops = try required(fields.stringArray("ops"), "ops", in: what)
+      events = try required(fields.stringArray("events"), "events", in: what)
+      carousel = try fields.stringArray("carousel") ?? []
+      features = try fields.stringArray("features") ?? []
+      guard case .object(let members)? = json["limits"] else {
+        throw ProtocolError(.invalidRequest, "\(what) has no \"limits\" object")
+      }
+      limits = members.compactMap { key, value in value.intValue.map { (key, $0) } }
+    }
+
+    /// A limit by name (`lineBytes`, `players`, …), or nil.
+    public func limit(_ name: String) -> Int? { limits.first { $0.0 == name }?.1 }
+  }
+
+  public init(
+    server: String = "cued", version: String = cuedVersion, protocolVersion: Int = CueProtocol.protocolVersion,
+    capabilities: Capabilities? = nil
+  ) {
     self.server = server
     self.version = version
     self.protocolVersion = protocolVersion
+    self.capabilities = capabilities
   }
 
   public var fields: [(String, JSONValue)] {
-    [("server", .string(server)), ("version", .string(version)), ("protocol", .int(protocolVersion))]
+    var members: [(String, JSONValue)] = [("server", .string(server)), ("version", .string(version)), ("protocol", .int(protocolVersion))]
+    if let capabilities { members.append(("capabilities", capabilities.json)) }
+    return members
   }
 
   public init(reply: JSONValue) throws(ProtocolError) {
@@ -35,7 +109,27 @@ public struct HelloReply: ReplyFields {
     server = try required(fields.string("server"), "server", in: what)
     version = try required(fields.string("version"), "version", in: what)
     protocolVersion = try required(fields.integer("protocol"), "protocol", in: what)
+    capabilities = try reply["capabilities"].map { (json) throws(ProtocolError) in try Capabilities(json: json) }
   }
+}
+
+/// Behaviours a client may depend on that the list of ops does not show; `hello` lists them.
+/// A name, once listed, keeps its meaning for the protocol version; new ones may be added.
+public enum ProtocolFeature: String, CaseIterable, Sendable {
+  /// `player.play` takes `atTime` (a time on the `deviceCurrentTime` clock to start at).
+  case scheduledPlay = "scheduled-play"
+  /// Players take `rate` (0.5 to 2) and `enableRate`.
+  case playerRate = "player-rate"
+  /// Players and system sounds may be made `detached` (they outlive their connection).
+  case detached
+  /// `subscribe` takes `ids` (the events of given voices, players and sounds).
+  case subscribeIDs = "subscribe-ids"
+  /// Carousel lines with an `id` are answered with the decision (`paging` events otherwise).
+  case carouselReplies = "carousel-replies"
+  /// Some replies are deferred (docs/PROTOCOL.md, "Connections and ordering"): match replies by `id`.
+  case deferredReplies = "deferred-replies"
+  /// The reply to a request comes before every event that request caused.
+  case replyBeforeEvents = "reply-before-events"
 }
 
 /// `ping`: `pong`, always true.

@@ -7,6 +7,11 @@ public enum RequestID: Sendable, Equatable, Hashable {
   case number(Int)
   case string(String)
 
+  /// The longest string id, in bytes.
+  public static let maximumStringBytes = 256
+  /// The largest integer id in size (2^53 - 1: every integer up to it is exact as a JSON number).
+  public static let maximumMagnitude = 9_007_199_254_740_991
+
   public var json: JSONValue {
     switch self {
     case .number(let n): .number(Double(n))
@@ -226,8 +231,8 @@ public enum RequestDecoder {
     var id: RequestID? = nil
     if let raw = value["id"] {
       switch raw {
-      case .string(let s) where s.utf8.count <= 256: id = .string(s)
-      case .number where raw.intValue != nil && abs(raw.intValue!) < 9_007_199_254_740_992: id = .number(raw.intValue!)
+      case .string(let s) where s.utf8.count <= RequestID.maximumStringBytes: id = .string(s)
+      case .number where raw.intValue != nil && abs(raw.intValue!) <= RequestID.maximumMagnitude: id = .number(raw.intValue!)
       case .null: id = nil
       default:
         return .failure(

@@ -95,6 +95,8 @@ struct Cuectl: ParsableCommand {
     commandName: "cuectl",
     abstract: "Controls cued, the audio cue daemon.",
     discussion: """
+      Every command takes --socket PATH and --json, after the command or before it \
+      (cuectl --socket /run/user/1000/cued/cued.sock status).
       Exit status: 0 ok; 1 the daemon refused the request; 2 usage error; 3 the daemon is not reachable.
       """,
     version: cuedVersion,
@@ -355,12 +357,15 @@ func table(_ rows: [[String]]) -> String {
   }.joined(separator: "\n") + "\n"
 }
 
+// `--socket` and `--json` may come before the command (GlobalArguments.swift).
+let arguments = GlobalArguments.hoisted(Array(CommandLine.arguments.dropFirst()))
+
 // The common `cuectl play` forms skip swift-argument-parser (QuickPlay.swift says why).
-if let status = QuickPlay.run(CommandLine.arguments.dropFirst()) { exit(status.rawValue) }
+if let status = QuickPlay.run(arguments[...]) { exit(status.rawValue) }
 
 // Usage errors exit 2 (swift-argument-parser's default is 64); help and --version exit 0.
 do {
-  var command = try Cuectl.parseAsRoot()
+  var command = try Cuectl.parseAsRoot(arguments)
   try command.run()
 } catch {
   let code = Cuectl.exitCode(for: error)

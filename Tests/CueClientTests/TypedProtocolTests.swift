@@ -18,6 +18,26 @@ struct TypedProtocolTests {
     }
   }
 
+  @Test func helloSaysWhichOpsEventsFeaturesAndLimitsThisDaemonHas() throws {
+    let daemon = try TestDaemon()
+    let connection = try CueConnection.connect(socketPath: daemon.socket)
+    let hello = try connection.send(.hello(client: "capabilities"), as: HelloReply.self)
+    #expect(hello.protocolVersion == 1)
+    let capabilities = try #require(hello.capabilities)
+    #expect(capabilities.ops == Op.allCases.map(\.rawValue))
+    #expect(capabilities.ops.contains("player.play") && capabilities.ops.contains("sound.dispose"))
+    #expect(capabilities.events == EventKind.allCases.map(\.rawValue))
+    #expect(capabilities.events.contains("paging") && capabilities.events.contains("events-dropped"))
+    #expect(capabilities.carousel.contains("page-changed") && capabilities.carousel.contains("wrapped"))
+    #expect(capabilities.features == ProtocolFeature.allCases.map(\.rawValue))
+    #expect(capabilities.limit("lineBytes") == 65536)
+    #expect(capabilities.limit("idMagnitude") == 9_007_199_254_740_991)
+    #expect(capabilities.limit("idStringBytes") == 256)
+    #expect(capabilities.limit("loops") == 1_000_000)
+    #expect(capabilities.limit("players") == 1024 && capabilities.limit("sounds") == 1024 && capabilities.limit("clients") == 1024)
+    #expect(capabilities.limit("voices") == 32)
+  }
+
   @Test func everyReplyAndEventOfASessionIsWrittenBackByteForByte() throws {
     let daemon = try TestDaemon()
     let connection = try CueConnection.connect(socketPath: daemon.socket)

@@ -92,6 +92,30 @@ struct DaemonTests {
     #expect(result.stderr.contains("cued"))
   }
 
+  @Test func socketAndJsonWorkBeforeTheCommandAsAfterIt() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    // Before the command (as `pactl -s`, `git -C`), after it, and both forms of the value.
+    let before = try run(Harness.cuectl, ["--socket", daemon.socket, "play", "pico"])
+    #expect(before.status == 0, "\(before.stderr)")
+    #expect(Int(before.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) != nil, "prints the voice id: \(before.stdout)")
+    let after = try run(Harness.cuectl, ["play", "pico", "--socket", daemon.socket])
+    #expect(after.status == 0, "\(after.stderr)")
+    let json = try run(Harness.cuectl, ["--json", "--socket=\(daemon.socket)", "status"])
+    #expect(json.status == 0, "\(json.stderr)")
+    let reply = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    #expect(reply?["device"] != nil, "\(json.stdout)")
+    // Through the full parser too (another command, and play with --wait).
+    let nested = try run(Harness.cuectl, ["--socket", daemon.socket, "system"])
+    #expect(nested.status == 0, "\(nested.stderr)")
+    let waited = try run(Harness.cuectl, ["--socket", daemon.socket, "play", "pico", "--wait"])
+    #expect(waited.status == 0, "\(waited.stderr)")
+    // A leading option and no command is still a usage error, and a refused request still exits 1.
+    #expect(try run(Harness.cuectl, ["--socket", daemon.socket]).status == 2)
+    let unknown = try run(Harness.cuectl, ["--socket", daemon.socket, "play", "nosuch"])
+    #expect(unknown.status == 1 && unknown.stderr.contains("nosuch"))
+  }
+
   @Test("usage errors exit 2", arguments: [["play"], ["play", "pico", "--volume", "2"], ["stop"], ["bogus"]])
   func usageErrorsExit2(_ arguments: [String]) throws {
     let result = try run(Harness.cuectl, arguments + ["--socket", "/tmp/unused.sock"])
