@@ -23,7 +23,7 @@ run: build
 
 # Every test: unit, decoder fixtures, ALSA file-PCM captures, PulseAudio and PipeWire end-to-end;
 # then the suites named here once more on the native PipeWire output.
-PIPEWIRE_SUITES = DaemonTests|SoundAndEventTests|PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests
+PIPEWIRE_SUITES = DaemonTests|SoundAndEventTests|PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests|OutsideClientTests
 
 test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-test.log

@@ -45,7 +45,7 @@ struct DaemonStatus<Device: OutputDevice> {
       deviceCurrentTime: Double(device.heardFrame()) / Double(daemon.configuration.sampleRate),
       triggerLatency: daemon.triggerLatency.summary, paging: StatusReply.PagingCounts(daemon.paging.counts),
       eventsDropped: clients.eventsDropped, refusedConnections: clients.refusedConnections,
-      socket: daemon.configuration.socketPath, scheduling: StatusReply.Scheduling(daemon.audioThread.scheduling))
+      socket: daemon.servedSocket ?? daemon.configuration.socketPath, scheduling: StatusReply.Scheduling(daemon.audioThread.scheduling))
   }
 }
 

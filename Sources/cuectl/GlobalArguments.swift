@@ -1,3 +1,6 @@
+import CueClient
+import CueProtocol
+
 /// `cuectl --socket S play pico`: the options every command takes (`--socket`, `--json`) may come
 /// before the command too, as with `pactl -s`, `git -C` or `systemctl --user`.
 ///
@@ -31,4 +34,20 @@ enum GlobalArguments {
     command.insert(contentsOf: leading, at: command.firstIndex(of: "--") ?? command.count)
     return command
   }
+}
+
+/// Shell completion of cue names (`cuectl play <TAB>`): asks the daemon the command line names
+/// (its `--socket`, else the default) for `list`, with a short timeout; nothing when none answers.
+/// swift-argument-parser's completion scripts call `cuectl` back with the words typed so far.
+@Sendable func completeCueNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
+  var socket: String? = nil
+  if let flag = words.firstIndex(of: "--socket"), flag + 1 < words.count {
+    socket = words[flag + 1]
+  } else if let word = words.first(where: { $0.hasPrefix("--socket=") }) {
+    socket = String(word.dropFirst("--socket=".count))
+  }
+  guard let connection = try? CueConnection.connect(socketPath: socket),
+    let list = try? connection.send(.list, as: ListReply.self, timeoutSeconds: 1)
+  else { return [] }
+  return list.cues.map(\.name).filter { $0.hasPrefix(prefix) }
 }

@@ -68,7 +68,7 @@ struct PlayerCommand: ParsableCommand {
   struct Create: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Makes a player for a cue (or an MP3 file) and prints its id.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The cue's name.") var cue: String?
+    @Argument(help: "The cue's name.", completion: .custom(completeCueNames)) var cue: String?
     @Option(help: ArgumentHelp("An MP3 file inside the sound directories, instead of a cue.", valueName: "path")) var path: String?
     @Flag(help: "Keep the player after cuectl exits.") var detach = false
     @Flag(help: "Allow rate changes (AVAudioPlayer's enableRate).") var enableRate = false
@@ -184,7 +184,7 @@ struct SoundCommand: ParsableCommand {
   struct Create: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Makes a system sound id from a cue (or an MP3 file) and prints it.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The cue's name.") var cue: String?
+    @Argument(help: "The cue's name.", completion: .custom(completeCueNames)) var cue: String?
     @Option(help: ArgumentHelp("An MP3 file inside the sound directories, instead of a cue.", valueName: "path")) var path: String?
     @Flag(help: "Keep the sound after cuectl exits (until `cuectl sound dispose`).") var detach = false
     func validate() throws {
@@ -244,7 +244,7 @@ struct Monitor: ParsableCommand {
         cuectl monitor --id 12 --count 2       # two events about 12, then exit
       """)
   @OptionGroup var global: GlobalOptions
-  @Option(help: ArgumentHelp("Only this kind (started, finished, completion, device, reloaded, decode-error); repeatable.", valueName: "kind"))
+  @Option(help: ArgumentHelp("Only this kind (\(EventKind.allCases.filter(\.isSubscribable).map(\.rawValue).joined(separator: ", "))); repeatable.", valueName: "kind"))
   var kind: [String] = []
   @Option(help: ArgumentHelp("Only events about this voice, player or sound id; repeatable.", valueName: "id")) var id: [UInt64] = []
   @Option(help: ArgumentHelp("Exit after this many events.", valueName: "n")) var count: Int?

@@ -119,7 +119,7 @@ struct Play: ParsableCommand {
 
   @OptionGroup var global: GlobalOptions
 
-  @Argument(help: "The cue's name (its file name without .mp3; `cuectl list` shows them).")
+  @Argument(help: "The cue's name (its file name without .mp3; `cuectl list` shows them).", completion: .custom(completeCueNames))
   var cue: String
 
   // `.unconditional`: the value may start with '-' (`--pan -1`, `--loops -1`).
@@ -177,7 +177,7 @@ struct Stop: ParsableCommand {
 
   @OptionGroup var global: GlobalOptions
 
-  @Argument(help: "A voice id (a number) or a cue name.")
+  @Argument(help: "A voice id (a number) or a cue name.", completion: .custom(completeCueNames))
   var target: String?
 
   @Flag(help: "Stop every voice.")
@@ -282,11 +282,41 @@ struct Status: ParsableCommand {
     lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")
     lines.append("underruns: \(status.underruns)")
     lines.append("audio:     \(status.scheduling.summary)")
+    lines.append(
+      "device:    opened \(device.opens) time\(device.opens == 1 ? "" : "s"), lost \(device.losses)"
+        + (device.pauses.map { ", paused \($0) time\($0 == 1 ? "" : "s")" } ?? "")
+        + "; clock \(String(format3: status.deviceCurrentTime)) s, \(status.framesWritten) frames mixed")
+    let latency = status.triggerLatency
+    lines.append(
+      "plays:     \(status.plays) started"
+        + (latency.count > 0
+          ? "; request to first frame p50 \(formatMicroseconds(latency.p50Us)), p99 \(formatMicroseconds(latency.p99Us)), max \(formatMicroseconds(latency.maxUs))"
+          : ""))
+    lines.append(
+      "objects:   \(status.players) player\(status.players == 1 ? "" : "s"), \(status.sounds) system sound\(status.sounds == 1 ? "" : "s")"
+        + " (system volume \(String(format3: status.systemVolume))\(status.systemMuted ? ", muted" : ""))")
+    let decisions = PagingDecision.allCases.map { "\($0.rawValue) \(status.paging[$0])" }
+    lines.append("paging:    \(decisions.joined(separator: ", "))")
     lines.append("uptime:    \(formatSeconds(status.uptime))")
     lines.append("cues:      \(status.cues) (\(formatBytes(status.cueBytes)))")
-    lines.append("clients:   \(status.clients)")
+    lines.append(
+      "clients:   \(status.clients) connected, \(status.refusedConnections) refused, \(status.eventsDropped) event\(status.eventsDropped == 1 ? "" : "s") dropped for slow readers")
     lines.append("daemon:    cued \(status.version), pid \(status.pid), \(session.connection.socketPath)")
     writeToStandardOutput(lines.joined(separator: "\n") + "\n")
+  }
+}
+
+/// `2100.5` µs → `2.10 ms`; under a millisecond in µs.
+func formatMicroseconds(_ microseconds: Double) -> String {
+  microseconds < 1000 ? "\(Int(microseconds.rounded())) µs" : "\(String(format3: microseconds / 1000)) ms"
+}
+
+extension String {
+  /// `x` with at most three decimals, trailing zeros dropped (`0.25`, `12.5`, `3`).
+  init(format3 x: Double) {
+    var text = String((x * 1000).rounded() / 1000)
+    if text.hasSuffix(".0") { text.removeLast(2) }
+    self = text
   }
 }
 

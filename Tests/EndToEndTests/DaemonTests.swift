@@ -116,6 +116,50 @@ struct DaemonTests {
     #expect(unknown.status == 1 && unknown.stderr.contains("nosuch"))
   }
 
+  @Test func statusShowsWhatItsJsonHasIncludingThePagingCounters() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    // Built-in bindings, but this directory has no page-next: the decision is unbound.
+    #expect(try daemon.cuectl(["page", "--from", "0", "--to", "1", "--count", "3"]).status == 0)
+    let json = try daemon.status()
+    let text = try daemon.cuectl(["status"]).stdout
+    #expect(text.contains("plays:     \(json["plays"] as? Int ?? -1) started; request to first frame p50 "), "\(text)")
+    #expect(text.contains("paging:    played 0, ignored 0, too-soon 0, late 0, unbound 1,"), "\(text)")
+    #expect(text.contains("objects:   0 players, 0 system sounds (system volume 1)"), "\(text)")
+    #expect(text.contains(" connected, 0 refused, 0 events dropped for slow readers"), "\(text)")
+    #expect(text.contains("frames mixed") && text.contains("opened 1 time"), "\(text)")
+    // monitor's help names every kind a subscription may ask for, paging included.
+    let help = try run(Harness.cuectl, ["monitor", "--help"]).stdout
+    for kind in ["started", "finished", "completion", "device", "reloaded", "decode-error", "paging"] {
+      #expect(help.contains(kind), "monitor --help lacks \(kind)")
+    }
+  }
+
+  @Test func bashCompletionOffersTheCueNamesOfTheDaemonTheCommandLineNames() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    let script = Harness.temporaryDirectory() + "/cuectl.bash"
+    try run(Harness.cuectl, ["--generate-completion-script", "bash"]).stdout.write(toFile: script, atomically: true, encoding: .utf8)
+    // What bash does on TAB: the words so far, then the completion function; COMPREPLY is the offer.
+    func complete(_ words: [String]) throws -> [String] {
+      let line = words.joined(separator: " ")
+      let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+      let shell = """
+        source '\(script)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(line)'; \
+        COMP_POINT=${#COMP_LINE}; _cuectl; printf '%s\\n' "${COMPREPLY[@]}"
+        """
+      let directory = (Harness.cuectl as NSString).deletingLastPathComponent
+      let result = try run("/bin/bash", ["-c", shell], environment: ["PATH": directory + ":/usr/bin:/bin"])
+      return result.stdout.split(separator: "\n").map(String.init).sorted()
+    }
+    #expect(try complete(["cuectl", "play", "--socket", daemon.socket, ""]) == ["loop", "pico"])
+    #expect(try complete(["cuectl", "play", "--socket", daemon.socket, "p"]) == ["pico"])
+    #expect(try complete(["cuectl", "stop", "--socket", daemon.socket, "l"]) == ["loop"])
+    // No daemon there: nothing offered, and no error printed into the shell.
+    #expect(try complete(["cuectl", "play", "--socket", "/nonexistent/cued.sock", ""]).isEmpty)
+  }
+
   @Test("usage errors exit 2", arguments: [["play"], ["play", "pico", "--volume", "2"], ["stop"], ["bogus"]])
   func usageErrorsExit2(_ arguments: [String]) throws {
     let result = try run(Harness.cuectl, arguments + ["--socket", "/tmp/unused.sock"])
