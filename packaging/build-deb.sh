@@ -56,7 +56,8 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo
   echo " -- $DEB_MAINTAINER  $(date -u -R -d "@$SOURCE_DATE_EPOCH")"
 } >"$doc/changelog.Debian"
-find "$doc" -type f ! -name copyright ! -name '*.gz' -size +4k -exec gzip -9nf {} +
+# The schema stays uncompressed: tools read it (dh_compress leaves such files alone when told with -X).
+find "$doc" -type f ! -name copyright ! -name '*.gz' ! -name '*.json' -size +4k -exec gzip -9nf {} +
 gzip -9nf "$doc/changelog.Debian"
 
 # The config of the system-wide daemon (its unit passes --config /etc/cued/cued.toml): comments only.

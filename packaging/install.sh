@@ -201,7 +201,7 @@ install_all() {
     [[ -f "$f" ]] && put 0644 "$f" "$FISH_COMPLETIONDIR/$(basename "$f")"
   done
 
-  for f in README.md LICENSE docs/*.md; do [[ -f "$f" ]] && put 0644 "$f" "$DOCDIR/$(basename "$f")"; done
+  for f in README.md LICENSE docs/*.md docs/protocol.schema.json; do [[ -f "$f" ]] && put 0644 "$f" "$DOCDIR/$(basename "$f")"; done
   [[ -f systemd/cued.toml.example ]] && put 0644 systemd/cued.toml.example "$DOCDIR/examples/cued.toml.example"
 
   # An earlier install's files that this one did not write again are stale: remove them.

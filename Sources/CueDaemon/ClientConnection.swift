@@ -64,9 +64,15 @@ final class ClientConnection {
   /// Queues one encoded line (its newline included) and tries to send it now.
   private func send(line: [UInt8]) {
     guard !isClosed else { return }
+    Self.protocolTrace?.append(line)
     output.append(contentsOf: line)
     flush()
   }
+
+  /// `CUED_PROTOCOL_LOG=FILE`: every reply and event line sent to any client is also appended to
+  /// FILE. For the end-to-end tests, which validate each line against docs/protocol.schema.json;
+  /// not a setting (a trace of every client's traffic is no log for a running service).
+  static let protocolTrace: AppendFile? = ProcessInfo.environment("CUED_PROTOCOL_LOG").flatMap { AppendFile(path: $0) }
 
   /// Queues an event unless the client has stopped reading; returns false when it was dropped.
   ///

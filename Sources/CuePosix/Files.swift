@@ -263,3 +263,34 @@ extension Files.Status {
       inode: UInt(info.st_ino))
   }
 }
+
+/// A file that lines are appended to (`O_APPEND`), for a trace a test reads afterwards.
+public final class AppendFile: Sendable {
+  private let fd: Int32
+
+  /// Opens (creating, mode 0600) `path` for appending; nil when it cannot be opened.
+  public init?(path: String) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return nil }
+    self.fd = fd
+  }
+
+  deinit { close(fd) }
+
+  /// Appends `bytes` (whole, retrying short writes and EINTR); errors are ignored: it is a trace.
+  public func append(_ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { raw in
+      var offset = 0
+      while offset < raw.count {
+        let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+        if written > 0 {
+          offset += written
+        } else if written < 0 && errno == EINTR {
+          continue
+        } else {
+          return
+        }
+      }
+    }
+  }
+}

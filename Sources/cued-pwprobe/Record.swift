@@ -43,6 +43,8 @@ private let stopRequested = Atomic<Bool>(false)
   signal(SIGINT) { _ in stopRequested.store(true, ordering: .relaxed) }
 
   let recorder = Recorder(seconds: seconds + 1)
+  // The callback holds it unretained: it must outlive the stream, freed by the defer below.
+  defer { withExtendedLifetime(recorder) {} }
   guard
     let capture = cued_pw_capture_new(
       "cued-pwprobe", "cued-pwprobe-record", sink, rate, channels, 0, recordProcess,

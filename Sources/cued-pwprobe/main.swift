@@ -67,6 +67,13 @@ final class Recorder: @unchecked Sendable {
     cycleDelay = .allocate(capacity: maxCycles)
   }
 
+  deinit {
+    samples.deallocate()
+    cycleNanoseconds.deallocate()
+    cycleFirstFrame.deallocate()
+    cycleDelay.deallocate()
+  }
+
   func reset() {
     recording.store(false, ordering: .sequentiallyConsistent)
     frameCount.store(0, ordering: .relaxed)

@@ -60,6 +60,8 @@ final class TestDaemon: @unchecked Sendable {
     process = try ChildProcess(
       Paths.cued,
       ["--device", "null", "--sounds", Paths.sounds, "--socket", socket, "--realtime-priority", "0", "--log-level", "warning"],
+      // Every line it sends, for `stop` to check against docs/protocol.schema.json.
+      environment: ["CUED_PROTOCOL_LOG": directory + "/protocol.jsonl"],
       removingEnvironment: ["CUED_SOCKET"], standardOutput: .file(directory + "/cued.log", append: true),
       standardError: .sameAsStandardOutput)
     if wait { try waitUntilReady() }
@@ -75,10 +77,22 @@ final class TestDaemon: @unchecked Sendable {
     throw TestFailure("cued did not answer within \(timeout) s: \(log)")
   }
 
-  /// SIGTERM, and waits for the exit.
+  /// SIGTERM, and waits for the exit; then checks every line the daemon sent so far against
+  /// docs/protocol.schema.json (Tests/Protocol/schema_check.py).
   func stop() {
     process?.terminate(SIGTERM, grace: 3)
     process = nil
+    checkLinesAgainstTheSchema()
+  }
+
+  private func checkLinesAgainstTheSchema() {
+    let trace = directory + "/protocol.jsonl"
+    guard FileManager.default.fileExists(atPath: trace) else { return }
+    let checker = try? Spawn.run(
+      "/usr/bin/env", ["python3", Paths.repositoryRoot + "/Tests/Protocol/schema_check.py", "daemon", trace], timeout: 60)
+    #expect(
+      checker?.status == 0,
+      "lines the daemon sent that docs/protocol.schema.json refuses:\n\(String(decoding: checker?.output ?? [], as: UTF8.self))")
   }
 
   var pid: pid_t? { process?.pid }

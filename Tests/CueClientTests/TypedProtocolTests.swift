@@ -36,6 +36,7 @@ struct TypedProtocolTests {
     #expect(capabilities.limit("loops") == 1_000_000)
     #expect(capabilities.limit("players") == 1024 && capabilities.limit("sounds") == 1024 && capabilities.limit("clients") == 1024)
     #expect(capabilities.limit("voices") == 32)
+    daemon.stop()  // the hello reply fits docs/protocol.schema.json
   }
 
   @Test func everyReplyAndEventOfASessionIsWrittenBackByteForByte() throws {
@@ -96,5 +97,7 @@ struct TypedProtocolTests {
       #expect(kinds.contains(kind), "no \(kind.rawValue) event in \(events.map(\.kind))")
     }
     #expect(events.contains { if case .completion(let c)? = $0.daemonEvent { c.reason == .muted } else { false } })
+    // And every one of those lines fits docs/protocol.schema.json.
+    daemon.stop()
   }
 }

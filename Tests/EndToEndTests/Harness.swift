@@ -103,6 +103,8 @@ final class DaemonProcess {
     self.logPath = logPath
     var env = environment
     env["CUED_SOCKET"] = socket
+    // Every line the daemon sends, for `stop` to check against docs/protocol.schema.json.
+    env["CUED_PROTOCOL_LOG"] = logPath + ".protocol.jsonl"
     // Keep the developer's own ~/.config/cued/cued.toml out of the tests.
     if env["XDG_CONFIG_HOME"] == nil { env["XDG_CONFIG_HOME"] = "/nonexistent/cued-tests" }
     let command = launcher + [Harness.cued, "--socket", socket, "--realtime-priority", "0"] + arguments
@@ -151,9 +153,24 @@ final class DaemonProcess {
 
   func signal(_ number: Int32) { child.signal(number) }
 
-  /// Sends SIGTERM and waits; returns the exit status.
+  /// Sends SIGTERM and waits; returns the exit status. The first time, also checks every line the
+  /// daemon sent against docs/protocol.schema.json (Tests/Protocol/schema_check.py).
   @discardableResult
-  func stop(timeout: Double = 5) -> Int32 { child.terminate(grace: timeout) }
+  func stop(timeout: Double = 5) -> Int32 {
+    let status = child.terminate(grace: timeout)
+    if !linesChecked {
+      linesChecked = true
+      let trace = logPath + ".protocol.jsonl"
+      if FileManager.default.fileExists(atPath: trace), let result = try? run(
+        "/usr/bin/env", ["python3", Harness.repositoryRoot + "/Tests/Protocol/schema_check.py", "daemon", trace], timeout: 60)
+      {
+        #expect(result.status == 0, "lines the daemon sent that docs/protocol.schema.json refuses:\n\(result.stdout)\(result.stderr)")
+      }
+    }
+    return status
+  }
+
+  private var linesChecked = false
 }
 
 /// Reads a raw float32 little-endian interleaved stereo capture.

@@ -116,6 +116,11 @@ struct InstallTests {
       #expect(installed == FileManager.default.contents(atPath: Harness.repositoryRoot + "/sounds/\(sound).mp3"))
     }
     #expect(FileManager.default.fileExists(atPath: root + "/share/cued/sounds/README.md"))
+    // The protocol document and its schema, for client authors.
+    #expect(FileManager.default.fileExists(atPath: root + "/share/doc/cued/PROTOCOL.md"))
+    #expect(
+      FileManager.default.contents(atPath: root + "/share/doc/cued/protocol.schema.json")
+        == FileManager.default.contents(atPath: Harness.repositoryRoot + "/docs/protocol.schema.json"))
 
     // The units, user ones and system ones apart, running /usr/local/bin/cued.
     let units = try Self.units()
@@ -223,6 +228,7 @@ struct InstallTests {
       "./usr/bin/cued", "./usr/bin/cuectl", "./usr/share/cued/sounds/pico.mp3", "./usr/lib/systemd/user/cued.service",
       "./usr/lib/systemd/user/cued.socket", "./usr/share/man/man1/cued.1.gz", "./usr/share/doc/cued/copyright",
       "./usr/share/doc/cued/changelog.Debian.gz", "./usr/share/bash-completion/completions/cuectl",
+      "./usr/share/doc/cued/protocol.schema.json",
     ] {
       #expect(listing.contains(path + "\n"), "\(path) not in the package")
     }

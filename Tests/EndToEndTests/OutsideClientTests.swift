@@ -1,3 +1,4 @@
+import CueProtocol
 import Foundation
 import Testing
 
@@ -39,5 +40,47 @@ struct OutsideClientTests {
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     #expect(!result.stdout.contains("FAIL"), "\(result.stdout)")
     #expect(result.stdout.contains("all ordering rules hold"))
+  }
+
+  /// docs/protocol.schema.json describes what clients may send: every line of the fuzzer's corpus
+  /// that the daemon's decoder accepts (a request or a carousel line) fits it. (What the daemon sends
+  /// is checked for every daemon of this suite by `DaemonProcess.stop`.)
+  @Test func everyLineOfTheFuzzCorpusThatTheDaemonAcceptsFitsTheSchema() throws {
+    let corpus = Harness.repositoryRoot + "/Fuzz/corpus"
+    var accepted: [String] = []
+    for name in try FileManager.default.contentsOfDirectory(atPath: corpus) where !name.hasPrefix(".") {
+      let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: corpus + "/" + name)))
+      for line in bytes.split(separator: UInt8(ascii: "\n")) where line.count <= LineFramer.protocolLineLimit {
+        guard case .success = RequestDecoder.decodeLine(line), let text = String(validating: line, as: UTF8.self) else { continue }
+        accepted.append(text)
+      }
+    }
+    #expect(accepted.count > 50, "only \(accepted.count) accepted lines in Fuzz/corpus")
+    let file = Harness.temporaryDirectory() + "/accepted.jsonl"
+    try accepted.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+    let result = try Self.python("Tests/Protocol/schema_check.py", ["client", file])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+  }
+
+  /// The schema is not a rubber stamp: lines that break it are refused, each with the reason.
+  @Test func theSchemaRefusesWhatTheDocumentForbids() throws {
+    let file = Harness.temporaryDirectory() + "/bad.jsonl"
+    try """
+      {"id":1,"ok":true,"voice":3,"bogus":1}
+      {"event":"finished","voice":1,"reason":"end"}
+      {"event":"device","state":"opened","device":"null","extra":true}
+      {"id":2,"ok":false,"error":{"code":"no-such-code","message":"x"}}
+      """.write(toFile: file, atomically: true, encoding: .utf8)
+    let daemon = try Self.python("Tests/Protocol/schema_check.py", ["daemon", file])
+    #expect(daemon.status == 1 && daemon.stdout.contains("4 lines, 4 invalid"), "\(daemon.stdout)")
+    #expect(daemon.stdout.contains("unknown field 'bogus'") && daemon.stdout.contains("no 'successfully'"))
+    try """
+      {"id":1,"op":"play","cue":"pico","volume":2}
+      {"id":2,"op":"stop","fade":"soon"}
+      {"op":"player.play"}
+      {"carousel":"default","event":"spun"}
+      """.write(toFile: file, atomically: true, encoding: .utf8)
+    let client = try Self.python("Tests/Protocol/schema_check.py", ["client", file])
+    #expect(client.status == 1 && client.stdout.contains("4 lines, 4 invalid"), "\(client.stdout)")
   }
 }

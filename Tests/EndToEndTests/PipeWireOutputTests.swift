@@ -45,7 +45,16 @@ final class MonitorRecorder {
     let deadline = Date().addingTimeInterval(10)
     while Date() < deadline {
       let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-      if text.contains("ready") { return }
+      if text.contains("ready") {
+        // Ready means negotiated; WirePlumber links it to the sink's monitor a moment later. A cue
+        // played before that is not captured whole (seen under TSan, where everything is slower).
+        while Date() < deadline {
+          let links = (try? run("/usr/bin/pw-link", ["-l"], environment: environment, timeout: 5).stdout) ?? ""
+          if links.contains("|-> cued-pwprobe-record:input_FL") && links.contains("|-> cued-pwprobe-record:input_FR") { return }
+          usleep(20_000)
+        }
+        throw HarnessError("cued-pwprobe record was not linked to the sink's monitor within 10 s")
+      }
       if text.contains("error") || !process.isRunning { throw HarnessError("cued-pwprobe record failed: \(text)") }
       usleep(20_000)
     }
@@ -179,7 +188,19 @@ struct PipeWireOutputTests {
     #expect(try daemon.cuectl(["status"]).stdout.contains("paused until the next cue"))
 
     // The next cue resumes it and arrives sample for sample; the time paused is not an xrun.
+    // Another program records the sink meanwhile (pw-record, an active capture), so the graph runs
+    // while cued is paused, as on a desktop where something else plays, and the passive monitor
+    // recorder is streaming before the cue (from an idle graph, it starts a few cycles late under
+    // TSan and misses the cue's head).
+    let keeper = try ChildProcess(
+      "/usr/bin/pw-record", ["--target", "cued-test-sink", "-P", "{ stream.capture.sink=true }", dir + "/keeper.wav"],
+      environment: environment, standardOutput: .file(dir + "/keeper.out"), standardError: .sameAsStandardOutput)
+    defer { _ = keeper.terminate(grace: 2) }
     let recorder = try MonitorRecorder(directory: dir, environment: environment)
+    let linked = Date().addingTimeInterval(5)
+    while Date() < linked, !((try? run("/usr/bin/pw-link", ["-l"], environment: environment).stdout) ?? "").contains("|-> pw-record:input_FR") {
+      usleep(20_000)
+    }
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
     usleep(100_000)  // `finished` comes when the last frame is mixed; it is heard a quantum or two later
     try expectCaptureHoldsTheCue(recorder.finish(), fixture: "tone-44100-stereo.mp3")
