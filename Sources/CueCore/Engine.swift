@@ -562,7 +562,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
         wasPaused = true
         if failure == 0 {
           guard let pause = configuration.pullPause,
-            signals.nowNanoseconds() &- pausedAt >= pause.releaseAfterNanoseconds
+            signals.nowNanoseconds() >= pausedAt + pause.releaseAfterNanoseconds
           else { continue }
           guard takeEngineBack() else { return }
           // Still paused, still silent, nothing queued: the idle window is over.
@@ -579,7 +579,11 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
         wasPaused = false
         lastPullAt.store(signals.nowNanoseconds(), ordering: .relaxed)  // resumed: the stall clock starts again
       }
-      let stalled = !paused && signals.nowNanoseconds() &- lastPullAt.load(ordering: .relaxed) > Self.pullStallNanoseconds
+      // The last pull first, then the clock: a callback that stores a newer time in between must
+      // not make `now - last` wrap around (it did, and a stream pulled a moment ago was "lost").
+      let lastPull = lastPullAt.load(ordering: .acquiring)
+      let now = signals.nowNanoseconds()
+      let stalled = !paused && now > lastPull && now - lastPull > Self.pullStallNanoseconds
       guard failure != 0 || stalled else { continue }
       guard takeEngineBack() else { return }
       release(.lost(code: failure != 0 ? failure : -110))  // ETIMEDOUT: the server stopped asking
