@@ -149,8 +149,6 @@ public final class EngineCounters: Sendable {
   public let rewoundFrames = Atomic<UInt64>(0)
   /// Times a pulled sink was paused after a silence (`EngineConfiguration.pullPause`).
   public let pullPauses = Atomic<UInt64>(0)
-  /// True while a pulled sink is paused: open, but not asked for audio.
-  public let pullPaused = Atomic<Bool>(false)
   public init() {}
 }
 
@@ -274,7 +272,6 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     // one comes first, the engine's thread, pausing, reads what it wrote and so sees the command
     // pushed above (and resumes); if it comes second, it reads true and resumes here.
     if pullPaused.exchange(false, ordering: .sequentiallyConsistent) {
-      counters.pullPaused.store(false, ordering: .relaxed)
       sink.resumePulling()
     }
     if parked.load(ordering: .sequentiallyConsistent) {
@@ -291,6 +288,9 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
 
   /// The next event from the audio thread, or nil.
   public func nextEvent() -> EngineEvent? { events.pop() }
+
+  /// True while a pulled sink is paused after a silence: open, but not asked for audio.
+  public var isPullPaused: Bool { pullPaused.load(ordering: .relaxed) }
 
   /// True while the audio thread is parked, waiting for a command (no device attached).
   public var isParked: Bool { parked.load(ordering: .sequentiallyConsistent) }
@@ -567,7 +567,6 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
           guard takeEngineBack() else { return }
           // Still paused, still silent, nothing queued: the idle window is over.
           if attached && mixer.isSilent && commands.isEmpty && pullPaused.exchange(false, ordering: .sequentiallyConsistent) {
-            counters.pullPaused.store(false, ordering: .relaxed)
             release(.idle)
             reportEvents(delayFrames: 0)
             return
@@ -624,12 +623,10 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     }
     pausedAt = signals.nowNanoseconds()
     counters.pullPauses.add(1, ordering: .relaxed)
-    counters.pullPaused.store(true, ordering: .relaxed)
     // A command pushed before `send` saw the exchange above may have found the sink not yet paused,
     // and `send` may even have resumed it before `pausePulling` ran: resume for it now.
     if !commands.isEmpty {
       _ = pullPaused.exchange(false, ordering: .sequentiallyConsistent)
-      counters.pullPaused.store(false, ordering: .relaxed)
       sink.resumePulling()
     }
   }

@@ -34,7 +34,7 @@ struct DaemonStatus<Device: OutputDevice> {
         name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
         delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, fillTargetFrames: fillTarget,
         mixingThread: device.device.mixingThread.map { StatusReply.Scheduling(policy: $0.policy, priority: $0.priority, via: device.backend) },
-        paused: device.backend == "pipewire" ? counters.pullPaused.load(ordering: .relaxed) && device.reportedState == .open : nil,
+        paused: device.backend == "pipewire" ? daemon.engine.isPullPaused && device.reportedState == .open : nil,
         pauses: device.backend == "pipewire" ? Int(counters.pullPauses.load(ordering: .relaxed)) : nil,
         opens: device.opens, losses: device.losses),
       voices: voices.soundingCount, voiceLimit: voices.limit, plays: Int(voices.playsStarted),

@@ -285,7 +285,7 @@ struct Status: ParsableCommand {
     lines.append(
       "device:    opened \(device.opens) time\(device.opens == 1 ? "" : "s"), lost \(device.losses)"
         + (device.pauses.map { ", paused \($0) time\($0 == 1 ? "" : "s")" } ?? "")
-        + "; clock \(String(format3: status.deviceCurrentTime)) s, \(status.framesWritten) frames mixed")
+        + "; clock \(formatSeconds(status.deviceCurrentTime)), \(status.framesWritten) frames mixed")
     let latency = status.triggerLatency
     lines.append(
       "plays:     \(status.plays) started"

@@ -200,7 +200,7 @@ struct PullHandOffTests {
     #expect(Array(rendered[first...].prefix(600)) == cue.toArray())
     // Silence is counted from the end of the block in which the voice ended.
     #expect(rendered.count - first - 600 >= (256 - 64) * 2, "paused only after the silence it was given")
-    let pausedNow = engine.counters.pullPaused.load(ordering: .relaxed)
+    let pausedNow = engine.isPullPaused
     #expect(pausedNow)
     // Paused: no callback for longer than the stall limit would allow a running stream is not a loss,
     // and the next command resumes the sink; the cue plays from its first frame.
@@ -219,7 +219,7 @@ struct PullHandOffTests {
     let news = waitForEvent(engine) { $0 == .released(.idle) || $0 == .released(.lost(code: -110)) }
     #expect(news?.last == .released(.idle))
     #expect(Date().timeIntervalSince(pausedAt) >= 0.35)
-    let pausedAfterRelease = engine.counters.pullPaused.load(ordering: .relaxed)
+    let pausedAfterRelease = engine.isPullPaused
     #expect(!pausedAfterRelease)
     #expect(engine.send(.shutdown(fadeFrames: 0)))
     #expect(thread.waitUntilFinished())

@@ -1,17 +1,18 @@
+import CuePosix
 import CueProtocol
-import Foundation
 import Testing
 
 /// docs/PROTOCOL.md covers everything the protocol types have: a new op, event kind, error code,
 /// feature or paging decision without its documentation fails here.
 @Suite("PROTOCOL.md covers every op, kind, code, feature and decision")
 struct DocumentationTests {
+  /// docs/PROTOCOL.md of this checkout (no Foundation in this test module: it would change
+  /// `String`'s methods for all of it, as FuzzCorpusTests says).
   static let document: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-      url.deleteLastPathComponent()
-    }
-    return (try? String(contentsOf: url.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)) ?? ""
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) }
+    let bytes = (try? Files.read(path: path + "/docs/PROTOCOL.md", limit: 4 << 20)) ?? []
+    return String(decoding: bytes, as: UTF8.self)
   }()
 
   /// The lines of the section that starts with `heading` (up to the next heading of that level).
