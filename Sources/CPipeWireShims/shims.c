@@ -44,6 +44,15 @@ struct cued_pw_stream {
   uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
   _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
   char error[256];                 // written on the loop thread or under the lock
+  // Adaptive node.latency (cued_pw_stream_adapt_latency): an xrun doubles what the stream asks for,
+  // up to latency_max; each decay_ns without one halves it again, down to quantum_frames. The data
+  // thread only signals raise_event; the loop thread changes the property.
+  _Atomic uint32_t latency_max;    // 0: fixed at quantum_frames (set on the control side, read on the data thread)
+  uint64_t decay_ns;
+  _Atomic uint32_t latency_frames; // node.latency asked for now (loop thread writes, anyone reads)
+  _Atomic uint64_t latency_raises;
+  struct spa_source *raise_event;
+  struct spa_source *decay_timer;
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -108,8 +117,12 @@ static void on_process(void *data) {
   if (timing.rate_num != 0 && timing.rate_denom != 0 && timing.frames_requested != 0) {
     uint64_t length = (uint64_t)timing.frames_requested * timing.rate_denom / ((uint64_t)timing.rate_num * s->rate);
     if (atomic_exchange_explicit(&s->resumed, 0, memory_order_relaxed)) s->next_ticks = 0;
-    if (s->next_ticks != 0 && timing.ticks > s->next_ticks + length / 2)
+    if (s->next_ticks != 0 && timing.ticks > s->next_ticks + length / 2) {
       atomic_fetch_add_explicit(&s->xruns, 1, memory_order_relaxed);
+      // Ask the loop thread for a larger quantum: an eventfd write, no lock (pw_loop_signal_event).
+      if (s->raise_event != NULL && atomic_load_explicit(&s->latency_frames, memory_order_relaxed) < s->latency_max)
+        pw_loop_signal_event(pw_thread_loop_get_loop(s->loop), s->raise_event);
+    }
     s->next_ticks = timing.ticks + length;
   }
 
@@ -162,6 +175,49 @@ static const struct pw_core_events core_events = {
   .error = on_core_error,
 };
 
+// node.latency as the stream asks for it now, in its properties and (when connected) on the server,
+// which recalculates the graph's quantum. Loop thread or lock held.
+static void apply_latency_locked(cued_pw_stream *s, uint32_t frames) {
+  atomic_store_explicit(&s->latency_frames, frames, memory_order_relaxed);
+  char value[32];
+  snprintf(value, sizeof value, "%u/%u", frames, s->rate);
+  pw_properties_set(s->props, PW_KEY_NODE_LATENCY, value);
+  if (s->stream != NULL) {
+    struct spa_dict_item items[] = {SPA_DICT_ITEM_INIT(PW_KEY_NODE_LATENCY, value)};
+    pw_stream_update_properties(s->stream, &SPA_DICT_INIT_ARRAY(items));
+  }
+}
+
+static void arm_decay_locked(cued_pw_stream *s) {
+  struct timespec value = {(time_t)(s->decay_ns / SPA_NSEC_PER_SEC), (long)(s->decay_ns % SPA_NSEC_PER_SEC)};
+  struct timespec none = {0, 0};
+  pw_loop_update_timer(pw_thread_loop_get_loop(s->loop), s->decay_timer, &value, &none, false);
+}
+
+// An xrun: this machine could not keep up with the quantum. Twice the quantum, as PulseAudio raises
+// its watermark; the decay timer starts again.
+static void on_raise(void *data, uint64_t count) {
+  (void)count;
+  cued_pw_stream *s = data;
+  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
+  if (s->latency_max == 0) return;
+  if (now < s->latency_max) {
+    apply_latency_locked(s, SPA_MIN(s->latency_max, now * 2));
+    atomic_fetch_add_explicit(&s->latency_raises, 1, memory_order_relaxed);
+  }
+  arm_decay_locked(s);
+}
+
+// A decay window without an xrun: half the quantum again, down to what was configured.
+static void on_decay(void *data, uint64_t expirations) {
+  (void)expirations;
+  cued_pw_stream *s = data;
+  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
+  if (now <= s->quantum_frames) return;
+  apply_latency_locked(s, SPA_MAX(s->quantum_frames, now / 2));
+  if (atomic_load_explicit(&s->latency_frames, memory_order_relaxed) > s->quantum_frames) arm_decay_locked(s);
+}
+
 // --- the control side ----------------------------------------------------------------------------
 
 static cued_pw_stream *stream_new(enum spa_direction direction, const char *app_name, const char *node_name,
@@ -190,8 +246,14 @@ static cued_pw_stream *stream_new(enum spa_direction direction, const char *app_
   pw_properties_set(props, PW_KEY_APP_NAME, app_name ? app_name : "cued");
   pw_properties_set(props, PW_KEY_NODE_NAME, s->node_name);
   if (quantum_frames > 0) pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", quantum_frames, rate);
+  s->latency_frames = quantum_frames;
 
   s->loop = pw_thread_loop_new("cued-pipewire", NULL);
+  if (s->loop != NULL) {
+    // Before the loop runs, so no lock is needed; destroyed in cued_pw_stream_free after it stops.
+    s->raise_event = pw_loop_add_event(pw_thread_loop_get_loop(s->loop), on_raise, s);
+    s->decay_timer = pw_loop_add_timer(pw_thread_loop_get_loop(s->loop), on_decay, s);
+  }
   // client-rt.conf: the data thread asks for real-time priority (module-rt: SCHED_FIFO or RTKit), as pw-cat does.
   if (s->loop != NULL)
     s->context = pw_context_new(pw_thread_loop_get_loop(s->loop),
@@ -325,6 +387,8 @@ void cued_pw_stream_free(cued_pw_stream *s) {
     disconnect_core_locked(s);
     pw_thread_loop_unlock(s->loop);
     pw_thread_loop_stop(s->loop);
+    if (s->raise_event != NULL) pw_loop_destroy_source(pw_thread_loop_get_loop(s->loop), s->raise_event);
+    if (s->decay_timer != NULL) pw_loop_destroy_source(pw_thread_loop_get_loop(s->loop), s->decay_timer);
   }
   if (s->context != NULL) pw_context_destroy(s->context);
   if (s->loop != NULL) pw_thread_loop_destroy(s->loop);
@@ -386,6 +450,18 @@ void cued_pw_stream_counters(cued_pw_stream *s, uint64_t *cycles, uint64_t *miss
 }
 
 uint64_t cued_pw_stream_xruns(cued_pw_stream *s) { return atomic_load_explicit(&s->xruns, memory_order_relaxed); }
+
+void cued_pw_stream_adapt_latency(cued_pw_stream *s, uint32_t max_frames, uint64_t decay_ms) {
+  pw_thread_loop_lock(s->loop);
+  s->latency_max = (s->raise_event != NULL && s->decay_timer != NULL && max_frames > s->quantum_frames) ? max_frames : 0;
+  s->decay_ns = SPA_MAX(decay_ms, (uint64_t)1) * SPA_NSEC_PER_MSEC;
+  pw_thread_loop_unlock(s->loop);
+}
+
+uint32_t cued_pw_stream_latency(cued_pw_stream *s, uint64_t *raises) {
+  if (raises) *raises = atomic_load_explicit(&s->latency_raises, memory_order_relaxed);
+  return atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
+}
 
 void cued_pw_stream_set_realtime_priority(cued_pw_stream *s, int priority) {
   pw_thread_loop_lock(s->loop);

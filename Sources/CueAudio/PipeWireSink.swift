@@ -24,15 +24,22 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   private let quantumFrames: Int
   private let remote: String?
   private let realtimePriority: Int32
+  private let adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)?
   private var stream: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on PipeWire's data thread.
   private var source: (any PullSource)? = nil
 
   /// `quantumFrames`: the node.latency asked for (PipeWire rounds it down to a power of two).
   /// `remote`: a server socket name or path (nil: PIPEWIRE_REMOTE, PIPEWIRE_RUNTIME_DIR, XDG_RUNTIME_DIR).
+  /// `adaptiveLatency`: after an xrun ask for twice the latency, up to `maximumFrames`, and halve it
+  /// again after each `decaySeconds` without one (nil: fixed at `quantumFrames`).
   /// `realtimePriority`: SCHED_FIFO for PipeWire's data thread if PipeWire could not make it real-time (0: leave it).
-  public init(target: String?, rate: Int, quantumFrames: Int, remote: String? = nil, realtimePriority: Int32 = 0) {
+  public init(
+    target: String?, rate: Int, quantumFrames: Int, adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)? = nil,
+    remote: String? = nil, realtimePriority: Int32 = 0
+  ) {
     self.realtimePriority = realtimePriority
+    self.adaptiveLatency = adaptiveLatency
     self.target = target
     name = target.map { "pipewire:\($0)" } ?? "pipewire"
     self.rate = rate
@@ -64,6 +71,10 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
       }
       if let remote { cued_pw_stream_set_remote(stream, remote) }
       cued_pw_stream_set_realtime_priority(stream, realtimePriority)
+      if let adaptiveLatency {
+        cued_pw_stream_adapt_latency(
+          stream, UInt32(clamping: adaptiveLatency.maximumFrames), UInt64(max(1, (adaptiveLatency.decaySeconds * 1000).rounded())))
+      }
     }
     let rc = cued_pw_stream_connect(stream)
     guard rc == 0 else {
@@ -97,6 +108,13 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   }
 
   public var xruns: Int { stream.map { Int(cued_pw_stream_xruns($0)) } ?? 0 }
+
+  public var latencyAsked: (frames: Int, raises: Int)? {
+    guard let stream else { return nil }
+    var raises: UInt64 = 0
+    let frames = cued_pw_stream_latency(stream, &raises)
+    return (Int(frames), Int(raises))
+  }
 
   public var mixingThread: (policy: Int32, priority: Int32)? {
     guard let stream else { return nil }

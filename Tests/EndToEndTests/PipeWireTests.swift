@@ -138,6 +138,23 @@ struct PipeWireTests {
     #expect(report["xruns"] == ["0", "0"])
   }
 
+  /// The shim's adaptive node.latency on a real server: a late cycle (the probe's own callback
+  /// sleeps once) is an xrun; the stream then asks for twice the quantum, the graph runs at it, and
+  /// after the decay window it is back at the quantum it was made with.
+  @Test func anXrunDoublesTheQuantumAndItDecaysBack() throws {
+    let pipewire = try PipeWireEnvironment(directory: Harness.temporaryDirectory())
+    let result = try run(
+      Self.probe, ["adapt", "--quantum", "128", "--max", "512", "--decay-ms", "700", "--late-ms", "40"],
+      environment: pipewire.environment, timeout: 30)
+    let report = ProbeReport(result.stdout)
+    print(result.stdout)
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(report["quantum_before"] == ["128"])
+    #expect(report["latency_asked_after_xrun"] == ["256"] && report["quantum_after_xrun"] == ["256"])
+    #expect(report["raises"] == ["1"])
+    #expect(report["latency_asked_after_decay"] == ["128"] && report["quantum_after_decay"] == ["128"])
+  }
+
   @Test func anOutputReportsAServerRestartAndConnectsAgain() throws {
     let directory = Harness.temporaryDirectory()
     let pipewire = try PipeWireEnvironment(directory: directory)

@@ -128,6 +128,16 @@ void cued_pw_stream_counters(cued_pw_stream *stream, uint64_t *cycles, uint64_t 
 /// xrun), counted by the process callback from `pw_time.ticks`. Any thread; an atomic read.
 uint64_t cued_pw_stream_xruns(cued_pw_stream *stream);
 
+/// Lets the stream raise its node.latency when the graph skips a cycle (an xrun: this machine did
+/// not keep up with the quantum): twice the quantum per xrun up to `max_frames`, and back down by
+/// half after each `decay_ms` without one, to the quantum it was made with. `max_frames` at or below
+/// that quantum keeps it fixed (the default). The change reaches the server at once, connected or not.
+void cued_pw_stream_adapt_latency(cued_pw_stream *stream, uint32_t max_frames, uint64_t decay_ms);
+
+/// The node.latency the stream asks for now (frames at its rate); `raises` (may be NULL): how often
+/// an xrun raised it.
+uint32_t cued_pw_stream_latency(cued_pw_stream *stream, uint64_t *raises);
+
 /// 0 while the stream and its server connection are healthy; a negative errno once the stream went
 /// into its error state (-EIO) or the server sent a fatal core error or went away (its `res`, or
 /// -EPIPE). Cleared by the next `connect`. Any thread, including the real-time one: an atomic read.

@@ -1,0 +1,108 @@
+// `cued-pwprobe adapt`: the shim's adaptive node.latency, end to end on a real server.
+//
+//   cued-pwprobe adapt [--quantum 128] [--max 512] [--decay-ms 700] [--late-ms 40]
+//
+// Streams silence at --quantum with the adaptive latency on (up to --max, halving after each
+// --decay-ms without an xrun), then makes its own process callback late once by --late-ms, which
+// makes the graph skip cycles: an xrun, as a busy machine causes one. Checks that the stream then
+// asks for twice the quantum and the graph runs at it, and that after the decay window it is back at
+// --quantum. Prints `key=value` lines and `result=ok`, or `failure=` lines and `result=fail` (exit 1).
+import CPipeWireShims
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Silence, and what the server asked for in the latest cycle; sleeps once when told to.
+private final class LateSource: Sendable {
+  let lateMilliseconds = Atomic<Int>(0)
+  let lastRequested = Atomic<UInt32>(0)
+}
+
+private let lateProcess: cued_pw_process_fn = { user, buffer, frames, timing in
+  guard let user, let buffer, let timing else { return }
+  let source = Unmanaged<LateSource>.fromOpaque(user).takeUnretainedValue()
+  source.lastRequested.store(timing.pointee.frames_requested, ordering: .relaxed)
+  buffer.update(repeating: 0, count: Int(frames) * 2)
+  // The probe's own callback, not cued's: a deliberately late client, once.
+  let late = source.lateMilliseconds.exchange(0, ordering: .relaxed)
+  if late > 0 { sleepMilliseconds(late) }
+}
+
+@MainActor func adapt(_ arguments: [String]) -> Int32 {
+  var quantum: UInt32 = 128
+  var maximum: UInt32 = 512
+  var decayMilliseconds = 700
+  var lateMilliseconds = 40
+  var rest = arguments[...]
+  while let argument = rest.popFirst() {
+    switch argument {
+    case "--quantum": quantum = UInt32(rest.popFirst() ?? "") ?? quantum
+    case "--max": maximum = UInt32(rest.popFirst() ?? "") ?? maximum
+    case "--decay-ms": decayMilliseconds = Int(rest.popFirst() ?? "") ?? decayMilliseconds
+    case "--late-ms": lateMilliseconds = Int(rest.popFirst() ?? "") ?? lateMilliseconds
+    default:
+      print("usage: cued-pwprobe adapt [--quantum FRAMES] [--max FRAMES] [--decay-ms MS] [--late-ms MS]")
+      return 2
+    }
+  }
+  let source = LateSource()
+  guard
+    let output = cued_pw_output_new(
+      "cued-pwprobe", "cued-pwprobe-adapt", "Notification", nil, rate, channels, quantum, lateProcess,
+      Unmanaged.passUnretained(source).toOpaque())
+  else {
+    print("result=fail (could not make the stream)")
+    return 1
+  }
+  defer { cued_pw_stream_free(output) }
+  cued_pw_stream_adapt_latency(output, maximum, UInt64(decayMilliseconds))
+  var failures: [String] = []
+  func expect(_ condition: Bool, _ what: String) { if !condition { failures.append(what) } }
+  /// Waits up to `milliseconds` for the graph to ask for `frames` per cycle.
+  func quantumBecomes(_ frames: UInt32, within milliseconds: Int) -> Bool {
+    for _ in 0..<(milliseconds / 10) {
+      if source.lastRequested.load(ordering: .relaxed) == frames { return true }
+      sleepMilliseconds(10)
+    }
+    return source.lastRequested.load(ordering: .relaxed) == frames
+  }
+
+  guard cued_pw_stream_connect(output) == 0, cued_pw_stream_wait(output, CUED_PW_STATE_STREAMING, 2000) == CUED_PW_STATE_STREAMING
+  else {
+    print("result=fail (the stream did not start: \(stateText(output)))")
+    return 1
+  }
+  expect(quantumBecomes(quantum, within: 500), "the graph did not run at \(quantum) frames at first")
+  report("quantum_before", "\(source.lastRequested.load(ordering: .relaxed))")
+  let xrunsBefore = cued_pw_stream_xruns(output)
+
+  source.lateMilliseconds.store(lateMilliseconds, ordering: .relaxed)
+  let raisedAt = monotonicNanoseconds()
+  expect(quantumBecomes(quantum * 2, within: 500), "no 2x quantum within 0.5 s of a late cycle")
+  var raises: UInt64 = 0
+  let asked = cued_pw_stream_latency(output, &raises)
+  report("xruns", "\(cued_pw_stream_xruns(output) - xrunsBefore)")
+  report("latency_asked_after_xrun", "\(asked)")
+  report("raises", "\(raises)")
+  report("quantum_after_xrun", "\(source.lastRequested.load(ordering: .relaxed))")
+  report("raise_ms", "\(milliseconds(since: raisedAt))")
+  expect(cued_pw_stream_xruns(output) > xrunsBefore, "the late cycle was not counted as an xrun")
+  expect(asked == quantum * 2 && raises == 1, "asked for \(asked) frames after \(raises) raises, not \(quantum * 2) after 1")
+
+  expect(quantumBecomes(quantum, within: decayMilliseconds * 3), "not back at \(quantum) frames after the decay window")
+  report("latency_asked_after_decay", "\(cued_pw_stream_latency(output, nil))")
+  report("quantum_after_decay", "\(source.lastRequested.load(ordering: .relaxed))")
+  report("decay_ms", "\(milliseconds(since: raisedAt))")
+  expect(cued_pw_stream_latency(output, nil) == quantum, "still asks for \(cued_pw_stream_latency(output, nil)) frames")
+  cued_pw_stream_disconnect(output)
+
+  if failures.isEmpty {
+    print("result=ok")
+    return 0
+  }
+  for failure in failures { print("failure=\(failure)") }
+  print("result=fail")
+  return 1
+}
