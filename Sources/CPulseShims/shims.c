@@ -39,6 +39,13 @@ struct cued_pa_output {
   _Atomic int failed;            // a negative errno once the context or stream failed; 0 after connect
   _Atomic uint64_t underflows;
   char error[256];               // written on the mainloop thread or under the lock
+  // Adaptive queue (cued_pa_output_adapt_latency): an underflow doubles tlength up to
+  // latency_max_frames; each decay_usec without one halves it, down to configured_frames.
+  uint32_t configured_frames, configured_minreq, latency_max_frames;
+  pa_usec_t decay_usec;
+  pa_time_event *decay_timer;    // made at the first raise
+  _Atomic uint32_t latency_frames;  // the tlength asked for now (mainloop thread writes)
+  _Atomic uint64_t latency_raises;
 };
 
 // --- the real-time path --------------------------------------------------------------------------
@@ -170,10 +177,62 @@ static void on_stream_state(pa_stream *stream, void *data) {
   pa_threaded_mainloop_signal(s->loop, 0);
 }
 
+// The queue (tlength) the stream asks for now, and minreq a quarter of it when one was configured.
+// Mainloop thread or lock held; the server answers asynchronously (the operation is not waited for).
+static void ask_latency_locked(cued_pa_output *s, uint32_t frames) {
+  s->target_frames = frames;
+  atomic_store_explicit(&s->latency_frames, frames, memory_order_relaxed);
+  if (s->configured_minreq) s->minreq_frames = (uint32_t)((uint64_t)s->configured_minreq * frames / s->configured_frames);
+  if (s->stream == NULL || pa_stream_get_state(s->stream) != PA_STREAM_READY) return;
+  const uint32_t stride = (uint32_t)(sizeof(float) * s->channels);
+  pa_buffer_attr attr = {
+    .maxlength = (uint32_t)-1,
+    .tlength = frames * stride,
+    .prebuf = (uint32_t)-1,
+    .minreq = s->minreq_frames ? s->minreq_frames * stride : (uint32_t)-1,
+    .fragsize = (uint32_t)-1,
+  };
+  pa_operation *operation = pa_stream_set_buffer_attr(s->stream, &attr, NULL, NULL);
+  if (operation != NULL) pa_operation_unref(operation);
+}
+
+static void on_decay(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data);
+
+// The timer belongs to the mainloop (the context only says which clock), so it outlives a context
+// remade after a server restart; cued_pa_output_free frees it.
+static void arm_decay_locked(cued_pa_output *s) {
+  if (s->context == NULL) return;
+  pa_usec_t when = pa_rtclock_now() + s->decay_usec;
+  if (s->decay_timer == NULL)
+    s->decay_timer = pa_context_rttime_new(s->context, when, on_decay, s);
+  else
+    pa_context_rttime_restart(s->context, s->decay_timer, when);
+}
+
+// A decay window without an underflow: half the queue again, down to what was configured.
+static void on_decay(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data) {
+  (void)api; (void)event; (void)tv;
+  cued_pa_output *s = data;
+  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
+  if (now <= s->configured_frames) return;
+  uint32_t next = now / 2 > s->configured_frames ? now / 2 : s->configured_frames;
+  ask_latency_locked(s, next);
+  if (next > s->configured_frames) arm_decay_locked(s);
+}
+
+// The server ran out of our audio: the machine did not answer its requests in time. Twice the queue
+// (PulseAudio raises its own watermark the same way); the decay timer starts again.
 static void on_underflow(pa_stream *stream, void *data) {
   (void)stream;
   cued_pa_output *s = data;
   atomic_fetch_add_explicit(&s->underflows, 1, memory_order_relaxed);
+  if (s->latency_max_frames == 0) return;
+  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
+  if (now < s->latency_max_frames) {
+    ask_latency_locked(s, now * 2 < s->latency_max_frames ? now * 2 : s->latency_max_frames);
+    atomic_fetch_add_explicit(&s->latency_raises, 1, memory_order_relaxed);
+  }
+  arm_decay_locked(s);
 }
 
 static void on_timeout(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data) {
@@ -204,7 +263,10 @@ cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role,
   s->rate = rate;
   s->channels = channels;
   s->target_frames = target_frames;
+  s->configured_frames = target_frames;
+  s->latency_frames = target_frames;
   s->minreq_frames = minreq_frames;
+  s->configured_minreq = minreq_frames;
   s->fn = fn;
   s->user = user;
   s->wake_fd = -1;
@@ -386,6 +448,7 @@ void cued_pa_output_free(cued_pa_output *s) {
   pa_threaded_mainloop_lock(s->loop);
   drop_context_locked(s);
   if (s->wake_event != NULL) s->api->io_free(s->wake_event);
+  if (s->decay_timer != NULL) s->api->time_free(s->decay_timer);
   pa_threaded_mainloop_unlock(s->loop);
   pa_threaded_mainloop_stop(s->loop);
   pa_threaded_mainloop_free(s->loop);
@@ -458,6 +521,18 @@ int cued_pa_output_attr(cued_pa_output *s, uint32_t *target_frames, uint32_t *mi
 
 uint64_t cued_pa_output_underflows(cued_pa_output *s) {
   return atomic_load_explicit(&s->underflows, memory_order_relaxed);
+}
+
+void cued_pa_output_adapt_latency(cued_pa_output *s, uint32_t max_frames, uint64_t decay_ms) {
+  pa_threaded_mainloop_lock(s->loop);
+  s->latency_max_frames = max_frames > s->configured_frames ? max_frames : 0;
+  s->decay_usec = (decay_ms > 0 ? decay_ms : 1) * PA_USEC_PER_MSEC;
+  pa_threaded_mainloop_unlock(s->loop);
+}
+
+uint32_t cued_pa_output_latency(cued_pa_output *s, uint64_t *raises) {
+  if (raises) *raises = atomic_load_explicit(&s->latency_raises, memory_order_relaxed);
+  return atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
 }
 
 int cued_pa_output_failed(cued_pa_output *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }

@@ -53,6 +53,9 @@ public protocol OutputDevice: AudioSink {
   var mixingThread: (policy: Int32, priority: Int32)? { get }
   /// Glitches the sink saw that the engine does not count itself (a pulled stream's skipped cycles).
   var xruns: Int { get }
+  /// For a sink that adapts its latency to xruns (PipeWire's node.latency): what it asks for now
+  /// and how often an xrun raised it; nil otherwise. Control side.
+  var latencyAsked: (frames: Int, raises: Int)? { get }
   /// Why the device was lost, from the code in `SinkRelease.lost`. Control side.
   func describeLoss(code: Int32) -> String
   /// Names the engine a pulled sink's callback runs (a push sink ignores it). Before the first open.
@@ -62,6 +65,7 @@ public protocol OutputDevice: AudioSink {
 extension OutputDevice {
   public var quantumInUse: Int? { nil }
   public var xruns: Int { 0 }
+  public var latencyAsked: (frames: Int, raises: Int)? { nil }
   public var mixingThread: (policy: Int32, priority: Int32)? { nil }
   public func pulls(from source: any PullSource) {}
   public func describeLoss(code: Int32) -> String {

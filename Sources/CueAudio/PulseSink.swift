@@ -34,6 +34,7 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   private let targetFrames: Int
   private let server: String?
   private let realtimePriority: Int32
+  private let adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)?
   private var output: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
@@ -47,9 +48,15 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   /// `targetFrames`: the queue the server is asked to keep (tlength); it asks for a quarter of it at
   /// a time (minreq). `server`: a server address (nil: PULSE_SERVER, then the user's runtime directory).
+  /// `adaptiveLatency`: after an underflow ask for twice the queue, up to `maximumFrames`, and halve
+  /// it again after each `decaySeconds` without one (nil: fixed at `targetFrames`).
   /// `realtimePriority`: SCHED_FIFO asked for libpulse's mainloop thread, which fills the stream (0: none).
-  public init(sink: String?, rate: Int, targetFrames: Int, server: String? = nil, realtimePriority: Int32 = 0) {
+  public init(
+    sink: String?, rate: Int, targetFrames: Int, adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)? = nil,
+    server: String? = nil, realtimePriority: Int32 = 0
+  ) {
     self.realtimePriority = realtimePriority
+    self.adaptiveLatency = adaptiveLatency
     sinkName = sink
     name = sink.map { "pulseaudio:\($0)" } ?? "pulseaudio"
     self.rate = rate
@@ -81,6 +88,10 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
       }
       cued_pa_output_set_realtime_priority(output, realtimePriority)
+      if let adaptiveLatency {
+        cued_pa_output_adapt_latency(
+          output, UInt32(clamping: adaptiveLatency.maximumFrames), UInt64(max(1, (adaptiveLatency.decaySeconds * 1000).rounded())))
+      }
       let margin = UInt32(Double(rate) * Self.rewriteMarginSeconds)
       let rc = cued_pa_output_set_rewrite(output, pulseRewrite, margin)
       guard rc == 0 else {
@@ -126,6 +137,13 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   public var quantumInUse: Int? { grantedFrames()?.minreq }
 
   public var xruns: Int { output.map { Int(cued_pa_output_underflows($0)) } ?? 0 }
+
+  public var latencyAsked: (frames: Int, raises: Int)? {
+    guard let output else { return nil }
+    var raises: UInt64 = 0
+    let frames = cued_pa_output_latency(output, &raises)
+    return (Int(frames), Int(raises))
+  }
 
   public func describeLoss(code: Int32) -> String {
     if code == -110 {

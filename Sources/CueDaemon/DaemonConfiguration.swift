@@ -10,11 +10,17 @@ public struct DaemonConfiguration: Sendable {
   public var device: String
   /// node.latency asked of PipeWire, in frames.
   public var pipeWireLatency: Int = 128
+  /// The most node.latency rises to after xruns (doubling per xrun); at or below `pipeWireLatency` it stays fixed.
+  public var pipeWireLatencyMax: Int = 1024
   /// Seconds of silence after which a PipeWire stream is paused (inactive: not scheduled) until the
   /// next cue; 0 never pauses. Below `idleSeconds` to matter.
   public var pipeWirePauseSeconds: Double = 0.25
   /// The queue (tlength) a native PulseAudio stream asks the server to keep, in frames.
   public var pulseAudioLatency: Int = 480
+  /// The most the native PulseAudio queue rises to after underflows; at or below `pulseAudioLatency` it stays fixed.
+  public var pulseAudioLatencyMax: Int = 3840
+  /// Seconds without an xrun (PipeWire) or underflow (PulseAudio) after which a raised latency halves again.
+  public var latencyDecaySeconds: Double = 60
   public var sampleRate: Int = 48000
   public var periodFrames: Int = 240
   public var bufferFrames: Int = 960

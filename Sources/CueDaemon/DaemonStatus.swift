@@ -33,6 +33,7 @@ struct DaemonStatus<Device: OutputDevice> {
       device: StatusReply.Device(
         name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
         delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, fillTargetFrames: fillTarget,
+        latencyFrames: device.device.latencyAsked?.frames, latencyRaises: device.device.latencyAsked?.raises,
         mixingThread: device.device.mixingThread.map { StatusReply.Scheduling(policy: $0.policy, priority: $0.priority, via: device.backend) },
         paused: device.backend == "pipewire" ? daemon.engine.isPullPaused && device.reportedState == .open : nil,
         pauses: device.backend == "pipewire" ? Int(counters.pullPauses.load(ordering: .relaxed)) : nil,

@@ -234,6 +234,12 @@ public enum Settings {
       details: "PipeWire rounds it down to a power of two; the graph runs at the smallest latency any of its streams asks for.",
       sets: \.pipeWireLatency),
     Setting(
+      "pipewire-latency-max", .integer(16...8192), default: 1024, shown: "1024, 21 ms at 48 kHz", valueName: "frames", .restartOnly,
+      help: "The most the PipeWire node.latency rises to after the graph skips cycles (xruns)",
+      details:
+        "An xrun says this machine did not keep up with the quantum: cued then asks for twice the latency, up to this, and halves it again after each latency-decay seconds without one, down to pipewire-latency (as PulseAudio's watermark rises and decays). At or below pipewire-latency the latency stays fixed.",
+      sets: \.pipeWireLatencyMax),
+    Setting(
       "pipewire-pause-after", .number(0...86_400), default: 0.25, valueName: "seconds", .restartOnly,
       help: "Seconds of silence after which the PipeWire stream is paused until the next cue (0: never)",
       details:
@@ -244,6 +250,16 @@ public enum Settings {
       help: "Frames a native PulseAudio stream keeps queued on the server (tlength) while cued plays",
       details: "The server asks for a quarter of it at a time (minreq) and lowers the sink's latency to match (PA_STREAM_ADJUST_LATENCY).",
       sets: \.pulseAudioLatency),
+    Setting(
+      "pulseaudio-latency-max", .integer(64...192_000), default: 3840, shown: "3840, 80 ms at 48 kHz", valueName: "frames", .restartOnly,
+      help: "The most a native PulseAudio stream's queue (tlength) rises to after the server underflows",
+      details:
+        "An underflow says this machine did not answer the server in time: cued then asks for twice the queue, up to this, and halves it again after each latency-decay seconds without one, down to pulseaudio-latency. At or below pulseaudio-latency the queue stays fixed.",
+      sets: \.pulseAudioLatencyMax),
+    Setting(
+      "latency-decay", .number(0.1...86_400), default: 60, valueName: "seconds", .restartOnly,
+      help: "Seconds without an xrun or underflow after which a raised PipeWire or PulseAudio latency halves again",
+      sets: \.latencyDecaySeconds),
     Setting(
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
       help: "The output sample rate; every cue is converted to it", details: "The conversion happens once, at load.", sets: \.sampleRate),

@@ -38,6 +38,12 @@ public struct StatusReply: ReplyFields {
     public var quantumFrames: Int?
     /// How full ALSA's buffer is kept ahead of the ear now (only for `alsa`, once opened); it rises after an underrun and decays.
     public var fillTargetFrames: Int?
+    /// For `pipewire` and `pulseaudio`: the latency asked of the server now (node.latency or tlength,
+    /// frames). It doubles after an xrun or underflow, up to `pipewire-latency-max` or
+    /// `pulseaudio-latency-max`, and halves after each `latency-decay` seconds without one.
+    public var latencyFrames: Int?
+    /// For `pipewire` and `pulseaudio`: how often an xrun or underflow raised `latencyFrames`.
+    public var latencyRaises: Int?
     /// For `pipewire`, once the server has pulled: the scheduling of PipeWire's data thread, which
     /// runs cued's mix there (`via` `pipewire`); `scheduling` is then cued's own thread, which waits.
     public var mixingThread: Scheduling?
@@ -51,9 +57,11 @@ public struct StatusReply: ReplyFields {
 
     public init(
       name: String, backend: String = "alsa", state: State, error: String? = nil, format: Format? = nil, delayFrames: Int = 0,
-      quantumFrames: Int? = nil, fillTargetFrames: Int? = nil, mixingThread: Scheduling? = nil, paused: Bool? = nil,
-      pauses: Int? = nil, opens: Int = 0, losses: Int = 0
+      quantumFrames: Int? = nil, fillTargetFrames: Int? = nil, latencyFrames: Int? = nil, latencyRaises: Int? = nil,
+      mixingThread: Scheduling? = nil, paused: Bool? = nil, pauses: Int? = nil, opens: Int = 0, losses: Int = 0
     ) {
+      self.latencyFrames = latencyFrames
+      self.latencyRaises = latencyRaises
       self.paused = paused
       self.pauses = pauses
       self.mixingThread = mixingThread
@@ -81,6 +89,8 @@ public struct StatusReply: ReplyFields {
       members.append(("delayFrames", .int(delayFrames)))
       if let quantumFrames { members.append(("quantumFrames", .int(quantumFrames))) }
       if let fillTargetFrames { members.append(("fillTargetFrames", .int(fillTargetFrames))) }
+      if let latencyFrames { members.append(("latencyFrames", .int(latencyFrames))) }
+      if let latencyRaises { members.append(("latencyRaises", .int(latencyRaises))) }
       if let mixingThread { members.append(("mixingThread", mixingThread.json)) }
       if let paused { members.append(("paused", .bool(paused))) }
       if let pauses { members.append(("pauses", .int(pauses))) }
@@ -104,6 +114,8 @@ public struct StatusReply: ReplyFields {
       delayFrames = try required(fields.integer("delayFrames"), "delayFrames", in: what)
       quantumFrames = try fields.integer("quantumFrames")
       fillTargetFrames = try fields.integer("fillTargetFrames")
+      latencyFrames = try fields.integer("latencyFrames")
+      latencyRaises = try fields.integer("latencyRaises")
       mixingThread = try fields.object("mixingThread").map { (json) throws(ProtocolError) in try Scheduling(json: json) }
       paused = try fields.bool("paused")
       pauses = try fields.integer("pauses")

@@ -265,6 +265,10 @@ struct Status: ParsableCommand {
       if device.backend == "pipewire" {
         let quantum = device.quantumFrames ?? format.periodFrames
         deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, quantum \(quantum) frames (\(milliseconds(quantum)))"
+        if let asked = device.latencyFrames, asked != quantum {
+          deviceLine += ", asks \(asked) (\(milliseconds(asked)))"
+        }
+        if let raises = device.latencyRaises, raises > 0 { deviceLine += ", raised \(raises)× after xruns" }
       } else {
         deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, period \(format.periodFrames), buffer \(format.bufferFrames) frames"
         if let target = device.fillTargetFrames { deviceLine += ", filled to \(target) (\(milliseconds(target)))" }

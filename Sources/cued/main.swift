@@ -142,6 +142,7 @@ struct Cued {
   ) throws(StartupError) {
     let sink = PipeWireSink(
       target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency,
+      adaptiveLatency: (maximumFrames: configuration.pipeWireLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
       realtimePriority: configuration.realtimePriority)
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
   }
@@ -152,6 +153,7 @@ struct Cued {
   ) throws(StartupError) {
     let sink = PulseSink(
       sink: name, rate: configuration.sampleRate, targetFrames: configuration.pulseAudioLatency,
+      adaptiveLatency: (maximumFrames: configuration.pulseAudioLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
       realtimePriority: configuration.realtimePriority)
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
   }

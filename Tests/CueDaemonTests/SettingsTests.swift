@@ -210,7 +210,7 @@ struct SettingsTests {
     }
     #expect(restartOnly == Settings.all.filter { $0.reload == .restartOnly }.map(\.key))
     // The rules as cued has always had them.
-    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pipewire-pause-after", "pulseaudio-latency", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "no-rtkit"])
+    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pipewire-latency-max", "pipewire-pause-after", "pulseaudio-latency", "pulseaudio-latency-max", "latency-decay", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "no-rtkit"])
     #expect(reloaded.shutdownFadeSeconds == 0.01, "a field that is no setting is kept")
     #expect(reloaded.maximumDecodedBytes == next.maximumDecodedBytes && reloaded.sampleRate == current.sampleRate)
 

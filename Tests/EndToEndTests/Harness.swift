@@ -151,6 +151,17 @@ final class DaemonProcess {
     throw HarnessError("device never became \(state); it is \(try deviceState())")
   }
 
+  /// `status`'s device object once `condition` holds, or the last one read when `timeout` passed
+  /// (the caller's expectations then say what was wrong).
+  func device(within timeout: Double, until condition: ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+      let device = try #require(status()["device"] as? [String: Any])
+      if condition(device) || Date() >= deadline { return device }
+      usleep(20_000)
+    }
+  }
+
   func signal(_ number: Int32) { child.signal(number) }
 
   /// Sends SIGTERM and waits; returns the exit status. The first time, also checks every line the

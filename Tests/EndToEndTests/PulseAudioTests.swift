@@ -195,6 +195,40 @@ struct PulseAudioTests {
     try expectCaptureHoldsTheCue(readFloats(dir + "/capture.f32"), fixture: "tone-44100-stereo.mp3")
   }
 
+  /// A machine that does not answer the server in time (here: cued stopped for 150 ms, longer than
+  /// its 10 ms queue) underflows the stream; cued then asks for twice the queue, the server grants
+  /// it, and after the decay window without another underflow the queue is back where it started.
+  @Test func anUnderflowDoublesTheQueueAndItDecaysBack() throws {
+    let dir = Harness.temporaryDirectory()
+    let pulse = try PulseServer(directory: dir)
+    let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
+    defer { recorder.terminate(grace: 1) }
+    let sounds = try Harness.soundDirectory(in: dir, ["wrap": "loop-48000-stereo.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock",
+      arguments: ["--sounds", sounds, "--device", "pulseaudio:t", "--idle-timeout", "30", "--pulseaudio-latency-max", "1920", "--latency-decay", "1.5"],
+      environment: pulse.environment, logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "wrap", "--loops", "-1", "--volume", "0"]).status == 0)
+    var state = try daemon.device(within: 0)
+    #expect(state["latencyFrames"] as? Int == 480, "\(state)")
+    let raisesBefore = state["latencyRaises"] as? Int ?? 0
+
+    kill(daemon.pid, SIGSTOP)
+    usleep(150_000)
+    kill(daemon.pid, SIGCONT)
+    state = try daemon.device(within: 2) { ($0["latencyRaises"] as? Int ?? 0) > raisesBefore }
+    let raises = (state["latencyRaises"] as? Int ?? 0) - raisesBefore
+    #expect(raises >= 1, "\(state)")
+    #expect(state["latencyFrames"] as? Int == min(1920, 480 << raises), "\(state)")
+    #expect(try daemon.status()["underruns"] as? Int ?? 0 >= 1)
+
+    state = try daemon.device(within: 8) { $0["latencyFrames"] as? Int == 480 }
+    #expect(state["latencyFrames"] as? Int == 480, "no decay: \(state)")
+    // The stream played on through both changes of its queue.
+    #expect(state["state"] as? String == "open" && (state["losses"] as? Int ?? 0) == 0, "\(state)")
+  }
+
   @Test func deviceAutoPlaysThroughANativePulseAudioStreamWhenOnlyAPulseAudioServerAnswers() throws {
     let dir = Harness.temporaryDirectory()
     let pulse = try PulseServer(directory: dir)
