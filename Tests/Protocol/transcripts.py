@@ -47,12 +47,13 @@ socket path (DOC_SOCKET) replaced by the daemon's; so are DOC_SOUNDS in client l
 put back in what the daemon says. Values that vary from run to run are compared as RULES says;
 everything else, field names and their order included, compares exactly.
 
-    transcripts.py [--cued BIN] [--sounds DIR] [--doc FILE] [--only NAME] [--update]
+    transcripts.py [--cued BIN] [--sounds DIR] [--doc FILE] [--only NAME] [--timeout S] [--update [--all]]
 
 --update rewrites the daemon lines that differ with what the daemon said (keeping the client
 lines, the annotations and the document's id numbers), so a release's changes are one command
-away from the document: `make transcripts`. Read the diff: the prose must still say what the
-blocks show.
+away from the document: `make transcripts`. --update --all rewrites every daemon line, times and
+levels too (a time that changed meaning still compares as a time). Read the diff: the prose must
+still say what the blocks show.
 """
 import argparse
 import itertools
@@ -796,17 +797,17 @@ class Replayer:
                     self.differs(block, mine[0].number, "these lines, in any order, do not match what the daemon sent:\n%s\n  daemon:\n%s" % (
                         "\n".join("    " + e.text for e in mine), "\n".join("    " + line for line in lines)))
                     ok = False
-                    self.rewrite(session, mine, lines, label)
-                continue
-            for index, e in enumerate(mine):
-                line = lines[index] if index < len(lines) else None
-                self.compared += 1
-                reason = self.compare_line(session, e, line, label)
-                if reason:
-                    self.differs(block, e.number, "%s\n  document: %s\n  daemon:   %s" % (reason, e.text, line))
-                    ok = False
-                    self.rewrite(session, mine, lines, label)
-                    break
+            else:
+                for index, e in enumerate(mine):
+                    line = lines[index] if index < len(lines) else None
+                    self.compared += 1
+                    reason = self.compare_line(session, e, line, label)
+                    if reason:
+                        self.differs(block, e.number, "%s\n  document: %s\n  daemon:   %s" % (reason, e.text, line))
+                        ok = False
+                        break
+            if not ok or self.arguments.all:
+                self.rewrite(session, mine, lines, label)
         return ok
 
     def compare_line(self, session, expected, line, label):
@@ -845,10 +846,12 @@ class Replayer:
         new = []
         for index, line in enumerate(lines):
             if index < len(expected):
+                # A line that matches on its own stays (unless --all), and the ids it pairs are kept.
                 saved, session.ids = session.ids, session.ids.copy()
                 same = self.compare_line(session, expected[index], line, label) is None
-                session.ids = saved
-                if same:
+                if not same:
+                    session.ids = saved
+                elif not self.arguments.all:
                     new.append(expected[index].text)
                     continue
             message = parse(line)
@@ -877,6 +880,7 @@ def main():
     parser.add_argument("--only", action="append", help="replay only this transcript or session (repeatable)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each line (default: 5)")
     parser.add_argument("--update", action="store_true", help="rewrite the daemon lines that differ with what the daemon said")
+    parser.add_argument("--all", action="store_true", help="with --update: rewrite every daemon line, also those that match (fresh times and levels)")
     arguments = parser.parse_args()
 
     text = open(arguments.doc, encoding="utf-8").read()
