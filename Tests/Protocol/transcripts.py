@@ -44,8 +44,11 @@ audio), link:NAME>TARGET (a symlink).
 In a block whose lines all start with "A: ", "B: "…, each letter is a connection of its own (one
 daemon), and "A: (closes its connection)" closes A. "$ COMMAND" lines run with the document's
 socket path (DOC_SOCKET) replaced by the daemon's; so are DOC_SOUNDS in client lines, and both are
-put back in what the daemon says. Values that vary from run to run are compared as RULES says;
-everything else, field names and their order included, compares exactly.
+put back in what the daemon says. Values that vary from run to run compare as RULES says: voice,
+player and sound ids by one consistent renaming per session (in messages and a program's output
+too: "voice 12"), clocks, positions, meter levels and the counters of status by type and range.
+Everything else, field names and their order included, compares exactly. Daemon lines shown before
+any client line are read as lines the daemon sends unprompted.
 
     transcripts.py [--cued BIN] [--sounds DIR] [--doc FILE] [--only NAME] [--timeout S] [--update [--all]]
 
