@@ -35,6 +35,17 @@ test: deps
 	# PipeWire (Tests/EndToEndTests/Harness.swift, sharedOutput) instead of the null sink.
 	CUED_TEST_DEVICE=pipewire $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PIPEWIRE_SUITES)'
 
+# The transcripts of docs/PROTOCOL.md, rewritten where they differ from what this build's daemon
+# sends (Tests/Protocol/transcripts.py --update; `make test` checks them). Read the diff: the prose
+# around a block must still say what it shows. TRANSCRIPTS_ARGS=--all rewrites times and levels too.
+TRANSCRIPTS_ARGS ?=
+
+.PHONY: transcripts
+
+transcripts: deps
+	$(SWIFT) build $(BUILD_FLAGS)
+	python3 Tests/Protocol/transcripts.py --update --cued "$$($(SWIFT) build --show-bin-path $(BUILD_FLAGS))/cued" $(TRANSCRIPTS_ARGS)
+
 sounds:
 	@scripts/install-deps.sh --with-tools
 	sounds/make-sounds.sh
