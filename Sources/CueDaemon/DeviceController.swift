@@ -187,6 +187,12 @@ final class DeviceController {
     return clock >= delay ? clock - delay : 0
   }
 
+  /// The mixer frame a command sent now takes effect at: the next block the engine mixes, heard
+  /// `delayFrames` after `heardFrame()`.
+  func mixFrame() -> UInt64 {
+    engine.counters.mixerClock.load(ordering: .relaxed)
+  }
+
   /// Frames written but not yet heard, after the last write.
   var delayFrames: Int { engine.counters.delayFrames.load(ordering: .relaxed) }
 

@@ -187,10 +187,11 @@ final class Players {
       player.loopsLeft = loops
     }
     if let rate = settings.rate, rate != player.rate {
-      // Rebase the position estimate: frames so far counted at the old rate, from now at the new one.
+      // Rebase the position estimate: frames up to the block the new rate is mixed in counted at
+      // the old rate, from there at the new one (heard a device delay after now).
       if case .playing(let id, _, _?) = player.phase {
-        let heard = device.heardFrame()
-        player.phase = .playing(voice: id, startPosition: player.currentFrame(heardFrame: heard), firstFrame: heard)
+        let mixed = device.mixFrame()
+        player.phase = .playing(voice: id, startPosition: player.currentFrame(heardFrame: mixed), firstFrame: mixed)
       }
       player.rate = rate
     }
@@ -206,7 +207,9 @@ final class Players {
       let target = min(Int((time * sampleRate).rounded()), player.cue?.frameCount ?? Int.max)
       if let voice {
         send(.seek(voice, position: target))
-        player.phase = .playing(voice: voice, startPosition: target, firstFrame: device.heardFrame())
+        // The target is mixed in the next block, heard a device delay from now: until then
+        // currentTime reads the target, then advances with what is heard.
+        player.phase = .playing(voice: voice, startPosition: target, firstFrame: device.mixFrame())
       } else {
         player.position = target
       }

@@ -45,7 +45,9 @@ final class TestSink: OutputDevice, @unchecked Sendable {
     return status
   }
 
-  func delayFrames() -> Int { 0 }
+  /// Frames written but not yet heard, as a device's queue holds them.
+  var delay = 0
+  func delayFrames() -> Int { delay }
 }
 
 /// A connection's bytes in memory: what the test writes is read by the daemon, and the other way.

@@ -105,6 +105,24 @@ struct InProcessDaemonTests {
     #expect(state.position == 0)
   }
 
+  /// currentTime is what is heard: after a seek while playing, it reads the target until the block
+  /// holding it has gone through the device's queue, then advances from there.
+  @Test func currentTimeAfterASeekWhilePlayingFollowsWhatIsHeard() throws {
+    let embedded = try EmbeddedDaemon()
+    embedded.sink.delay = 960  // four periods queued in the device
+    let client = embedded.connect()
+    let player = try #require(client.reply(#"{"id":1,"op":"player.create","cue":"pico","numberOfLoops":-1}"#)["player"]?.intValue)
+    _ = client.reply(#"{"id":2,"op":"player.play","player":\#(player)}"#)
+    embedded.runCycles(8)
+    let period = embedded.daemon.configuration.periodFrames
+    func currentTime(_ id: Int) -> Double? { client.reply(#"{"id":\#(id),"op":"player.get","player":\#(player)}"#)["currentTime"]?.doubleValue }
+    #expect(client.reply(#"{"id":3,"op":"player.set","player":\#(player),"currentTime":0.05}"#)["currentTime"] == .number(0.05))
+    embedded.runCycles(2)  // the seek is mixed, but not heard yet
+    #expect(currentTime(4) == 0.05)
+    embedded.runCycles(6)  // eight periods mixed since the seek, four of them heard
+    #expect(currentTime(5) == 0.05 + Double(4 * period) / 48000)
+  }
+
   @Test func aDeferredPlayThatCannotStartEndsInFinishedWithReasonError() throws {
     let embedded = try EmbeddedDaemon()
     let client = embedded.connect()
