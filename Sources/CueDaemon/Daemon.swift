@@ -107,7 +107,7 @@ public final class Daemon<Device: OutputDevice> {
     sounds = SystemSounds(
       maximum: configuration.maximumSounds, volume: configuration.systemVolume, muted: configuration.systemMuted, voices: voices,
       catalog: catalog, files: files, events: events, ids: ids)
-    paging = Paging(voices: voices, catalog: catalog, events: events, clock: clock)
+    paging = Paging(voices: voices, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
   }

@@ -16,6 +16,10 @@ struct PagingState {
   /// merge its other half (a `wrapped` after a `page-changed` for the same move, or the other way).
   var lastWrap: [String: (from: Int, to: Int, byPageChange: Bool, at: UInt64)] = [:]
   var counts: [PagingDecision: Int] = [:]
+  /// Where each carousel is in a scroll's life.
+  var scrolls: [String: ScrollLifecycle] = [:]
+  var outOfOrder = 0
+  var settled = 0
   /// A small deterministic generator for rate-spread (xorshift).
   var random: UInt64 = 0x9E37_79B9_7F4A_7C15
 
@@ -38,8 +42,10 @@ final class Paging {
   private let catalog: CueCatalog
   private let events: EventRouter
   private let clock: DaemonClock
+  private let sampleRate: Int
 
-  init(voices: VoiceTable, catalog: CueCatalog, events: EventRouter, clock: DaemonClock) {
+  init(voices: VoiceTable, catalog: CueCatalog, events: EventRouter, clock: DaemonClock, sampleRate: Int) {
+    self.sampleRate = sampleRate
     self.voices = voices
     self.catalog = catalog
     self.events = events
@@ -53,8 +59,13 @@ final class Paging {
 
   var carousels: [String: CarouselBindings] { state.carousels }
 
-  /// The decision counters, for `status`.
-  var counts: [PagingDecision: Int] { state.counts }
+  /// The decision counters, out-of-order messages and settled scrolls, for `status`.
+  var counts: StatusReply.PagingCounts {
+    var counts = StatusReply.PagingCounts(state.counts)
+    counts.outOfOrder = state.outOfOrder
+    counts.settled = state.settled
+    return counts
+  }
 
   /// Handles one carousel message; returns the reply fields (sent only when the message had an id).
   func handle(_ message: CarouselMessage, arrivedAt arrival: UInt64) -> PagingOutcome {
@@ -62,43 +73,70 @@ final class Paging {
     var cue: String? = nil
     var voice: VoiceID? = nil
     var move: (from: Int, to: Int)? = nil
+    var pagesCrossed: Int? = nil
+    let carousel = message.carousel
+    let inOrder = state.scrolls[carousel, default: ScrollLifecycle()].take(message.event)
     switch message.event {
-    case .pageChanged(let from, let to, let count, _):
+    case .pageChanged(let from, let to, let count, _, let given):
       guard from != to else {
         decision = .unchanged
         break
       }
       let forward = (to - from + count) % count
       let backward = (from - to + count) % count
-      let isNext = forward <= backward
-      let bindings = state.bindings(for: message.carousel)
-      let wraps = count > 2 && ((isNext && from == count - 1 && to == 0) || (!isNext && from == 0 && to == count - 1))
+      // A direction the carousel gives wins; otherwise the shorter way round, and on a tie (two
+      // pages, or half way round) the way the index moved.
+      let isNext = given.map { $0 == .next } ?? (forward == backward ? to > from : forward < backward)
+      let pages = isNext ? forward : backward
+      let bindings = state.bindings(for: carousel)
+      let wraps = (isNext && to < from) || (!isNext && to > from)
       if wraps, bindings.bindings["wrap"] != nil {
-        if mergesWithLastWrap(message.carousel, from: from, to: to, byPageChange: true) {
+        if mergesWithLastWrap(carousel, from: from, to: to, byPageChange: true) {
           decision = .merged
         } else {
-          (decision, cue, voice) = play("wrap", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
-          state.lastWrap[message.carousel] = (from, to, true, clock.nanoseconds())
+          (decision, cue, voice) = play("wrap", of: carousel, direction: isNext ? 1 : -1, page: (to, count), arrival: arrival)
+          state.lastWrap[carousel] = (from, to, true, clock.nanoseconds())
         }
       } else {
-        (decision, cue, voice) = play(isNext ? "page-next" : "page-prev", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
+        var name = isNext ? "page-next" : "page-prev"
+        if to == 0, bindings.bindings["first-page"] != nil { name = "first-page" }
+        if to == count - 1, count > 1, bindings.bindings["last-page"] != nil { name = "last-page" }
+        (decision, cue, voice) = play(name, of: carousel, direction: isNext ? 1 : -1, page: (to, count), pages: pages, arrival: arrival)
       }
       move = (from, to)
+      if pages > 1 { pagesCrossed = pages }
     case .wrapped(let from, let to, let count):
       let isNext = (to - from + count) % count <= (from - to + count) % count
-      if mergesWithLastWrap(message.carousel, from: from, to: to, byPageChange: false) {
+      if mergesWithLastWrap(carousel, from: from, to: to, byPageChange: false) {
         decision = .merged
       } else {
-        (decision, cue, voice) = play("wrap", of: message.carousel, direction: isNext ? 1 : -1, page: to, arrival: arrival)
-        state.lastWrap[message.carousel] = (from, to, false, clock.nanoseconds())
+        (decision, cue, voice) = play("wrap", of: carousel, direction: isNext ? 1 : -1, page: (to, count), arrival: arrival)
+        state.lastWrap[carousel] = (from, to, false, clock.nanoseconds())
       }
       move = (from, to)
-    case .dragBegan, .dragEnded, .decelerationEnded, .scrollAnimationEnded:
-      (decision, cue, voice) = play(message.event.name, of: message.carousel, direction: 0, page: nil, arrival: arrival)
+    case .edge(let edge):
+      (decision, cue, voice) = play("edge", of: carousel, direction: edge == .end ? 1 : -1, page: nil, arrival: arrival)
+    case .dragBegan, .willEndDragging, .dragEnded, .willBeginDecelerating, .decelerationEnded, .scrollAnimationEnded:
+      (decision, cue, voice) = play(message.event.name, of: carousel, direction: 0, page: nil, arrival: arrival)
     }
     state.counts[decision, default: 0] += 1
-    let outcome = PagingOutcome(decision: decision, cue: cue, voice: voice?.rawValue)
-    events.emit(.paging(Event.Paging(carousel: message.carousel, message: message.event.name, from: move?.from, to: move?.to, outcome: outcome)))
+    if !inOrder { state.outOfOrder += 1 }
+    let settles = state.scrolls[carousel]?.settledNow ?? false
+    let outcome = PagingOutcome(
+      decision: decision, cue: cue, voice: voice?.rawValue, pages: pagesCrossed, outOfOrder: !inOrder, settled: settles)
+    events.emit(.paging(Event.Paging(carousel: carousel, message: message.event.name, from: move?.from, to: move?.to, outcome: outcome)))
+    if settles {
+      // The seeds' rule (003): the scroll has settled on didEndDragging(decelerate: false), on
+      // didEndDecelerating, or when a programmatic scroll's animation ended; once per scroll.
+      state.settled += 1
+      let (settledDecision, settledCue, settledVoice) = play("settled", of: carousel, direction: 0, page: nil, arrival: arrival)
+      state.counts[settledDecision, default: 0] += 1
+      events.emit(
+        .paging(
+          Event.Paging(
+            carousel: carousel, message: "settled",
+            outcome: PagingOutcome(decision: settledDecision, cue: settledCue, voice: settledVoice?.rawValue))))
+    }
     return outcome
   }
 
@@ -116,9 +154,10 @@ final class Paging {
     return false
   }
 
-  /// Plays `bindingName` of `carousel` under the binding's policy.
+  /// Plays `bindingName` of `carousel` under the binding's policy. `page`: the page landed on and
+  /// the page count (for rate-by-page and pan-by-position); `pages`: how many pages the move crossed.
   func play(
-    _ bindingName: String, of carousel: String, direction: Int, page: Int?, arrival: UInt64
+    _ bindingName: String, of carousel: String, direction: Int, page: (index: Int, count: Int)?, pages: Int = 1, arrival: UInt64
   ) -> (PagingDecision, String?, VoiceID?) {
     let bindings = state.bindings(for: carousel)
     guard let binding = bindings.bindings[bindingName] else { return (.unbound, nil, nil) }
@@ -143,25 +182,54 @@ final class Paging {
     case .ignoreWhilePlaying:
       break
     }
+    if CarouselBindings.pageSoundNames.contains(bindingName) {
+      // The carousel's page sounds together: past max-page-voices the other page bindings' oldest
+      // voices fade out, so a burst of page changes (nexts, a wrap) ends with one clean final sound
+      // instead of several at the limiter. The binding's own voices follow its retrigger.
+      var others: [VoiceID] = []
+      for name in CarouselBindings.pageSoundNames where name != bindingName {
+        let other = carousel + "/" + name
+        state.voices[other] = (state.voices[other] ?? []).filter { voices.isSounding($0) }
+        others += state.voices[other] ?? []
+      }
+      others.sort { $0.rawValue < $1.rawValue }
+      let kept = sounding.count - replacing.count
+      let excess = others.count - max(0, bindings.maxPageVoices - 1 - kept)
+      if excess > 0 { replacing += others.prefix(excess).map { ($0, .stopped) } }
+    }
     let panAmount = binding.panByDirection ?? bindings.panByDirection
-    let pan = max(-1, min(1, binding.pan + Double(direction) * panAmount))
+    var pan = binding.pan + Double(direction) * panAmount
+    if bindings.panByPosition > 0, let page, page.count > 1 {
+      pan += bindings.panByPosition * (2 * Double(page.index) / Double(page.count - 1) - 1)
+    }
+    pan = max(-1, min(1, pan))
     var rate = 1.0
     let spread = binding.rateSpread ?? bindings.rateSpread
     if spread > 0 { rate += spread * state.nextUnit() }
     let step = binding.rateByPage ?? bindings.rateByPage
-    if step > 0, let page { rate += step * Double(page % 8) }
+    if step > 0, let page { rate += step * Double(page.index % 8) }
+    if binding.multiPage == .rate && pages > 1 { rate *= Double.pow2(semitones: Double(min(pages - 1, 12))) }
     var request = VoiceRequest(
       cue: cue, gain: StereoGain.voice(volume: binding.volume, pan: pan, sourceIsMono: cue.isMono), loops: .count(binding.loops))
     request.rate = max(0.5, min(2, rate))
     request.requestArrival = arrival
-    let id: VoiceID
-    do {
-      id = try voices.start(request, deadline: deadline, replacing: replacing).id
-    } catch {
-      // Opening the device may itself have taken the event past its deadline.
-      return (clock.nanoseconds() > deadline ? .late : .failed, binding.cue, nil)
+    // multi-page "each": the sounds after the first start page-spacing apart on the mixer clock.
+    let sounds = binding.multiPage == .each ? min(max(pages, 1), MultiPage.maximumSounds) : 1
+    let spacing = UInt64((binding.pageSpacing * Double(sampleRate)).rounded())
+    let first = voices.nextMixFrame()
+    var id = VoiceID(0)
+    for index in 0..<sounds {
+      if index > 0 { request.startAtFrame = first + UInt64(index) * spacing }
+      do {
+        let started = try voices.start(request, deadline: deadline, replacing: index == 0 ? replacing : []).id
+        if index == 0 { id = started }
+        state.voices[key, default: []].append(started)
+      } catch {
+        // Opening the device may itself have taken the event past its deadline.
+        if index == 0 { return (clock.nanoseconds() > deadline ? .late : .failed, binding.cue, nil) }
+        break
+      }
     }
-    state.voices[key, default: []].append(id)
     state.lastStart[key] = now
     return (.played, binding.cue, id)
   }
@@ -175,5 +243,70 @@ final class Paging {
       }
     }
     return nil
+  }
+}
+
+/// One carousel's place in UIScrollView's delegate order (seeds 001–003):
+/// drag-began → will-end-dragging → drag-ended(decelerate) → [will-begin-decelerating →
+/// deceleration-ended]; scroll-animation-ended for a programmatic scroll. `take` says whether a
+/// message came in that order; every message is handled either way.
+struct ScrollLifecycle {
+  enum Phase { case idle, dragging, endingDrag, decelerating }
+  var phase = Phase.idle
+  /// Something moved since the scroll last settled (a drag, a page change).
+  var unsettled = false
+  /// The message just taken settled the scroll.
+  private(set) var settledNow = false
+
+  /// Takes one message; false when it came out of order.
+  mutating func take(_ event: CarouselMessage.Event) -> Bool {
+    settledNow = false
+    var inOrder = true
+    switch event {
+    case .dragBegan:
+      // Touching a decelerating scroll starts a new drag: in order (UIKit does the same).
+      inOrder = phase == .idle || phase == .decelerating
+      phase = .dragging
+      unsettled = true
+    case .willEndDragging:
+      inOrder = phase == .dragging
+      phase = .endingDrag
+    case .dragEnded(let decelerate):
+      inOrder = phase == .dragging || phase == .endingDrag
+      if decelerate {
+        phase = .decelerating
+      } else {
+        settle()
+      }
+    case .willBeginDecelerating:
+      inOrder = phase == .decelerating
+    case .decelerationEnded:
+      inOrder = phase == .decelerating
+      settle()
+    case .scrollAnimationEnded:
+      inOrder = phase == .idle
+      settle()
+    case .pageChanged, .wrapped:
+      unsettled = true
+    case .edge:
+      break
+    }
+    return inOrder
+  }
+
+  /// The scroll settled, once: a second end for the same scroll settles nothing.
+  private mutating func settle() {
+    settledNow = unsettled
+    unsettled = false
+    phase = .idle
+  }
+}
+
+extension Double {
+  /// 2^(semitones/12): the rate that raises pitch by `semitones`.
+  static func pow2(semitones: Double) -> Double {
+    var rate = 1.0
+    for _ in 0..<Int(semitones) { rate *= 1.059_463_094_359_295_3 }
+    return rate
   }
 }

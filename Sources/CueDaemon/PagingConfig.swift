@@ -10,6 +10,18 @@ public enum Retrigger: String, Sendable, Equatable, CaseIterable {
   case ignoreWhilePlaying = "ignore-while-playing"
 }
 
+/// How a page change that crosses several pages at once (a flick, a jump) sounds.
+public enum MultiPage: String, Sendable, Equatable, CaseIterable {
+  /// One sound, as for one page.
+  case one
+  /// A sound per page crossed, `page-spacing` apart on the mixer clock (at most `maximumSounds`).
+  case each
+  /// One sound whose rate rises a semitone per extra page (pitch follows rate; at most an octave).
+  case rate
+
+  public static let maximumSounds = 8
+}
+
 /// One binding: the cue a carousel event plays, and how.
 public struct PagingBinding: Sendable, Equatable {
   public var cue: String
@@ -29,6 +41,10 @@ public struct PagingBinding: Sendable, Equatable {
   public var rateSpread: Double? = nil
   /// Rate steps by this much per page index (nil: the carousel's setting).
   public var rateByPage: Double? = nil
+  /// A page change across several pages: one sound, one per page, or a rate that follows the distance.
+  public var multiPage = MultiPage.one
+  /// With `multi-page = "each"`: seconds between the sounds.
+  public var pageSpacing = 0.06
   /// Where it was set (for messages), 0 when built in.
   public var line = 0
 
@@ -47,8 +63,16 @@ public struct CarouselBindings: Sendable, Equatable {
   public var panByDirection = 0.0
   public var rateSpread = 0.0
   public var rateByPage = 0.0
+  /// Pan by where the page sits in the carousel: the first page this far left, the last this far right.
+  public var panByPosition = 0.0
+  /// The most page sounds (page-next, page-prev, wrap, first-page, last-page) of this carousel heard
+  /// at once; a new one fades out the oldest past it, so a burst ends with one clean final sound.
+  public var maxPageVoices = 1
 
   public init(bindings: [String: PagingBinding] = [:]) { self.bindings = bindings }
+
+  /// The bindings whose sounds say "the page changed"; `max-page-voices` counts them together.
+  public static let pageSoundNames: Set<String> = ["page-next", "page-prev", "wrap", "first-page", "last-page"]
 
   /// With no config: the shipped sounds. Settling plays nothing.
   public static let builtIn = CarouselBindings(bindings: [
@@ -58,9 +82,11 @@ public struct CarouselBindings: Sendable, Equatable {
     "drag-began": PagingBinding(cue: "tick", volume: 0.5, retrigger: .overlap),
   ])
 
-  /// The names a binding may have.
+  /// The names a binding may have: the page sounds, each lifecycle message, `settled` (derived)
+  /// and `edge` (a bounded pager pushed past an end).
   public static let bindingNames = [
-    "page-next", "page-prev", "wrap", "drag-began", "drag-ended", "deceleration-ended", "scroll-animation-ended",
+    "page-next", "page-prev", "wrap", "first-page", "last-page", "drag-began", "will-end-dragging", "drag-ended",
+    "will-begin-decelerating", "deceleration-ended", "scroll-animation-ended", "settled", "edge",
   ]
 }
 
@@ -83,6 +109,10 @@ extension ConfigFile {
         case "pan-by-direction": carousel.panByDirection = try unit(setting, key, 0...1, fail)
         case "rate-spread": carousel.rateSpread = try unit(setting, key, 0...0.5, fail)
         case "rate-by-page": carousel.rateByPage = try unit(setting, key, 0...0.1, fail)
+        case "pan-by-position": carousel.panByPosition = try unit(setting, key, 0...1, fail)
+        case "max-page-voices":
+          guard let n = setting.intValue, (1...16).contains(n) else { throw fail(key, "max-page-voices must be a whole number from 1 to 16") }
+          carousel.maxPageVoices = n
         case _ where CarouselBindings.bindingNames.contains(key):
           if let binding = try binding(setting, key: key, line: locator.line(of: key, in: section), fail) {
             carousel.bindings[key] = binding
@@ -90,7 +120,7 @@ extension ConfigFile {
         default:
           throw fail(
             key,
-            "unknown key \(key) in [\(section)]; a carousel takes the bindings \(CarouselBindings.bindingNames.joined(separator: ", ")) and pan-by-direction, rate-spread, rate-by-page")
+            "unknown key \(key) in [\(section)]; a carousel takes the bindings \(CarouselBindings.bindingNames.joined(separator: ", ")) and pan-by-direction, pan-by-position, rate-spread, rate-by-page, max-page-voices")
         }
       }
       carousels[name] = carousel
@@ -146,10 +176,16 @@ extension ConfigFile {
       case "pan-by-direction": binding.panByDirection = try unit(setting, "pan-by-direction", 0...1, fail)
       case "rate-spread": binding.rateSpread = try unit(setting, "rate-spread", 0...0.5, fail)
       case "rate-by-page": binding.rateByPage = try unit(setting, "rate-by-page", 0...0.1, fail)
+      case "multi-page":
+        guard let raw = setting.stringValue, let multiPage = MultiPage(rawValue: raw) else {
+          throw fail(key, "multi-page must be \"one\", \"each\" or \"rate\"")
+        }
+        binding.multiPage = multiPage
+      case "page-spacing": binding.pageSpacing = try unit(setting, "page-spacing", 0.01...1, fail)
       default:
         throw fail(
           key,
-          "unknown setting \(field) in \(key); a binding takes cue, volume, pan, loops, retrigger, max-voices, min-interval, deadline, pan-by-direction, rate-spread, rate-by-page")
+          "unknown setting \(field) in \(key); a binding takes cue, volume, pan, loops, retrigger, max-voices, min-interval, deadline, pan-by-direction, rate-spread, rate-by-page, multi-page, page-spacing")
       }
     }
     return binding

@@ -72,6 +72,9 @@ final class VoiceTable {
 
   subscript(id: VoiceID) -> LiveVoice? { voices[id] }
 
+  /// The mixer frame a start queued now begins at: where starts scheduled after it count from.
+  func nextMixFrame() -> UInt64 { device.mixFrame() }
+
   /// Voices not on their way out.
   var soundingCount: Int { voices.values.reduce(0) { $1.stopping ? $0 : $0 + 1 } }
 

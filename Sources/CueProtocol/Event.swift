@@ -68,25 +68,38 @@ public struct PagingOutcome: Sendable, Equatable {
   public var decision: PagingDecision
   public var cue: String?
   public var voice: UInt64?
+  /// For a page change that crossed more than one page: how many (present only then).
+  public var pages: Int?
+  /// True when the message arrived out of the scroll lifecycle's order (it is still handled).
+  public var outOfOrder: Bool
+  /// True when this message settled the scroll (the derived `settled` moment; its own `paging` event follows).
+  public var settled: Bool
 
-  public init(decision: PagingDecision, cue: String? = nil, voice: UInt64? = nil) {
+  public init(decision: PagingDecision, cue: String? = nil, voice: UInt64? = nil, pages: Int? = nil, outOfOrder: Bool = false, settled: Bool = false) {
     self.decision = decision
     self.cue = cue
     self.voice = voice
+    self.pages = pages
+    self.outOfOrder = outOfOrder
+    self.settled = settled
   }
 
-  /// `decision`, then `cue` and `voice` when present.
+  /// `decision`, then `cue`, `voice`, `pages`, `outOfOrder` and `settled` when present (the flags only when true).
   public var fields: [(String, JSONValue)] {
     var members: [(String, JSONValue)] = [("decision", .string(decision.rawValue))]
     if let cue { members.append(("cue", .string(cue))) }
     if let voice { members.append(("voice", .id(voice))) }
+    if let pages { members.append(("pages", .int(pages))) }
+    if outOfOrder { members.append(("outOfOrder", .bool(true))) }
+    if settled { members.append(("settled", .bool(true))) }
     return members
   }
 
   static func decode(_ fields: inout FieldReader, in what: String) throws(ProtocolError) -> PagingOutcome {
     PagingOutcome(
       decision: try required(fields.value("decision", as: PagingDecision.self), "decision", in: what),
-      cue: try fields.string("cue"), voice: try fields.id("voice"))
+      cue: try fields.string("cue"), voice: try fields.id("voice"), pages: try fields.integer("pages"),
+      outOfOrder: try fields.bool("outOfOrder") ?? false, settled: try fields.bool("settled") ?? false)
   }
 }
 

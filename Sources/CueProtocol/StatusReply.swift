@@ -128,6 +128,10 @@ public struct StatusReply: ReplyFields {
   public struct PagingCounts: Sendable, Equatable {
     /// Only the non-zero counts, so that equal tallies compare equal.
     private var counts: [PagingDecision: Int] = [:]
+    /// Carousel messages that arrived out of the scroll lifecycle's order (handled all the same).
+    public var outOfOrder = 0
+    /// Scrolls that settled (the derived moment: drag ended without deceleration, deceleration or animation ended).
+    public var settled = 0
 
     public init(_ counts: [PagingDecision: Int] = [:]) {
       for (decision, count) in counts { self[decision] = count }
@@ -299,7 +303,7 @@ public struct StatusReply: ReplyFields {
       ("players", .int(players)), ("sounds", .int(sounds)), ("systemVolume", .number(systemVolume)),
       ("systemMuted", .bool(systemMuted)), ("deviceCurrentTime", .number(deviceCurrentTime)),
       ("triggerLatency", triggerLatency.json),
-      ("paging", .object(PagingDecision.allCases.map { ($0.rawValue, .int(paging[$0])) })),
+      ("paging", .object(PagingDecision.allCases.map { ($0.rawValue, .int(paging[$0])) } + [("outOfOrder", .int(paging.outOfOrder)), ("settled", .int(paging.settled))])),
       ("eventsDropped", .int(eventsDropped)), ("refusedConnections", .int(refusedConnections)), ("socket", .string(socket)),
       ("scheduling", scheduling.json),
     ]
@@ -331,6 +335,8 @@ public struct StatusReply: ReplyFields {
     var counts = FieldReader(try required(fields.object("paging"), "paging", in: what))
     paging = PagingCounts()
     for decision in PagingDecision.allCases { paging[decision] = try counts.integer(decision.rawValue) ?? 0 }
+    paging.outOfOrder = try counts.integer("outOfOrder") ?? 0
+    paging.settled = try counts.integer("settled") ?? 0
     eventsDropped = try count("eventsDropped")
     refusedConnections = try count("refusedConnections")
     socket = try required(fields.string("socket"), "socket", in: what)

@@ -1,0 +1,158 @@
+import CueCore
+import CueProtocol
+import Testing
+
+@testable import CueDaemon
+
+/// The whole scroll lifecycle of the seeds (UIScrollView's delegate order), directions, jumps across
+/// several pages, bounded pagers and bursts, on a daemon in process: what it decides and what the
+/// test sink receives, sample for sample.
+@Suite("Paging: the scroll lifecycle, directions, jumps and bursts")
+struct ScrollLifecycleTests {
+  static func daemon(_ bindings: CarouselBindings) throws -> (EmbeddedDaemon, EmbeddedClient) {
+    let embedded = try EmbeddedDaemon()
+    embedded.daemon.paging.setCarousels(["default": bindings])
+    return (embedded, embedded.connect())
+  }
+
+  /// Indexes of the frames where a sound begins after silence, in the sink's output.
+  static func onsets(_ written: [Float]) -> [Int] {
+    var onsets: [Int] = []
+    var quietFrames = Int.max
+    for frame in 0..<(written.count / 2) {
+      if written[2 * frame] != 0 || written[2 * frame + 1] != 0 {
+        if quietFrames > 480 { onsets.append(frame) }
+        quietFrames = 0
+      } else if quietFrames != Int.max {
+        quietFrames += 1
+      }
+    }
+    return onsets
+  }
+
+  @Test func aDeceleratingFlickSettlesOnceAndPlaysTheSettledSoundOnce() throws {
+    let (embedded, client) = try Self.daemon(CarouselBindings(bindings: ["settled": PagingBinding(cue: "tick")]))
+    let lifecycle = [
+      #"{"id":1,"carousel":"default","event":"drag-began"}"#,
+      #"{"id":2,"carousel":"default","event":"will-end-dragging","velocity":4.5,"targetPage":3}"#,
+      #"{"id":3,"carousel":"default","event":"drag-ended","decelerate":true}"#,
+      #"{"id":4,"carousel":"default","event":"will-begin-decelerating"}"#,
+      #"{"id":5,"carousel":"default","event":"page-changed","from":0,"to":3,"count":7,"reason":"drag","direction":"next"}"#,
+    ]
+    for line in lifecycle {
+      let reply = client.reply(line)
+      #expect(reply["outOfOrder"] == nil && reply["settled"] == nil, "\(line) → \(reply)")
+    }
+    #expect(embedded.daemon.voices.soundingCount == 0, "only settled is bound: nothing sounds before the scroll settles")
+    let ended = client.reply(#"{"id":6,"carousel":"default","event":"deceleration-ended"}"#)
+    #expect(ended["settled"] == .bool(true))
+    // A second end for the same scroll is out of order and settles nothing.
+    let again = client.reply(#"{"id":7,"carousel":"default","event":"deceleration-ended"}"#)
+    #expect(again["outOfOrder"] == .bool(true) && again["settled"] == nil)
+    #expect(embedded.daemon.paging.counts.settled == 1 && embedded.daemon.paging.counts.outOfOrder == 1)
+    embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
+    // One tick: the settled sound, once.
+    let tick = embedded.samples(of: "tick")
+    let written = embedded.sink.written
+    #expect(Self.onsets(written).count == 1)
+    let start = try #require(Self.onsets(written).first)
+    #expect(Array(written[(2 * start)..<(2 * start + tick.count)]) == tick)
+  }
+
+  @Test func aDragThatEndsWithoutDeceleratingSettlesAtOnceAndOutOfOrderMessagesAreCounted() throws {
+    let (embedded, client) = try Self.daemon(CarouselBindings(bindings: ["settled": PagingBinding(cue: "tick")]))
+    #expect(client.reply(#"{"id":1,"carousel":"default","event":"drag-began"}"#)["settled"] == nil)
+    #expect(client.reply(#"{"id":2,"carousel":"default","event":"drag-ended","decelerate":false}"#)["settled"] == .bool(true))
+    // will-begin-decelerating without a decelerating drag: out of order, handled, counted.
+    #expect(client.reply(#"{"id":3,"carousel":"default","event":"will-begin-decelerating"}"#)["outOfOrder"] == .bool(true))
+    // A programmatic scroll settles when its animation ends.
+    _ = client.reply(#"{"id":4,"carousel":"default","event":"page-changed","from":1,"to":2,"count":5,"reason":"programmatic"}"#)
+    #expect(client.reply(#"{"id":5,"carousel":"default","event":"scroll-animation-ended"}"#)["settled"] == .bool(true))
+    #expect(embedded.daemon.paging.counts.settled == 2 && embedded.daemon.paging.counts.outOfOrder == 1)
+    let status = client.reply(#"{"id":6,"op":"status"}"#)
+    #expect(status["paging"]?["settled"] == .number(2) && status["paging"]?["outOfOrder"] == .number(1))
+  }
+
+  @Test func aTwoPageCarouselPagesBothWaysWithTheRightSounds() throws {
+    let (embedded, client) = try Self.daemon(.builtIn)
+    defer { withExtendedLifetime(embedded) {} }
+    func cue(_ line: String) -> JSONValue? { client.reply(line)["cue"] }
+    // Without a direction, a tie goes the way the index moved.
+    #expect(cue(#"{"id":1,"carousel":"default","event":"page-changed","from":0,"to":1,"count":2}"#) == .string("page-next"))
+    #expect(cue(#"{"id":2,"carousel":"default","event":"page-changed","from":1,"to":0,"count":2}"#) == .string("page-prev"))
+    // With one, it is taken: next from the last page wraps, previous from the first wraps back.
+    #expect(cue(#"{"id":3,"carousel":"default","event":"page-changed","from":1,"to":0,"count":2,"direction":"next"}"#) == .string("wrap"))
+    #expect(cue(#"{"id":4,"carousel":"default","event":"page-changed","from":0,"to":1,"count":2,"direction":"previous"}"#) == .string("wrap"))
+    #expect(cue(#"{"id":5,"carousel":"default","event":"page-changed","from":0,"to":1,"count":2,"direction":"next"}"#) == .string("page-next"))
+    let bad = client.reply(#"{"id":6,"carousel":"default","event":"page-changed","from":0,"to":1,"count":2,"direction":"up"}"#)
+    #expect(bad["error"]?["code"] == .string("invalid-request"))
+  }
+
+  @Test func aFlickAcrossThreePagesPlaysASoundPerPageSpacedOnTheMixerClock() throws {
+    var each = PagingBinding(cue: "tick")
+    each.multiPage = .each
+    each.pageSpacing = 0.05
+    let (embedded, client) = try Self.daemon(CarouselBindings(bindings: ["page-next": each]))
+    let reply = client.reply(#"{"id":1,"carousel":"default","event":"page-changed","from":0,"to":3,"count":7,"reason":"drag","direction":"next"}"#)
+    #expect(reply["decision"] == .string("played") && reply["pages"] == .number(3))
+    embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
+    let written = embedded.sink.written
+    let onsets = Self.onsets(written)
+    #expect(onsets.count == 3)
+    #expect(onsets.map { $0 - onsets[0] } == [0, 2400, 4800], "50 ms apart at 48 kHz")
+    let tick = embedded.samples(of: "tick")
+    for onset in onsets { #expect(Array(written[(2 * onset)..<(2 * onset + tick.count)]) == tick) }
+  }
+
+  @Test func aJumpWithMultiPageRatePlaysOneSoundFasterByTheDistance() throws {
+    var rate = PagingBinding(cue: "tick")
+    rate.multiPage = .rate
+    let (embedded, client) = try Self.daemon(CarouselBindings(bindings: ["page-next": rate]))
+    _ = client.reply(#"{"id":1,"carousel":"default","event":"page-changed","from":0,"to":4,"count":7,"direction":"next"}"#)
+    embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
+    let written = embedded.sink.written
+    let onsets = Self.onsets(written)
+    #expect(onsets.count == 1)
+    // Three semitones up: 2^(3/12) faster, so about 1440 / 1.189 = 1211 frames long.
+    let lastSounding = (0..<(written.count / 2)).last { written[2 * $0] != 0 || written[2 * $0 + 1] != 0 } ?? 0
+    let length = lastSounding - onsets[0] + 1
+    #expect(abs(length - 1211) <= 3, "\(length) frames")
+  }
+
+  @Test func aBurstOfTenPageChangesEndsWithOneSoundAndNeverTwoAtOnce() throws {
+    let (embedded, client) = try Self.daemon(.builtIn)
+    var page = 0
+    var last: JSONValue? = nil
+    for id in 1...10 {
+      let next = (page + 1) % 5
+      last = client.reply(#"{"id":\#(id),"carousel":"default","event":"page-changed","from":\#(page),"to":\#(next),"count":5}"#)["voice"]
+      page = next
+      #expect(embedded.daemon.voices.soundingCount <= 1, "after \(id): \(embedded.daemon.voices.soundingCount) page sounds")
+      embedded.runCycles(1)  // 5 ms between presses: faster than any page sound
+    }
+    let final = try #require(last?.intValue)
+    #expect(embedded.daemon.voices.sounding().map(\.rawValue) == [UInt64(final)])
+    // The tenth move is 4 → 0 of five pages, a wrap: the final sound, and it plays whole.
+    embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
+    let wrap = embedded.samples(of: "wrap")
+    let tail = Array(embedded.sink.written.suffix(from: embedded.sink.written.count - wrap.count))
+    #expect(tail.suffix(2000) == wrap.suffix(2000), "the final sound's end is intact")
+  }
+
+  @Test func aBoundedPagerPushedPastAnEndPlaysTheEdgeBindingPannedToThatEnd() throws {
+    var bindings = CarouselBindings(bindings: ["edge": PagingBinding(cue: "pico"), "first-page": PagingBinding(cue: "tick")])
+    bindings.panByDirection = 1
+    let (embedded, client) = try Self.daemon(bindings)
+    let edge = client.reply(#"{"id":1,"carousel":"default","event":"edge","edge":"end"}"#)
+    #expect(edge["decision"] == .string("played") && edge["cue"] == .string("pico"))
+    embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
+    let written = embedded.sink.written
+    let left = stride(from: 0, to: written.count, by: 2).map { abs(written[$0]) }.max() ?? 0
+    let right = stride(from: 1, to: written.count, by: 2).map { abs(written[$0]) }.max() ?? 0
+    #expect(left == 0 && right > 0.1, "the end is on the right: left \(left), right \(right)")
+    // Landing on the first page plays its own sound.
+    #expect(client.reply(#"{"id":2,"carousel":"default","event":"page-changed","from":1,"to":0,"count":5}"#)["cue"] == .string("tick"))
+    let missing = client.reply(#"{"id":3,"carousel":"default","event":"edge"}"#)
+    #expect(missing["error"]?["code"] == .string("invalid-request"))
+  }
+}
