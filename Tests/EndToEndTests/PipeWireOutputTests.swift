@@ -157,8 +157,17 @@ struct PipeWireOutputTests {
     usleep(2_000_000)
     #expect(try DaemonTests.cpuTicks(daemon.pid) - before == 0)
 
-    // The monitor holds the cue, sample for sample (float32 end to end, volume 1, pan 0).
-    try expectCaptureHoldsTheCue(recorder.finish(), fixture: "tone-44100-stereo.mp3")
+    // The monitor holds the cue, sample for sample (float32 end to end, volume 1, pan 0), unless the
+    // graph skipped a cycle while it played (a machine too loaded for the quantum, e.g. under a
+    // sanitizer: cued counts it and raises its latency): then no capture can be sample-exact.
+    let capture = try recorder.finish()
+    if try daemon.status()["underruns"] as? Int ?? 0 > 0 {
+      withKnownIssue("the graph skipped a cycle while the cue played", isIntermittent: true) {
+        try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+      }
+    } else {
+      try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+    }
     #expect(daemon.stop() == 0)
   }
 
