@@ -1,5 +1,5 @@
 import CueProtocol
-import Foundation
+import FoundationEssentials
 import Testing
 
 /// Clients written in another language from docs/PROTOCOL.md alone (Python, standard library only),
