@@ -28,12 +28,13 @@ struct DaemonStatus<Device: OutputDevice> {
       let target = counters.fillTargetFrames.load(ordering: .relaxed)
       fillTarget = target > 0 ? min(target, buffer) : buffer
     }
+    let latency = device.device.latencyAsked
     return StatusReply(
       pid: Int(ProcessInfo.processID), uptime: Double(daemon.clock.nanoseconds() - daemon.startedAt) / 1e9,
       device: StatusReply.Device(
         name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
         delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, fillTargetFrames: fillTarget,
-        latencyFrames: device.device.latencyAsked?.frames, latencyRaises: device.device.latencyAsked?.raises,
+        latencyFrames: latency?.frames, latencyRaises: latency?.raises,
         mixingThread: device.device.mixingThread.map { StatusReply.Scheduling(policy: $0.policy, priority: $0.priority, via: device.backend) },
         paused: device.backend == "pipewire" ? daemon.engine.isPullPaused && device.reportedState == .open : nil,
         pauses: device.backend == "pipewire" ? Int(counters.pullPauses.load(ordering: .relaxed)) : nil,

@@ -2,6 +2,10 @@ import CueCore
 import CuePosix
 import CueProtocol
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What paging remembers between carousel messages.
 struct PagingState {
   /// Bindings per carousel name ("default" for carousels without their own table).
@@ -165,8 +169,7 @@ final class Paging {
     let key = carousel + "/" + bindingName
     let now = clock.nanoseconds()
     // Forget voices that have ended.
-    state.voices[key] = (state.voices[key] ?? []).filter { voices.isSounding($0) }
-    let sounding = state.voices[key] ?? []
+    let sounding = soundingVoices(key)
     if binding.retrigger == .ignoreWhilePlaying && !sounding.isEmpty { return (.ignored, binding.cue, nil) }
     if binding.minInterval > 0, let last = state.lastStart[key], now - last < UInt64(binding.minInterval * 1e9) {
       return (.tooSoon, binding.cue, nil)
@@ -186,13 +189,8 @@ final class Paging {
       // The carousel's page sounds together: past max-page-voices the other page bindings' oldest
       // voices fade out, so a burst of page changes (nexts, a wrap) ends with one clean final sound
       // instead of several at the limiter. The binding's own voices follow its retrigger.
-      var others: [VoiceID] = []
-      for name in CarouselBindings.pageSoundNames where name != bindingName {
-        let other = carousel + "/" + name
-        state.voices[other] = (state.voices[other] ?? []).filter { voices.isSounding($0) }
-        others += state.voices[other] ?? []
-      }
-      others.sort { $0.rawValue < $1.rawValue }
+      let others = CarouselBindings.pageSoundNames.subtracting([bindingName])
+        .flatMap { soundingVoices(carousel + "/" + $0) }.sorted { $0.rawValue < $1.rawValue }
       let kept = sounding.count - replacing.count
       let excess = others.count - max(0, bindings.maxPageVoices - 1 - kept)
       if excess > 0 { replacing += others.prefix(excess).map { ($0, .stopped) } }
@@ -208,7 +206,7 @@ final class Paging {
     if spread > 0 { rate += spread * state.nextUnit() }
     let step = binding.rateByPage ?? bindings.rateByPage
     if step > 0, let page { rate += step * Double(page.index % 8) }
-    if binding.multiPage == .rate && pages > 1 { rate *= Double.pow2(semitones: Double(min(pages - 1, 12))) }
+    if binding.multiPage == .rate && pages > 1 { rate *= exp2(Double(min(pages - 1, 12)) / 12) }  // a semitone per extra page
     var request = VoiceRequest(
       cue: cue, gain: StereoGain.voice(volume: binding.volume, pan: pan, sourceIsMono: cue.isMono), loops: .count(binding.loops))
     request.rate = max(0.5, min(2, rate))
@@ -232,6 +230,13 @@ final class Paging {
     }
     state.lastStart[key] = now
     return (.played, binding.cue, id)
+  }
+
+  /// The voices of `key` ("carousel/binding") still sounding; forgets those that ended.
+  private func soundingVoices(_ key: String) -> [VoiceID] {
+    let sounding = (state.voices[key] ?? []).filter { voices.isSounding($0) }
+    state.voices[key] = sounding
+    return sounding
   }
 
   /// Checks that every bound cue is loaded; the first missing one, with its config line.
@@ -299,14 +304,5 @@ struct ScrollLifecycle {
     settledNow = unsettled
     unsettled = false
     phase = .idle
-  }
-}
-
-extension Double {
-  /// 2^(semitones/12): the rate that raises pitch by `semitones`.
-  static func pow2(semitones: Double) -> Double {
-    var rate = 1.0
-    for _ in 0..<Int(semitones) { rate *= 1.059_463_094_359_295_3 }
-    return rate
   }
 }

@@ -139,6 +139,28 @@ struct ScrollLifecycleTests {
     #expect(tail.suffix(2000) == wrap.suffix(2000), "the final sound's end is intact")
   }
 
+  /// pan-by-position: where the page sits is audible apart from the direction it came from.
+  @Test func panByPositionPutsTheFirstPageLeftAndTheLastRight() throws {
+    var bindings = CarouselBindings.builtIn
+    bindings.panByPosition = 1
+    let (embedded, client) = try Self.daemon(bindings)
+    /// The loudest sample of each channel of what the move to `page` played.
+    func channels(from: Int, to page: Int, _ direction: String) -> (left: Float, right: Float) {
+      embedded.sink.written.removeAll()
+      _ = client.reply(#"{"id":1,"carousel":"default","event":"page-changed","from":\#(from),"to":\#(page),"count":5,"direction":"\#(direction)"}"#)
+      embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
+      let written = embedded.sink.written
+      return (stride(from: 0, to: written.count, by: 2).map { abs(written[$0]) }.max() ?? 0,
+              stride(from: 1, to: written.count, by: 2).map { abs(written[$0]) }.max() ?? 0)
+    }
+    let first = channels(from: 1, to: 0, "previous")
+    #expect(first.left > 0.1 && first.right == 0, "page 1 of 5: \(first)")
+    let last = channels(from: 3, to: 4, "next")
+    #expect(last.left == 0 && last.right > 0.1, "page 5 of 5: \(last)")
+    let middle = channels(from: 1, to: 2, "next")
+    #expect(abs(middle.left - middle.right) < 0.01 && middle.left > 0.1, "page 3 of 5 sits in the middle: \(middle)")
+  }
+
   @Test func aBoundedPagerPushedPastAnEndPlaysTheEdgeBindingPannedToThatEnd() throws {
     var bindings = CarouselBindings(bindings: ["edge": PagingBinding(cue: "pico"), "first-page": PagingBinding(cue: "tick")])
     bindings.panByDirection = 1

@@ -197,6 +197,14 @@ struct PagingTests {
     let drag = try daemon.cuectl(["carousel", "drag-began"])
     #expect(drag.stdout.hasPrefix("played tick"))
     #expect(try daemon.cuectl(["page", "--from", "9", "--to", "3", "--count", "7"]).status == 2)
+    // A direction the carousel knows: next from the last of two pages is a wrap.
+    #expect(try daemon.cuectl(["page", "--from", "1", "--to", "0", "--count", "2", "--direction", "next"]).stdout.hasPrefix("played wrap"))
+    #expect(try daemon.cuectl(["page", "--from", "1", "--to", "0", "--count", "2", "--direction", "up"]).status == 2)
+    // The rest of the lifecycle, and a bounded pager's edge (bound to nothing by default).
+    #expect(try daemon.cuectl(["carousel", "will-end-dragging", "--velocity", "3.5", "--target-page", "2"]).stdout.hasPrefix("unbound"))
+    #expect(try daemon.cuectl(["carousel", "will-end-dragging"]).status == 2)
+    #expect(try daemon.cuectl(["carousel", "edge", "--edge", "end"]).stdout.hasPrefix("unbound"))
+    #expect(try daemon.cuectl(["carousel", "edge"]).status == 2)
   }
 
   @Test(
