@@ -94,11 +94,34 @@ export SWIFT_BACKTRACE=enable=no
 
 echo "sanitize.sh: swift test under the ${sanitizer} sanitizer; reports go to ${reports#"$root"/}${skip:+; skipping /$skip/}"
 status=0
+testlog="$scratch/sanitize-tests.log"
 # The test binary is already instrumented (--skip-build needs no --sanitize); passed for clarity.
-"$SWIFT" test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel "${filters[@]}" || status=$?
+set +e
+"$SWIFT" test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel "${filters[@]}" 2>&1 | tee "$testlog"
+status=${PIPESTATUS[0]}
+set -e
+
+# A test that failed an expectation while no process made a report is run once more, on its own:
+# this step is here for the sanitizer's reports, and a timing expectation that a 5-15x slower
+# instrumented build misses once is not one (`make test` runs them all uninstrumented, without a
+# second chance). Only named, non-parameterised tests and at most three; any report still fails.
+shopt -s nullglob
+found=("$reports"/*)
+if ((status != 0 && ${#found[@]} == 0)); then
+  mapfile -t failing < <(sed -nE 's/^✘ Test ([^ ]+) .*/\1/p' "$testlog" | grep -vx run | sort -u)
+  mapfile -t failed < <(printf '%s\n' "${failing[@]}" | sed -nE 's/^([A-Za-z_][A-Za-z0-9_]*)\(\)$/\1/p')
+  if ((${#failed[@]} > 0 && ${#failed[@]} <= 3 && ${#failed[@]} == ${#failing[@]})); then
+    pattern=$(printf '/%s\\(|' "${failed[@]}")
+    pattern=${pattern%|}
+    echo "sanitize.sh: ${failed[*]} failed; running it once more on its own"
+    if "$SWIFT" test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$pattern"; then
+      echo "sanitize.sh: WARNING: flaky under the $sanitizer sanitizer (failed, then passed alone): ${failed[*]}" >&2
+      status=0
+    fi
+  fi
+fi
 tested=$SECONDS
 
-shopt -s nullglob
 found=("$reports"/*)
 if ((${#found[@]} > 0)); then
   for file in "${found[@]}"; do
