@@ -78,10 +78,12 @@ final class Paging {
     var voice: VoiceID? = nil
     var move: (from: Int, to: Int)? = nil
     var pagesCrossed: Int? = nil
+    var echo = Event.Paging(carousel: message.carousel, message: message.event.name, outcome: PagingOutcome(decision: .unbound))
     let carousel = message.carousel
     let inOrder = state.scrolls[carousel, default: ScrollLifecycle()].take(message.event)
     switch message.event {
-    case .pageChanged(let from, let to, let count, _, let given):
+    case .pageChanged(let from, let to, let count, let reason, let given):
+      echo.reason = reason
       guard from != to else {
         decision = .unchanged
         break
@@ -92,6 +94,7 @@ final class Paging {
       // pages, or half way round) the way the index moved.
       let isNext = given.map { $0 == .next } ?? (forward == backward ? to > from : forward < backward)
       let pages = isNext ? forward : backward
+      echo.direction = isNext ? .next : .previous
       let bindings = state.bindings(for: carousel)
       let wraps = (isNext && to < from) || (!isNext && to > from)
       if wraps, bindings.bindings["wrap"] != nil {
@@ -119,8 +122,14 @@ final class Paging {
       }
       move = (from, to)
     case .edge(let edge):
+      echo.edge = edge
       (decision, cue, voice) = play("edge", of: carousel, direction: edge == .end ? 1 : -1, page: nil, arrival: arrival)
     case .dragBegan, .willEndDragging, .dragEnded, .willBeginDecelerating, .decelerationEnded, .scrollAnimationEnded:
+      if case .willEndDragging(let velocity, let targetPage) = message.event {
+        echo.velocity = velocity
+        echo.targetPage = targetPage
+      }
+      if case .dragEnded(let decelerate) = message.event { echo.decelerate = decelerate }
       (decision, cue, voice) = play(message.event.name, of: carousel, direction: 0, page: nil, arrival: arrival)
     }
     state.counts[decision, default: 0] += 1
@@ -128,7 +137,10 @@ final class Paging {
     let settles = state.scrolls[carousel]?.settledNow ?? false
     let outcome = PagingOutcome(
       decision: decision, cue: cue, voice: voice?.rawValue, pages: pagesCrossed, outOfOrder: !inOrder, settled: settles)
-    events.emit(.paging(Event.Paging(carousel: carousel, message: message.event.name, from: move?.from, to: move?.to, outcome: outcome)))
+    echo.from = move?.from
+    echo.to = move?.to
+    echo.outcome = outcome
+    events.emit(.paging(echo))
     if settles {
       // The seeds' rule (003): the scroll has settled on didEndDragging(decelerate: false), on
       // didEndDecelerating, or when a programmatic scroll's animation ended; once per scroll.

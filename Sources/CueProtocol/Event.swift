@@ -290,14 +290,47 @@ public enum Event: Sendable, Equatable {
     /// The pages of a `page-changed` that changed the page, or of a `wrapped`.
     public var from: Int?
     public var to: Int?
+    /// What the message said, echoed so that a watcher sees the lifecycle cued received: a
+    /// `page-changed`'s reason and the direction cued took it in (given, or derived), a
+    /// `will-end-dragging`'s velocity and target page, a `drag-ended`'s decelerate, an `edge`'s end.
+    public var reason: CarouselMessage.Reason?
+    public var direction: CarouselMessage.Direction?
+    public var velocity: Double?
+    public var targetPage: Int?
+    public var decelerate: Bool?
+    public var edge: CarouselMessage.Edge?
     public var outcome: PagingOutcome
 
-    public init(carousel: String, message: String, from: Int? = nil, to: Int? = nil, outcome: PagingOutcome) {
+    public init(
+      carousel: String, message: String, from: Int? = nil, to: Int? = nil, reason: CarouselMessage.Reason? = nil,
+      direction: CarouselMessage.Direction? = nil, velocity: Double? = nil, targetPage: Int? = nil, decelerate: Bool? = nil,
+      edge: CarouselMessage.Edge? = nil, outcome: PagingOutcome
+    ) {
       self.carousel = carousel
       self.message = message
       self.from = from
       self.to = to
+      self.reason = reason
+      self.direction = direction
+      self.velocity = velocity
+      self.targetPage = targetPage
+      self.decelerate = decelerate
+      self.edge = edge
       self.outcome = outcome
+    }
+
+    /// `carousel`, `message`, then each echoed field that is present, in the order they are declared.
+    var fields: [(String, JSONValue)] {
+      var members: [(String, JSONValue)] = [("carousel", .string(carousel)), ("message", .string(message))]
+      if let from { members.append(("from", .int(from))) }
+      if let to { members.append(("to", .int(to))) }
+      if let reason { members.append(("reason", .string(reason.rawValue))) }
+      if let direction { members.append(("direction", .string(direction.rawValue))) }
+      if let velocity { members.append(("velocity", .number(velocity))) }
+      if let targetPage { members.append(("targetPage", .int(targetPage))) }
+      if let decelerate { members.append(("decelerate", .bool(decelerate))) }
+      if let edge { members.append(("edge", .string(edge.rawValue))) }
+      return members + outcome.fields
     }
   }
 
@@ -363,10 +396,7 @@ public enum Event: Sendable, Equatable {
     case .eventsDropped(let e):
       members.append(("count", .int(e.count)))
     case .paging(let e):
-      members += [("carousel", .string(e.carousel)), ("message", .string(e.message))]
-      if let from = e.from { members.append(("from", .int(from))) }
-      if let to = e.to { members.append(("to", .int(to))) }
-      members += e.outcome.fields
+      members += e.fields
     case .unknown(_, let value):
       return value
     }
@@ -427,7 +457,10 @@ public enum Event: Sendable, Equatable {
         Paging(
           carousel: try required(fields.string("carousel"), "carousel", in: what),
           message: try required(fields.string("message"), "message", in: what), from: try fields.integer("from"),
-          to: try fields.integer("to"), outcome: try PagingOutcome.decode(&fields, in: what)))
+          to: try fields.integer("to"), reason: try fields.value("reason", as: CarouselMessage.Reason.self),
+          direction: try fields.value("direction", as: CarouselMessage.Direction.self), velocity: try fields.double("velocity"),
+          targetPage: try fields.integer("targetPage"), decelerate: try fields.bool("decelerate"),
+          edge: try fields.value("edge", as: CarouselMessage.Edge.self), outcome: try PagingOutcome.decode(&fields, in: what)))
     }
   }
 }

@@ -1,35 +1,41 @@
-/// When the carousel turns the page by itself.
+/// When the carousel turns the page by itself (seed 003's auto-scroll).
 ///
-/// Every `intervalSeconds` the page turns. Any interaction pauses it: auto-advance resumes
-/// `resumeDelaySeconds` (AUTO_SCROLL_DELAY, 3 s) after the last interaction, and the interval
-/// then runs afresh, so the next automatic page comes `resumeDelaySeconds + intervalSeconds` after
-/// the last key or wheel notch. (Turning at once on resuming feels as if the carousel fought the
-/// user; the delay is what keeps it from being fidgety.) An interval of 0 turns it off.
+/// Every `intervalSeconds` the page turns. The user's scroll holds it: a drag (from
+/// willBeginDragging), a key or a wheel notch; and it resumes once that scroll has settled
+/// (didEndDragging without deceleration, didEndDecelerating, or the end of a key's slide): the next
+/// automatic page comes exactly `resumeDelaySeconds` (AUTO_SCROLL_DELAY, 3 s) after the settling.
+/// (Turning at once on resuming feels as if the carousel fought the user; the delay is what keeps
+/// it from being fidgety.) After an automatic page the next comes an interval later. An interval
+/// of 0 turns it off.
 ///
 /// Times are seconds on any monotonic clock, passed in.
 struct AutoAdvance: Equatable, Sendable {
-  /// AUTO_SCROLL_DELAY: how long after the last interaction auto-advance resumes.
+  /// AUTO_SCROLL_DELAY: how long after the user's scroll settles auto-advance turns the page.
   static let defaultResumeDelaySeconds = 3.0
 
   /// Seconds between automatic pages; 0: off.
   let intervalSeconds: Double
   let resumeDelaySeconds: Double
-  /// When the next automatic page is due; nil when off.
+  /// When the next automatic page is due; nil when off or held.
   private(set) var dueSeconds: Double?
-  /// Until when it is paused by an interaction (nil: never paused yet).
+  /// Whether the user's scroll holds it (from its start until it settles).
+  private(set) var isHeld = false
+  /// When it resumes after the user's last scroll settled (nil: not waiting to resume).
   private(set) var pausedUntilSeconds: Double? = nil
 
   init(intervalSeconds: Double, resumeDelaySeconds: Double = defaultResumeDelaySeconds, now: Double) {
     self.intervalSeconds = max(0, intervalSeconds)
-    self.resumeDelaySeconds = resumeDelaySeconds
+    self.resumeDelaySeconds = max(0, resumeDelaySeconds)
     self.dueSeconds = intervalSeconds > 0 ? now + intervalSeconds : nil
   }
 
   var isEnabled: Bool { intervalSeconds > 0 }
 
-  /// Whether an interaction holds it back at `now`.
+  /// Whether the user's scroll holds it back at `now` (or it waits to resume after one).
   func isPaused(at now: Double) -> Bool {
-    guard isEnabled, let pausedUntilSeconds else { return false }
+    guard isEnabled else { return false }
+    if isHeld { return true }
+    guard let pausedUntilSeconds else { return false }
     return now < pausedUntilSeconds
   }
 
@@ -39,16 +45,25 @@ struct AutoAdvance: Equatable, Sendable {
     return now >= dueSeconds
   }
 
-  /// The user paged (a key, the wheel): pause, and start counting again once resumed.
-  mutating func userInteracted(at now: Double) {
+  /// The user started a scroll (a drag began, a key, a notch): no automatic page until it settles.
+  mutating func hold() {
     guard isEnabled else { return }
+    isHeld = true
+    dueSeconds = nil
+  }
+
+  /// A scroll settled at `now`: if the user's, the next automatic page is `resumeDelaySeconds` away.
+  mutating func settled(at now: Double) {
+    guard isEnabled, isHeld else { return }
+    isHeld = false
     pausedUntilSeconds = now + resumeDelaySeconds
-    dueSeconds = now + resumeDelaySeconds + intervalSeconds
+    dueSeconds = now + resumeDelaySeconds
   }
 
   /// The page turned by itself: the next one is an interval away.
   mutating func advanced(at now: Double) {
     guard isEnabled else { return }
+    pausedUntilSeconds = nil
     dueSeconds = now + intervalSeconds
   }
 }

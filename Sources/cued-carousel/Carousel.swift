@@ -1,26 +1,44 @@
 import CueProtocol
 
-/// The carousel's page logic without a terminal: the five views, the slide, wraps, the messages
-/// each action sends, and when auto-advance turns the page.
+/// The carousel's page logic without a terminal: where the viewport is, drags and flicks, keys,
+/// the wheel, wraps and edges, the messages each of them sends, and when auto-advance turns the page.
 ///
-/// **Five views, recentred.** As in the looping UIScrollView carousels this demo is modelled on,
-/// only five card views exist, showing pages current−2 … current+2 (modulo the page count). The
-/// viewport rests on the middle one; a move slides it one view left or right, and when the slide
-/// ends the carousel *recentres*: the page of the view it landed on becomes the current page and
-/// the five views are filled anew around it, so the viewport is back on the middle view. However
-/// far one pages, in either direction, nothing grows, and the last page is followed by the first.
+/// **One position, in pages.** The viewport is at `anchor + offset`: `anchor` is the page it rests
+/// on (counted on past the ends of a looping carousel, so that going round never jumps), `offset`
+/// how far it is from there, in card widths, positive towards the next page. At rest the offset is
+/// 0. The screen draws the cards around the position (`cards(at:)`), five or so, whatever the page
+/// count: nothing grows however far one pages, and after the last page comes the first.
 ///
-/// **Messages, in UIScrollView's delegate order.** Every action returns the carousel messages it
-/// causes, in the order they are to be sent:
-/// - a key: `page-changed` (reason `key`), then `wrapped` if it wrapped; the slide is a
-///   programmatic scroll, so `scroll-animation-ended` follows when it ends;
-/// - the mouse wheel, modelled as a short drag that stops dead: `drag-began`, `page-changed`
-///   (reason `drag`), `wrapped` if it wrapped, `drag-ended` (no deceleration);
-/// - auto-advance: `page-changed` (reason `auto`), `wrapped` if it wrapped, and
-///   `scroll-animation-ended` when its slide ends.
-/// A move during a slide first finishes that slide (recentring, and its `scroll-animation-ended`).
+/// **A drag, as UIScrollView does it** (the seeds, 001 and 003). A button press grabs the cards
+/// (and stops a slide under way); the first motion sends `drag-began`; the cards follow the
+/// pointer, and whenever the page under the middle of the screen changes, `page-changed` (reason
+/// `drag`) goes out, with `wrapped` when it went round an end. On release the pointer's velocity
+/// (pages per second, over its last tenth of a second; 0 if it stood still) decides:
+/// - standing still on a page boundary: `will-end-dragging` (velocity 0), `drag-ended`
+///   (decelerate: false): the scroll has settled;
+/// - otherwise the cards decelerate to a page: `will-end-dragging` (the velocity, the target page),
+///   `page-changed` if the target is another page, `drag-ended` (decelerate: true),
+///   `will-begin-decelerating`, and `deceleration-ended` when they come to rest. A slow release
+///   snaps to the nearest page, back or on; a flick goes at least one page its way, further the
+///   faster it was (the position it would coast to in `projectionSeconds`), at most `maxFlickPages`.
 ///
-/// Times are seconds on any monotonic clock, passed in: the type reads no clock itself.
+/// **Bounded pagers** (`loops: false`, seed 002's UIPageViewController that returns nil past the
+/// ends): dragging past the first or last page stretches a rubber band (the cards move less than
+/// the pointer) and sends `edge` once per drag; on release they spring back. A key or a wheel notch
+/// past an end sends `edge` and bumps. Auto-advance goes back to the first page after the last.
+///
+/// **Keys and the wheel.** A key is a programmatic scroll: `page-changed` (reason `key`), `wrapped`
+/// if it wrapped, and `scroll-animation-ended` when its slide ends. A wheel notch is a short flick:
+/// `drag-began`, `will-end-dragging`, `page-changed` (reason `drag`), `drag-ended` (decelerate:
+/// true), `will-begin-decelerating` and, after the slide, `deceleration-ended`. A key or notch during
+/// a slide first ends that slide (and sends its end).
+///
+/// **Auto-advance** (seed 003): every `autoSeconds` the page turns (reason `auto`, a programmatic
+/// scroll). A drag, a key or a notch holds it; it resumes when the scroll has settled, and the next
+/// automatic page comes exactly `resumeDelaySeconds` (3 s) after that.
+///
+/// Times are seconds on any monotonic clock, passed in: the type reads no clock itself. Pointer
+/// positions are in card strides (a card and its gap) from any fixed origin: the screen converts.
 struct Carousel {
   /// One step left or right.
   enum Step: Int, Sendable {
@@ -28,56 +46,144 @@ struct Carousel {
     case next = 1
   }
 
-  /// What the user (or the clock) did.
+  /// What the user did.
   enum Action: Equatable, Sendable {
     /// An arrow key (or h/l).
     case key(Step)
     /// A notch of the mouse wheel.
     case wheel(Step)
+    /// The (left) mouse button went down with the pointer at `x` (in card strides).
+    case press(x: Double)
+    /// The pointer moved to `x` with the button held.
+    case motion(x: Double)
+    /// The button came up with the pointer at `x`.
+    case release(x: Double)
   }
 
-  /// A slide between two pages under way.
-  struct Slide: Equatable, Sendable {
-    let from: Int
-    let to: Int
-    let step: Step
+  /// A scroll animation under way: the offset goes from `fromOffset` to 0, eased out.
+  struct Animation: Equatable, Sendable {
+    enum Kind: Equatable, Sendable {
+      /// A key or auto-advance: ends with `scroll-animation-ended`.
+      case programmatic
+      /// After a drag or a wheel notch: ends with `deceleration-ended`.
+      case deceleration
+      /// A key or notch against the end of a bounded pager: no message.
+      case bump
+    }
+    let kind: Kind
+    let fromOffset: Double
     let startSeconds: Double
-    /// Started by the program (a key, auto-advance), not a drag: ends with `scroll-animation-ended`.
-    let programmatic: Bool
+    let durationSeconds: Double
+
+    var endSeconds: Double { startSeconds + durationSeconds }
+
+    /// The offset at `now`: an ease-out cubic from `fromOffset` to 0 (a bump goes out and back).
+    func offset(at now: Double) -> Double {
+      let t = durationSeconds > 0 ? min(1, max(0, (now - startSeconds) / durationSeconds)) : 1
+      if kind == .bump { return fromOffset * 4 * t * (1 - t) }
+      let remaining = 1 - t
+      return fromOffset * remaining * remaining * remaining
+    }
   }
 
-  /// How many card views are kept, and which one the viewport rests on.
+  /// A pointer position, for the velocity.
+  struct Sample: Equatable, Sendable {
+    let seconds: Double
+    let position: Double
+  }
+
+  /// A drag under way.
+  struct Drag: Equatable, Sendable {
+    /// Where the button went down, and the (unstretched) position then.
+    let pressX: Double
+    let pressPosition: Double
+    /// The page the drag started on (a flick is counted from there).
+    let startAnchor: Int
+    /// Whether `drag-began` was sent (at the first motion, or at once when it grabbed a moving carousel).
+    var began: Bool
+    /// Whether this drag already sent `edge`.
+    var edgeSent = false
+    /// Where the pointer puts the carousel, unstretched (before the rubber band), in pages.
+    var rawPosition: Double
+    /// The last few positions, for the release velocity.
+    var samples: [Sample]
+  }
+
+  enum Motion: Equatable, Sendable {
+    case resting
+    case dragging(Drag)
+    case animating(Animation)
+  }
+
+  /// How many card views are kept around the page (the screen draws those in sight).
   static let viewCount = 5
   static let middleView = 2
 
-  /// How long a slide takes, and how many frames it is drawn in.
+  /// How long a key's or a notch's slide takes; frames are drawn every `frameSeconds`.
   static let slideSeconds = 0.12
-  static let slideFrames = 6
+  static let frameSeconds = 0.02
+  static var slideFrames: Int { Int((slideSeconds / frameSeconds).rounded()) }
+  /// Velocities under this (pages per second) count as standing still.
+  static let stillVelocity = 0.5
+  /// A pointer that has not moved for this long before the release stood still.
+  static let stillSeconds = 0.1
+  /// How far ahead a flick is projected: the target is the page nearest to where it would coast.
+  static let projectionSeconds = 0.3
+  /// How far past an end a drag must pull (in card widths) to count as pushing past it.
+  static let edgeThreshold = 0.05
+  /// A deceleration lasts between these (seconds), matched to the release velocity.
+  static let decelerationRange = 0.15...0.6
+  /// How far a bump moves (card widths).
+  static let bumpDistance = 0.06
 
   /// The number of pages (at least 1).
   let pageCount: Int
-  /// The page of the middle view: the page shown when no slide is under way (an index from 0).
-  private(set) var current: Int
-  /// The pages of the five views, left to right: current−2 … current+2, modulo `pageCount`.
-  private(set) var views: [Int]
-  /// The slide under way, if any.
-  private(set) var slide: Slide? = nil
+  /// Whether the last page is followed by the first (false: a bounded pager).
+  let loops: Bool
+  /// The most pages one flick crosses.
+  let maxFlickPages: Int
+  /// The page the viewport rests on or is going to, counted on past the ends when it loops.
+  private(set) var anchor: Int
+  private(set) var motion: Motion = .resting
   /// When auto-advance is due.
   private(set) var autoAdvance: AutoAdvance
 
-  /// A carousel of `pageCount` pages on page `start`, auto-advancing every `autoSeconds` (0: never).
-  init(pageCount: Int, start: Int = 0, autoSeconds: Double, now: Double) {
+  /// A carousel of `pageCount` pages on page `start`, auto-advancing every `autoSeconds` (0: never)
+  /// and resuming `resumeDelaySeconds` after a scroll settles.
+  init(
+    pageCount: Int, start: Int = 0, loops: Bool = true, autoSeconds: Double,
+    resumeDelaySeconds: Double = AutoAdvance.defaultResumeDelaySeconds, maxFlickPages: Int = 5, now: Double
+  ) {
     precondition(pageCount >= 1, "a carousel has at least one page")
     self.pageCount = pageCount
-    self.current = Self.wrap(start, pageCount)
-    self.views = Self.window(around: current, pageCount: pageCount)
-    self.autoAdvance = AutoAdvance(intervalSeconds: autoSeconds, now: now)
+    self.loops = loops
+    // Round a looping carousel and back to the same page is no flick: at most all the other pages.
+    self.maxFlickPages = max(1, loops ? min(maxFlickPages, pageCount - 1) : maxFlickPages)
+    self.anchor = loops ? Self.wrap(start, pageCount) : min(max(0, start), pageCount - 1)
+    self.autoAdvance = AutoAdvance(intervalSeconds: autoSeconds, resumeDelaySeconds: resumeDelaySeconds, now: now)
   }
 
-  /// The page the carousel is on: the page a slide under way is going to, else the current page.
-  var page: Int { slide?.to ?? current }
+  /// The page the carousel is on: the one under the middle of the screen during a drag, the one a
+  /// slide is going to, else the one it rests on.
+  var page: Int { Self.wrap(anchor, pageCount) }
 
-  /// The five views' pages around `page`: page−2 … page+2, modulo `pageCount`.
+  /// Whether a slide or deceleration is under way.
+  var isAnimating: Bool {
+    if case .animating = motion { return true }
+    return false
+  }
+
+  /// Whether the button is held on the cards.
+  var isDragging: Bool {
+    if case .dragging = motion { return true }
+    return false
+  }
+
+  /// The pages of the five views around the page (page−2 … page+2, modulo the count; nil past
+  /// the ends of a bounded pager).
+  var views: [Int?] { (0..<Self.viewCount).map { pageAt(anchor + $0 - Self.middleView) } }
+
+  /// The five views' pages around `page` of a looping carousel: page−2 … page+2, modulo `pageCount`.
   static func window(around page: Int, pageCount: Int) -> [Int] {
     (0..<viewCount).map { wrap(page + $0 - middleView, pageCount) }
   }
@@ -88,93 +194,292 @@ struct Carousel {
     return r < 0 ? r + pageCount : r
   }
 
-  /// Whether a step from `from` to `to` went round the end: forward to a lower page, or back to a higher one.
-  static func wraps(from: Int, to: Int, step: Step) -> Bool {
-    switch step {
-    case .next: to <= from
-    case .previous: to >= from
+  /// The page at position `index` (nil past the ends of a bounded pager).
+  func pageAt(_ index: Int) -> Int? {
+    if loops { return Self.wrap(index, pageCount) }
+    return (0..<pageCount).contains(index) ? index : nil
+  }
+
+  /// Where the viewport is, in card widths from the page it rests on (`anchor`): 0 at rest.
+  func viewportOffset(at now: Double) -> Double {
+    switch motion {
+    case .resting: 0
+    case .dragging(let drag): displayed(drag.rawPosition) - Double(anchor)
+    case .animating(let animation): animation.offset(at: now)
     }
+  }
+
+  /// The cards in sight at `now`: each page with its place relative to the middle of the screen,
+  /// in card strides (0: centred; −1: one to the left).
+  func cards(at now: Double, reach: Int = 2) -> [(page: Int, place: Double)] {
+    let offset = viewportOffset(at: now)
+    let low = Int(offset.rounded(.down)) - reach
+    let high = Int(offset.rounded(.up)) + reach
+    return (low...high).compactMap { k in pageAt(anchor + k).map { ($0, Double(k) - offset) } }
   }
 
   // MARK: - Actions
 
-  /// Does what the user did; returns the messages to send, in order.
+  /// Does what the user did at `now`; returns the messages to send, in order.
   ///
   /// With a single page there is nowhere to go: nothing moves and nothing is sent.
   mutating func perform(_ action: Action, at now: Double) -> [CarouselMessage.Event] {
-    autoAdvance.userInteracted(at: now)
     guard pageCount > 1 else { return [] }
-    var events = finishSlide()
     switch action {
     case .key(let step):
-      events += start(step, reason: .key, programmatic: true, at: now)
+      guard !isDragging else { return [] }
+      autoAdvance.hold()
+      return finishAnimation(at: now) + programmaticStep(step, reason: .key, at: now)
     case .wheel(let step):
-      events.append(.dragBegan)
-      events += start(step, reason: .drag, programmatic: false, at: now)
-      events.append(.dragEnded(decelerate: false))
+      guard !isDragging else { return [] }
+      autoAdvance.hold()
+      return finishAnimation(at: now) + wheelNotch(step, at: now)
+    case .press(let x):
+      return press(x: x, at: now)
+    case .motion(let x):
+      return move(to: x, at: now)
+    case .release(let x):
+      return release(x: x, at: now)
     }
-    return events
   }
 
-  /// Lets time pass: ends a slide whose time is up (recentring), then turns the page if
-  /// auto-advance is due. Returns the messages to send, in order.
+  /// Lets time pass: ends an animation whose time is up, then turns the page if auto-advance is
+  /// due. Returns the messages to send, in order.
   mutating func tick(at now: Double) -> [CarouselMessage.Event] {
     var events: [CarouselMessage.Event] = []
-    if let slide, now >= slide.startSeconds + Self.slideSeconds {
-      events += finishSlide()
+    if case .animating(let animation) = motion, now >= animation.endSeconds {
+      events += finishAnimation(at: now)
     }
-    if slide == nil, autoAdvance.isDue(at: now) {
+    if case .resting = motion, autoAdvance.isDue(at: now) {
       autoAdvance.advanced(at: now)
-      if pageCount > 1 { events += start(.next, reason: .auto, programmatic: true, at: now) }
+      if pageCount > 1 { events += autoStep(at: now) }
     }
     return events
   }
 
-  /// The next time `tick` has something to do (a frame of a slide, its end, auto-advance); nil: none.
+  /// The next time `tick` has something to do (a frame of an animation, its end, auto-advance); nil: none.
   func nextDeadline(after now: Double) -> Double? {
-    if let slide {
-      let frame = Self.slideSeconds / Double(Self.slideFrames)
-      let elapsed = max(0, now - slide.startSeconds)
+    switch motion {
+    case .animating(let animation):
+      let elapsed = max(0, now - animation.startSeconds)
       // The next frame strictly after now (a hair of slack, so that a frame's own time, give or
       // take rounding, counts as reached).
-      let next = (elapsed / frame + 1e-6).rounded(.down) + 1
-      return slide.startSeconds + min(Double(Self.slideFrames), next) * frame
+      let next = (elapsed / Self.frameSeconds + 1e-6).rounded(.down) + 1
+      return min(animation.endSeconds, animation.startSeconds + next * Self.frameSeconds)
+    case .dragging:
+      return nil
+    case .resting:
+      return autoAdvance.dueSeconds
     }
-    return autoAdvance.dueSeconds
   }
 
-  /// Where the viewport is, in views, relative to the middle view: 0 at rest, going to +1 (next)
-  /// or −1 (previous) during a slide, eased out.
-  func viewportOffset(at now: Double) -> Double {
-    guard let slide else { return 0 }
-    let t = min(1, max(0, (now - slide.startSeconds) / Self.slideSeconds))
-    let eased = 1 - (1 - t) * (1 - t) * (1 - t)
-    return eased * Double(slide.step.rawValue)
+  // MARK: - Keys, the wheel, auto-advance
+
+  /// A key: a programmatic slide one page over, or a bump and `edge` at the end of a bounded pager.
+  private mutating func programmaticStep(_ step: Step, reason: CarouselMessage.Reason, at now: Double) -> [CarouselMessage.Event] {
+    guard let events = pageChange(to: anchor + step.rawValue, reason: reason) else {
+      return bump(step, at: now)
+    }
+    motion = .animating(
+      Animation(kind: .programmatic, fromOffset: -Double(step.rawValue), startSeconds: now, durationSeconds: Self.slideSeconds))
+    return events
   }
 
-  // MARK: - Slides
+  /// A wheel notch: a short flick one page over (or a bump at an end).
+  private mutating func wheelNotch(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
+    let target = anchor + step.rawValue
+    guard pageAt(target) != nil else { return bump(step, at: now) }
+    // The slide is an ease-out cubic over slideSeconds: it starts at 3 pages per slide time.
+    let velocity = Double(step.rawValue) * 3 / Self.slideSeconds
+    var events: [CarouselMessage.Event] = [.dragBegan, .willEndDragging(velocity: velocity, targetPage: page(target))]
+    events += pageChange(to: target, reason: .drag) ?? []
+    events += [.dragEnded(decelerate: true), .willBeginDecelerating]
+    motion = .animating(
+      Animation(kind: .deceleration, fromOffset: -Double(step.rawValue), startSeconds: now, durationSeconds: Self.slideSeconds))
+    return events
+  }
 
-  /// Starts a slide one view over; returns its `page-changed` (and `wrapped`).
-  private mutating func start(_ step: Step, reason: CarouselMessage.Reason, programmatic: Bool, at now: Double)
-    -> [CarouselMessage.Event]
-  {
-    let from = current
-    // The page comes from the neighbouring view, which already shows it.
-    let to = views[Self.middleView + step.rawValue]
-    slide = Slide(from: from, to: to, step: step, startSeconds: now, programmatic: programmatic)
-    var events: [CarouselMessage.Event] = [.pageChanged(from: from, to: to, count: pageCount, reason: reason)]
-    if Self.wraps(from: from, to: to, step: step) {
-      events.append(.wrapped(from: from, to: to, count: pageCount))
+  /// Auto-advance: the next page, or back to the first after the last page of a bounded pager.
+  private mutating func autoStep(at now: Double) -> [CarouselMessage.Event] {
+    let target = pageAt(anchor + 1) != nil ? anchor + 1 : 0
+    let distance = target - anchor
+    guard let events = pageChange(to: target, reason: .auto) else { return [] }
+    let seconds = min(0.4, Self.slideSeconds + 0.04 * Double(abs(distance) - 1))
+    motion = .animating(Animation(kind: .programmatic, fromOffset: -Double(distance), startSeconds: now, durationSeconds: seconds))
+    return events
+  }
+
+  /// A key or notch against an end: `edge`, and the cards nudge that way and back.
+  private mutating func bump(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
+    motion = .animating(
+      Animation(kind: .bump, fromOffset: Self.bumpDistance * Double(step.rawValue), startSeconds: now, durationSeconds: Self.slideSeconds))
+    return [.edge(step == .next ? .end : .start)]
+  }
+
+  /// Ends the animation under way, if any; returns its end message (and notes the settled scroll).
+  private mutating func finishAnimation(at now: Double) -> [CarouselMessage.Event] {
+    guard case .animating(let animation) = motion else { return [] }
+    motion = .resting
+    switch animation.kind {
+    case .programmatic:
+      autoAdvance.settled(at: now)
+      return [.scrollAnimationEnded]
+    case .deceleration:
+      autoAdvance.settled(at: now)
+      return [.decelerationEnded]
+    case .bump:
+      autoAdvance.settled(at: now)
+      return []
+    }
+  }
+
+  // MARK: - Dragging
+
+  private mutating func press(x: Double, at now: Double) -> [CarouselMessage.Event] {
+    autoAdvance.hold()
+    var events: [CarouselMessage.Event] = []
+    var grabbed = false
+    if case .dragging = motion {
+      // A press without the release before it (the release went to another window): start over.
+      events += release(x: x, at: now)
+      grabbed = isAnimating
+    } else {
+      grabbed = isAnimating
+    }
+    // Grabbing a moving carousel stops it where it is, and that touch is the drag's beginning
+    // (UIKit sends willBeginDragging and no end for the interrupted scroll).
+    let position = Double(anchor) + viewportOffset(at: now)
+    motion = .dragging(
+      Drag(
+        pressX: x, pressPosition: position, startAnchor: anchor, began: grabbed, rawPosition: position,
+        samples: [Sample(seconds: now, position: position)]))
+    if grabbed { events.append(.dragBegan) }
+    return events
+  }
+
+  private mutating func move(to x: Double, at now: Double) -> [CarouselMessage.Event] {
+    guard case .dragging(var drag) = motion else { return [] }
+    let raw = drag.pressPosition + (drag.pressX - x)
+    var events: [CarouselMessage.Event] = []
+    if !drag.began {
+      guard raw != drag.rawPosition else { return [] }
+      drag.began = true
+      events.append(.dragBegan)
+    }
+    drag.rawPosition = raw
+    drag.samples.append(Sample(seconds: now, position: raw))
+    if drag.samples.count > 16 { drag.samples.removeFirst(drag.samples.count - 16) }
+    if !loops, !drag.edgeSent {
+      if raw < -Self.edgeThreshold {
+        drag.edgeSent = true
+        events.append(.edge(.start))
+      } else if raw > Double(pageCount - 1) + Self.edgeThreshold {
+        drag.edgeSent = true
+        events.append(.edge(.end))
+      }
+    }
+    // The page under the middle of the screen.
+    let under = clamped(Int(displayed(raw).rounded()))
+    if under != anchor { events += pageChange(to: under, reason: .drag) ?? [] }
+    motion = .dragging(drag)
+    return events
+  }
+
+  private mutating func release(x: Double, at now: Double) -> [CarouselMessage.Event] {
+    guard case .dragging = motion else { return [] }
+    var events = move(to: x, at: now)
+    guard case .dragging(let drag) = motion else { return events }
+    guard drag.began else {
+      // A click that did not move: nothing was dragged.
+      motion = .resting
+      autoAdvance.settled(at: now)
+      return events
+    }
+    let velocity = min(CarouselMessage.maximumVelocity, max(-CarouselMessage.maximumVelocity, Self.velocity(drag.samples, at: now)))
+    let shown = displayed(drag.rawPosition)
+    let target = releaseTarget(drag, shown: shown, velocity: velocity)
+    let remaining = shown - Double(target)
+    let decelerate = abs(velocity) >= Self.stillVelocity || abs(remaining) > 0.02
+    events.append(.willEndDragging(velocity: (velocity * 100).rounded() / 100, targetPage: page(target)))
+    if target != anchor { events += pageChange(to: target, reason: .drag) ?? [] }
+    events.append(.dragEnded(decelerate: decelerate))
+    guard decelerate else {
+      motion = .resting
+      autoAdvance.settled(at: now)
+      return events
+    }
+    events.append(.willBeginDecelerating)
+    // An ease-out cubic starts at 3 × distance / duration: match the release velocity when there is one.
+    let seconds =
+      abs(velocity) >= Self.stillVelocity ? 3 * abs(remaining) / abs(velocity) : 0.25
+    let duration = min(Self.decelerationRange.upperBound, max(Self.decelerationRange.lowerBound, seconds))
+    motion = .animating(Animation(kind: .deceleration, fromOffset: remaining, startSeconds: now, durationSeconds: duration))
+    return events
+  }
+
+  /// The page a drag released at `shown` with `velocity` comes to rest on.
+  private func releaseTarget(_ drag: Drag, shown: Double, velocity: Double) -> Int {
+    if !loops, drag.rawPosition < 0 || drag.rawPosition > Double(pageCount - 1) {
+      return clamped(Int(shown.rounded()))  // springs back from the rubber band
+    }
+    guard abs(velocity) >= Self.stillVelocity else { return clamped(Int(shown.rounded())) }
+    var target = Int((drag.rawPosition + velocity * Self.projectionSeconds).rounded())
+    // A flick goes at least to the next page boundary its way.
+    if velocity > 0, Double(target) <= shown { target = Int(shown.rounded(.down)) + 1 }
+    if velocity < 0, Double(target) >= shown { target = Int(shown.rounded(.up)) - 1 }
+    // At most maxFlickPages from where the drag began (or from where it was dragged to, if further).
+    let lowest = min(drag.startAnchor - maxFlickPages, Int(shown.rounded(.down)))
+    let highest = max(drag.startAnchor + maxFlickPages, Int(shown.rounded(.up)))
+    return clamped(min(highest, max(lowest, target)))
+  }
+
+  /// The release velocity in pages per second (positive towards the next page): the pointer's
+  /// travel over its last `stillSeconds` of motion, or 0 if it had stopped that long before `now`.
+  static func velocity(_ samples: [Sample], at now: Double) -> Double {
+    guard let last = samples.last, now - last.seconds <= stillSeconds, samples.count >= 2 else { return 0 }
+    var first = samples[samples.count - 2]
+    for sample in samples.dropLast(2).reversed() where last.seconds - sample.seconds <= stillSeconds {
+      first = sample
+    }
+    // Reports that arrived together (one read) have no time between them: a floor of 8 ms.
+    let seconds = max(0.008, last.seconds - first.seconds)
+    return (last.position - first.position) / seconds
+  }
+
+  /// Where the cards are for a pointer at `raw`: the same, except past the ends of a bounded pager,
+  /// where a rubber band lets them go only part of the way (UIScrollView's (1 − 1/(0.55·x + 1))).
+  func displayed(_ raw: Double) -> Double {
+    guard !loops else { return raw }
+    let last = Double(pageCount - 1)
+    if raw < 0 { return -Self.rubberBand(-raw) }
+    if raw > last { return last + Self.rubberBand(raw - last) }
+    return raw
+  }
+
+  static func rubberBand(_ overshoot: Double) -> Double { 1 - 1 / (overshoot * 0.55 + 1) }
+
+  private func clamped(_ index: Int) -> Int { loops ? index : min(max(0, index), pageCount - 1) }
+
+  private func page(_ index: Int) -> Int { Self.wrap(index, pageCount) }
+
+  // MARK: - Page changes
+
+  /// Moves the anchor to `target`; returns `page-changed` (with the direction) and `wrapped` when
+  /// the move went round an end; nil when `target` is not a page (past the end of a bounded pager).
+  private mutating func pageChange(to target: Int, reason: CarouselMessage.Reason) -> [CarouselMessage.Event]? {
+    guard pageAt(target) != nil else { return nil }
+    let from = anchor
+    guard target != from else { return [] }
+    anchor = target
+    let direction: CarouselMessage.Direction = target > from ? .next : .previous
+    var events: [CarouselMessage.Event] = [
+      .pageChanged(from: page(from), to: page(target), count: pageCount, reason: reason, direction: direction)
+    ]
+    if Self.floorDivision(from, pageCount) != Self.floorDivision(target, pageCount) {
+      events.append(.wrapped(from: page(from), to: page(target), count: pageCount))
     }
     return events
   }
 
-  /// Ends the slide under way, if any, and recentres; returns `scroll-animation-ended` for a programmatic one.
-  private mutating func finishSlide() -> [CarouselMessage.Event] {
-    guard let ended = slide else { return [] }
-    slide = nil
-    current = views[Self.middleView + ended.step.rawValue]
-    views = Self.window(around: current, pageCount: pageCount)
-    return ended.programmatic ? [.scrollAnimationEnded] : []
-  }
+  private static func floorDivision(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
 }

@@ -1,31 +1,40 @@
 import CuePosix
 import CueProtocol
 
-/// The terminal loop: reads keys and the wheel, lets the carousel model turn pages, draws the
+/// The terminal loop: reads keys and the mouse, lets the carousel model turn pages, draws the
 /// frames, posts the messages to cued and shows what cued answered.
 ///
 /// One thread (the main one) does it all around a poll(2) on standard input and the wake-up
-/// pipe, with a timeout set by the model's next deadline (a frame of a slide, auto-advance).
+/// pipe, with a timeout set by the model's next deadline (a frame of an animation, auto-advance).
+/// Mouse columns become card strides at the screen's current width, so a drag follows the pointer
+/// at any size. With `--trace` every message sent is also appended to a file with the time it was
+/// sent on the carousel's clock (a JSON line: `{"t":seconds,…the message…}`).
 /// cued is reached by `CuedLink` in tasks of its own; signals arrive through `SignalWatcher`.
 /// The terminal is restored on every way out: `q`, Ctrl-C, SIGINT/SIGTERM/SIGHUP, end of input.
 final class CarouselApp {
   struct Options: Sendable {
     var pageCount: Int
     var autoSeconds: Double
+    var resumeSeconds: Double = AutoAdvance.defaultResumeDelaySeconds
+    var loops = true
+    var maxFlickPages = 5
     var carousel: String
     var socketPath: String?
+    var tracePath: String? = nil
   }
 
   enum Failure: Error, CustomStringConvertible {
     case terminal(Terminal.Failure)
     case system(SystemError)
     case noSignalThread
+    case trace(String)
 
     var description: String {
       switch self {
       case .terminal(let failure): failure.description
       case .system(let error): "\(error)"
       case .noSignalThread: "cannot start the thread that watches for signals"
+      case .trace(let path): "cannot open the trace file \(path): check that its directory exists and is writable"
       }
     }
   }
@@ -38,11 +47,14 @@ final class CarouselApp {
   private var decoder = InputDecoder()
   private var size = (columns: 80, rows: 24)
   private var needsDrawing = true
+  private var trace: AppendFile? = nil
 
   init(_ options: Options) {
     self.options = options
     screen = CarouselScreen(name: options.carousel)
-    carousel = Carousel(pageCount: options.pageCount, autoSeconds: options.autoSeconds, now: MonotonicClock.seconds())
+    carousel = Carousel(
+      pageCount: options.pageCount, loops: options.loops, autoSeconds: options.autoSeconds,
+      resumeDelaySeconds: options.resumeSeconds, maxFlickPages: options.maxFlickPages, now: MonotonicClock.seconds())
   }
 
   /// Runs until the user quits or a signal says stop; the terminal is back as it was on return.
@@ -54,6 +66,10 @@ final class CarouselApp {
       throw .system(error)
     }
     // Before any other thread exists (the link's tasks), so that all of them inherit the blocked signals.
+    if let path = options.tracePath {
+      guard let file = AppendFile(path: path) else { throw .trace(path) }
+      trace = file
+    }
     guard SignalWatcher.start(waking: wakeup) else { throw .noSignalThread }
     do {
       try terminal.enter()
@@ -67,9 +83,9 @@ final class CarouselApp {
 
     while true {
       let now = MonotonicClock.seconds()
-      let sliding = carousel.slide != nil
-      send(carousel.tick(at: now), through: link)
-      if sliding || carousel.slide != nil { needsDrawing = true }
+      let moving = carousel.isAnimating
+      send(carousel.tick(at: now), through: link, at: now)
+      if moving || carousel.isAnimating { needsDrawing = true }
       if needsDrawing { draw(at: now) }
 
       let ready: [PollEvents]
@@ -111,8 +127,9 @@ final class CarouselApp {
     return true
   }
 
-  /// Acts on keys and the wheel; false on `q` or Ctrl-C.
+  /// Acts on keys and the mouse; false on `q` or Ctrl-C.
   private func handle(_ inputs: [InputDecoder.Input], link: CuedLink) -> Bool {
+    let stride = Double(CarouselScreen.stride(columns: size.columns))
     for input in inputs {
       let now = MonotonicClock.seconds()
       let action: Carousel.Action
@@ -122,17 +139,28 @@ final class CarouselApp {
       case .next: action = .key(.next)
       case .wheelPrevious: action = .wheel(.previous)
       case .wheelNext: action = .wheel(.next)
+      case .press(let column): action = .press(x: Double(column) / stride)
+      case .drag(let column): action = .motion(x: Double(column) / stride)
+      case .release(let column): action = .release(x: Double(column) / stride)
       }
-      send(carousel.perform(action, at: now), through: link)
+      send(carousel.perform(action, at: now), through: link, at: now)
       needsDrawing = true
     }
     return true
   }
 
-  private func send(_ events: [CarouselMessage.Event], through link: CuedLink) {
+  private func send(_ events: [CarouselMessage.Event], through link: CuedLink, at now: Double) {
     guard !events.isEmpty else { return }
     link.post(events)
     status.sent(events)
+    if let trace {
+      var bytes: [UInt8] = []
+      for event in events {
+        guard case .object(let members) = CarouselMessage(carousel: options.carousel, event: event).json else { continue }
+        bytes += Array(JSONWriter.write(.object([("t", .number(now))] + members)).utf8) + [0x0a]
+      }
+      trace.append(bytes)
+    }
     needsDrawing = true
   }
 

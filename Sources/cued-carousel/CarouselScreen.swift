@@ -1,8 +1,9 @@
-/// Lays the carousel out on a frame: a header, the cards, the status line and the key help.
+/// Lays the carousel out on a frame: a header, the cards, the page dots, the status line and the help.
 ///
-/// The cards are the carousel's five views, side by side, the viewport centred on the middle
-/// one (shifted by the slide under way), so the current card sits in the middle with its
-/// neighbours partly visible on either side. Pure: the carousel, the status and a size in, a frame out.
+/// The cards sit side by side around the viewport's position (shifted by a drag, a slide or a
+/// deceleration under way), so the current card is in the middle with its neighbours partly
+/// visible on either side. Past the ends of a bounded pager there is no card: the gap a rubber band
+/// opens shows where the pages end. Pure: the carousel, the status and a size in, a frame out.
 struct CarouselScreen {
   /// The carousel's name, shown in the header.
   let name: String
@@ -35,6 +36,7 @@ struct CarouselScreen {
     }
     drawHeader(carousel, into: &frame)
     drawCards(carousel, into: &frame, top: 2, bottom: rows - 3, now: now)
+    drawDots(carousel, into: &frame, row: rows - 3)
     var statusStyle = Frame.Style.plain
     statusStyle.reverse = true
     frame.fill(rows: (rows - 2)..<(rows - 1), columns: 0..<columns, style: statusStyle)
@@ -56,8 +58,14 @@ struct CarouselScreen {
     } else {
       autoText = "auto every \(Self.seconds(auto.intervalSeconds)) s"
     }
-    return "←/→ page · wheel pages · q quit · " + autoText
+    return "←/→ page · drag or wheel · q quit · " + (carousel.loops ? "" : "no loop · ") + autoText
   }
+
+  /// The width of a card on a screen `columns` wide.
+  static func cardWidth(columns: Int) -> Int { min(columns - 4, max(12, columns * 3 / 5)) }
+
+  /// A card and the gap after it: the pointer's unit when it drags the cards.
+  static func stride(columns: Int) -> Int { cardWidth(columns: columns) + gap }
 
   private func drawHeader(_ carousel: Carousel, into frame: inout Frame) {
     var style = Frame.Style.plain
@@ -68,15 +76,51 @@ struct CarouselScreen {
   }
 
   private func drawCards(_ carousel: Carousel, into frame: inout Frame, top: Int, bottom: Int, now: Double) {
-    let cardWidth = min(frame.columns - 4, max(12, frame.columns * 3 / 5))
+    let cardWidth = Self.cardWidth(columns: frame.columns)
     let stride = cardWidth + Self.gap
     let left = (frame.columns - cardWidth) / 2
-    let offset = carousel.viewportOffset(at: now)
-    for (slot, page) in carousel.views.enumerated() {
-      let x = left + Int(((Double(slot - Carousel.middleView) - offset) * Double(stride)).rounded())
+    for card in carousel.cards(at: now) {
+      let x = left + Int((card.place * Double(stride)).rounded())
       guard x < frame.columns, x + cardWidth > 0 else { continue }
-      drawCard(page: page, of: carousel.pageCount, into: &frame, x: x, width: cardWidth, top: top, bottom: bottom)
+      drawCard(page: card.page, of: carousel.pageCount, into: &frame, x: x, width: cardWidth, top: top, bottom: bottom)
     }
+    guard !carousel.loops else { return }
+    // A bounded pager: the space past the first or the last card is marked, so that a rubber
+    // band pulled open shows the end.
+    var style = Frame.Style.plain
+    style.dim = true
+    let offset = carousel.viewportOffset(at: now)
+    let firstX = left + Int(((Double(-carousel.anchor) - offset) * Double(stride)).rounded())
+    let lastX = left + Int(((Double(carousel.pageCount - 1 - carousel.anchor) - offset) * Double(stride)).rounded()) + cardWidth
+    let middle = top + (bottom - top) / 2
+    if firstX > 0 {
+      for row in top..<bottom { frame.put("┊", row: row, column: firstX - 1, style: style) }
+      let label = "first ▸"
+      if firstX - 2 >= label.count { frame.put(label, row: middle, column: firstX - 2 - label.count, style: style) }
+    }
+    if lastX < frame.columns {
+      for row in top..<bottom { frame.put("┊", row: row, column: lastX, style: style) }
+      let label = "◂ last"
+      if frame.columns - lastX - 2 >= label.count { frame.put(label, row: middle, column: lastX + 2, style: style) }
+    }
+  }
+
+  /// A dot per page under the cards, the page under the middle of the screen filled (● ○ ○);
+  /// with more pages than fit, the dots around it, with … where there are more.
+  private func drawDots(_ carousel: Carousel, into frame: inout Frame, row: Int) {
+    let fits = max(1, (frame.columns - 8) / 2)
+    let count = carousel.pageCount
+    let current = carousel.page
+    var first = 0
+    var last = count - 1
+    if count > fits {
+      first = max(0, min(count - fits, current - fits / 2))
+      last = first + fits - 1
+    }
+    var text = (first...last).map { $0 == current ? "●" : "○" }.joined(separator: " ")
+    if first > 0 { text = "… " + text }
+    if last < count - 1 { text += " …" }
+    frame.put(text, row: row, column: max(0, (frame.columns - text.unicodeScalars.count) / 2), style: .plain)
   }
 
   private func drawCard(page: Int, of count: Int, into frame: inout Frame, x: Int, width: Int, top: Int, bottom: Int) {

@@ -1,16 +1,22 @@
 /// Turns the bytes a terminal in raw mode sends into the carousel's inputs.
 ///
 /// Knows the arrow keys in both cursor modes (`ESC [ C`, `ESC O C`, with or without modifiers:
-/// `ESC [ 1 ; 5 C`), `h`/`l`, `q` and Ctrl-C, and the mouse wheel as SGR reports
-/// (`ESC [ < 64 ; x ; y M`, 65 for down) or legacy X10 reports (`ESC [ M` and three bytes).
-/// A sequence split across reads is kept until the rest arrives; anything else is skipped.
-/// Pure: bytes in, inputs out.
+/// `ESC [ 1 ; 5 C`), `h`/`l`, `q` and Ctrl-C, and the mouse as SGR reports (`ESC [ < b ; x ; y M`,
+/// `m` for a release: mode 1006) or legacy X10 reports (`ESC [ M` and three bytes): the wheel
+/// (b = 64 up, 65 down) and the left button's press (0), motion while held (32: mode 1002's
+/// button-event tracking) and release. Modifier bits (shift 4, meta 8, ctrl 16) are ignored; the
+/// other buttons are skipped. A sequence split across reads is kept until the rest arrives;
+/// anything else is skipped. Pure: bytes in, inputs out.
 struct InputDecoder {
   enum Input: Equatable, Sendable {
     case previous
     case next
     case wheelPrevious
     case wheelNext
+    /// The left button went down, moved while held, came up; at a column counted from 1.
+    case press(column: Int)
+    case drag(column: Int)
+    case release(column: Int)
     case quit
   }
 
@@ -79,7 +85,10 @@ struct InputDecoder {
       // X10 mouse: ESC [ M, then button+32, column+32, row+32.
       guard index + 3 < pending.count else { return .incomplete }
       let button = Int(pending[index + 1]) - 32
-      return .consumed(6, Self.wheel(button: button))
+      let column = Int(pending[index + 2]) - 32
+      // X10 reports any release as button 3.
+      let input = (button & 3) == 3 && button & 64 == 0 ? Input.release(column: column) : Self.mouse(button: button, column: column)
+      return .consumed(6, input)
     }
     while index < pending.count {
       let byte = pending[index]
@@ -87,13 +96,16 @@ struct InputDecoder {
         let parameters = Array(pending[(start + 2)..<index])
         let count = index - start + 1
         if parameters.first == UInt8(ascii: "<") {
-          // SGR mouse: ESC [ < button ; column ; row M (press) or m (release).
-          guard byte == UInt8(ascii: "M") else { return .consumed(count, nil) }
-          let fields = parameters.dropFirst().split(separator: UInt8(ascii: ";"))
-          guard let first = fields.first, let button = Int(String(decoding: first, as: UTF8.self)) else {
+          // SGR mouse: ESC [ < button ; column ; row M (press, motion) or m (release).
+          let fields = parameters.dropFirst().split(separator: UInt8(ascii: ";")).map { Int(String(decoding: $0, as: UTF8.self)) }
+          guard fields.count == 3, let button = fields[0], let column = fields[1] else {
             return .consumed(count, nil)
           }
-          return .consumed(count, Self.wheel(button: button))
+          if byte == UInt8(ascii: "m") {
+            return .consumed(count, (button & ~(4 | 8 | 16)) == 0 ? .release(column: column) : nil)
+          }
+          guard byte == UInt8(ascii: "M") else { return .consumed(count, nil) }
+          return .consumed(count, Self.mouse(button: button, column: column))
         }
         return .consumed(count, Self.arrow(byte))
       }
@@ -114,12 +126,15 @@ struct InputDecoder {
     }
   }
 
-  /// Wheel up (button 64) pages back, wheel down (65) forward; modifier bits (shift 4, meta 8, ctrl 16) are ignored.
-  private static func wheel(button: Int) -> Input? {
+  /// Wheel up (button 64) pages back, wheel down (65) forward; the left button's press (0) and
+  /// motion while held (32); modifier bits (shift 4, meta 8, ctrl 16) are ignored.
+  private static func mouse(button: Int, column: Int) -> Input? {
     guard button >= 0 else { return nil }
     switch button & ~(4 | 8 | 16) {
     case 64: return .wheelPrevious
     case 65: return .wheelNext
+    case 0: return .press(column: column)
+    case 32: return .drag(column: column)
     default: return nil
     }
   }

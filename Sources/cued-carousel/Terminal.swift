@@ -18,9 +18,11 @@ final class Terminal {
   let output = FileDescriptor.standardOutput
   private var saved: termios? = nil
 
-  /// Alternate screen, hidden cursor, button and wheel reports in SGR form; and their undoing.
-  private static let enterSequence = "\u{1b}[?1049h\u{1b}[?25l\u{1b}[?1000h\u{1b}[?1006h\u{1b}[2J"
-  private static let leaveSequence = "\u{1b}[?1006l\u{1b}[?1000l\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l"
+  /// Alternate screen, hidden cursor, mouse reports in SGR form (1006) for buttons, the wheel and
+  /// motion while a button is held (1002, button-event tracking: a drag, without a report for
+  /// every move of an idle pointer); and their undoing.
+  private static let enterSequence = "\u{1b}[?1049h\u{1b}[?25l\u{1b}[?1002h\u{1b}[?1006h\u{1b}[2J"
+  private static let leaveSequence = "\u{1b}[?1006l\u{1b}[?1002l\u{1b}[?1000l\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l"
 
   enum Failure: Error, CustomStringConvertible {
     case notATerminal

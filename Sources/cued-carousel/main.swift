@@ -14,15 +14,20 @@ struct CarouselCommand: ParsableCommand {
     commandName: "cued-carousel",
     abstract: "A looping carousel of coloured cards in the terminal, with cued's paging sounds.",
     discussion: """
-      ←/→ (or h/l) and the mouse wheel turn the page; q or Ctrl-C quits. From the last page the \
-      carousel goes on to the first, and back. Every page turn is sent to cued as a carousel \
-      message (docs/PROTOCOL.md), which plays the cue bound to it (by default page-next, page-prev, \
-      wrap, and tick when a drag begins); the status line shows what cued answered. Without cued \
-      the carousel works silently and connects when cued comes.
+      Drag the cards with the mouse: they follow the pointer, and on release they snap back, go \
+      on a page, or (flicked) coast across several. ←/→ (or h/l) and the mouse wheel turn the page \
+      too; q or Ctrl-C quits. From the last page the carousel goes on to the first, and back \
+      (--no-loop: it stops at the ends, and a drag past one stretches like a rubber band). Every \
+      scroll is sent to cued as carousel messages in UIScrollView's order (docs/PROTOCOL.md), and \
+      cued plays the cues bound to them (by default page-next, page-prev, wrap, and tick when a \
+      drag begins); the status line shows what cued answered. Auto-advance stops while you drag \
+      and turns the next page --resume seconds after the scroll settles. Without cued the \
+      carousel works silently and connects when cued comes.
 
       Examples:
         cued-carousel
         cued-carousel --pages 12 --auto 0
+        cued-carousel --no-loop --pages 4
         cued-carousel --carousel photos --socket /tmp/cued.sock
       """,
     version: cuedVersion)
@@ -33,8 +38,20 @@ struct CarouselCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Seconds between automatic page turns; 0 turns auto-advance off.", valueName: "seconds"))
   var auto: Double = 4
 
+  @Option(help: ArgumentHelp("Seconds after a drag or key has settled until the next automatic page.", valueName: "seconds"))
+  var resume: Double = AutoAdvance.defaultResumeDelaySeconds
+
+  @Flag(name: .customLong("no-loop"), help: "Stop at the first and last page (a bounded pager) instead of going round.")
+  var noLoop = false
+
+  @Option(name: .customLong("flick-pages"), help: ArgumentHelp("The most pages one flick crosses.", valueName: "n"))
+  var flickPages = 5
+
   @Option(help: ArgumentHelp("The carousel's name: whose bindings cued uses.", valueName: "name"))
   var carousel = "demo"
+
+  @Option(help: ArgumentHelp("Append every message sent, with its time on the carousel's clock, to this file (JSON lines).", valueName: "path"))
+  var trace: String?
 
   @Option(help: ArgumentHelp("cued's socket (default: $CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock).", valueName: "path"))
   var socket: String?
@@ -44,11 +61,15 @@ struct CarouselCommand: ParsableCommand {
       throw ValidationError("--pages must be 1 to \(CarouselMessage.maximumPages)")
     }
     guard auto.isFinite, auto >= 0 else { throw ValidationError("--auto must be 0 (off) or a number of seconds") }
+    guard resume.isFinite, (0...3600).contains(resume) else { throw ValidationError("--resume must be 0 to 3600 seconds") }
+    guard (1...100).contains(flickPages) else { throw ValidationError("--flick-pages must be 1 to 100") }
     guard !carousel.isEmpty, carousel.utf8.count <= 128 else { throw ValidationError("--carousel must be 1 to 128 bytes") }
   }
 
   func run() throws {
-    let options = CarouselApp.Options(pageCount: pages, autoSeconds: auto, carousel: carousel, socketPath: socket)
+    let options = CarouselApp.Options(
+      pageCount: pages, autoSeconds: auto, resumeSeconds: resume, loops: !noLoop, maxFlickPages: flickPages,
+      carousel: carousel, socketPath: socket, tracePath: trace)
     do {
       try CarouselApp(options).run()
     } catch {

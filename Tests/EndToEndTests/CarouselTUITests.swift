@@ -49,6 +49,11 @@ private final class TmuxSession {
   /// Types bytes as they are (escape sequences a terminal would send, e.g. a mouse report).
   func type(_ text: String) throws { try tmux(["send-keys", "-t", session, "-l", text]) }
 
+  /// Makes the window `columns` × `rows` (the program gets SIGWINCH).
+  func resize(columns: Int, rows: Int) throws {
+    try tmux(["resize-window", "-t", session, "-x", String(columns), "-y", String(rows)])
+  }
+
   /// The screen's text now.
   func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", session]).stdout }
 
@@ -92,9 +97,9 @@ struct CarouselTUITests {
   /// `text` quoted for the shell.
   static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
 
-  /// The carousel's command line, on 5 pages without auto-advance, quoted for the shell.
-  static func carouselCommand(socket: String) -> String {
-    ([carousel, "--socket", socket, "--pages", "5", "--auto", "0"]).map(quoted).joined(separator: " ")
+  /// The carousel's command line, on 5 pages without auto-advance (unless `extra` says otherwise), quoted for the shell.
+  static func carouselCommand(socket: String, _ extra: [String] = []) -> String {
+    ([carousel, "--socket", socket, "--pages", "5", "--auto", "0"] + extra).map(quoted).joined(separator: " ")
   }
 
   /// The shell command tmux runs: the carousel, then its exit status written to `statusPath`.
@@ -246,243 +251,210 @@ struct CarouselTUITests {
     let after = try String(contentsOfFile: dir + "/stty.after", encoding: .utf8)
     #expect(before == after, "raw mode was not undone")
   }
-}
 
-extension CarouselTUITests {
-  /// The carousel's pure parts, without a terminal: the five-view model, auto-advance, key
-  /// decoding, the status line and the layout.
-  @Suite("The carousel's page logic")
-  struct Model {
-    typealias Event = CarouselMessage.Event
+  // MARK: - Dragging with the mouse
 
-    /// Runs a carousel's slide to its end; returns what that sent.
-    static func settle(_ carousel: inout Carousel, at now: Double) -> [Event] {
-      carousel.tick(at: now + Carousel.slideSeconds)
+  /// The screen is 120 columns wide: cards of 72 columns, 74 from one to the next, the middle
+  /// card's label at column 56 (counted from 0).
+  static let cardStride = 74
+
+  /// An SGR mouse report: the left button pressed (`M`, button 0), moved while held (32), released (`m`).
+  static func press(_ column: Int) -> String { "\u{1b}[<0;\(column);15M" }
+  static func motion(_ column: Int) -> String { "\u{1b}[<32;\(column);15M" }
+  static func release(_ column: Int) -> String { "\u{1b}[<0;\(column);15m" }
+
+  /// The column (from 0) where `text` starts on the first screen line that has it.
+  static func column(of text: String, in screen: String) -> Int? {
+    for line in screen.split(separator: "\n") {
+      if let range = line.range(of: text) { return line.unicodeScalars.distance(from: line.unicodeScalars.startIndex, to: range.lowerBound) }
     }
+    return nil
+  }
 
-    @Test func theFiveViewsSurroundThePageModuloTheCount() {
-      #expect(Carousel.window(around: 0, pageCount: 5) == [3, 4, 0, 1, 2])
-      #expect(Carousel.window(around: 4, pageCount: 5) == [2, 3, 4, 0, 1])
-      #expect(Carousel.window(around: 1, pageCount: 7) == [6, 0, 1, 2, 3])
-      #expect(Carousel.window(around: 0, pageCount: 2) == [0, 1, 0, 1, 0])
-      #expect(Carousel.window(around: 0, pageCount: 1) == [0, 0, 0, 0, 0])
+  /// A daemon on the null sink with the test cues bound by default, a subscriber to its `paging`
+  /// events, and the carousel in tmux with `extra` options.
+  fileprivate static func rig(_ extra: [String], in dir: String) throws -> (DaemonProcess, ProtocolClient, TmuxSession) {
+    let sounds = try Harness.soundDirectory(
+      in: dir, ["page-next": "tone-48000-mono.mp3", "page-prev": "tone-22050-mono.mp3", "wrap": "tone-44100-stereo.mp3", "tick": "tone-8000-mono.mp3"])
+    let daemon = try DaemonProcess(socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null"], logPath: dir + "/cued.log")
+    let subscriber = try ProtocolClient(socket: daemon.socket)
+    try subscriber.request("subscribe", [("kinds", .array([.string("paging")]))])
+    let tmux = try TmuxSession(command: carouselCommand(socket: daemon.socket, extra), in: dir)
+    try tmux.waitForScreen("page 1, connected to cued") { $0.contains("page 1 of") && $0.contains("cued is listening") }
+    return (daemon, subscriber, tmux)
+  }
+
+  /// The `paging` events cued sent for carousel `demo`, up to and with the `settled` that ends a scroll.
+  static func lifecycle(_ subscriber: ProtocolClient, timeout: Double = 5) throws -> [JSONValue] {
+    var seen: [JSONValue] = []
+    while true {
+      let event = try subscriber.waitForEvent("paging", timeout: timeout) { $0["carousel"] == "demo" }
+      seen.append(event)
+      if event["message"] == "settled" { return seen }
     }
+  }
 
-    @Test func aKeySlidesToTheNeighbourThenRecentres() {
-      var carousel = Carousel(pageCount: 5, autoSeconds: 0, now: 0)
-      #expect(carousel.perform(.key(.next), at: 1) == [.pageChanged(from: 0, to: 1, count: 5, reason: .key)])
-      // During the slide the views stay; the viewport moves towards the right-hand neighbour.
-      #expect(carousel.page == 1 && carousel.current == 0 && carousel.views == [3, 4, 0, 1, 2])
-      #expect(carousel.tick(at: 1.06) == [])
-      let halfway = carousel.viewportOffset(at: 1.06)
-      #expect(halfway > 0 && halfway < 1)
-      // At its end: scroll-animation-ended (a programmatic scroll), and the current page is the middle view again.
-      #expect(carousel.tick(at: 1.12) == [.scrollAnimationEnded])
-      #expect(carousel.current == 1 && carousel.views == [4, 0, 1, 2, 3] && carousel.slide == nil)
-      #expect(carousel.viewportOffset(at: 1.2) == 0)
+  static func names(_ events: [JSONValue]) -> [String] { events.compactMap { $0["message"]?.stringValue } }
+
+  @Test func aSlowDragMovesTheCardsWithThePointerAndStopsDeadOnTheNextPage() throws {
+    let dir = Harness.temporaryDirectory()
+    let (daemon, subscriber, tmux) = try Self.rig([], in: dir)
+    defer {
+      tmux.kill()
+      daemon.stop()
     }
-
-    @Test func slidesAreDrawnInSixFrames() {
-      var carousel = Carousel(pageCount: 5, autoSeconds: 0, now: 0)
-      _ = carousel.perform(.key(.previous), at: 10)
-      var frames: [Double] = []
-      var now = 10.0
-      while let next = carousel.nextDeadline(after: now), carousel.slide != nil, frames.count < 100 {
-        frames.append(next)
-        now = next
-        _ = carousel.tick(at: now)
-      }
-      #expect(frames.count == 6)
-      #expect(abs(frames.last! - 10.12) < 1e-9)
-      #expect(carousel.current == 4)
+    let rest = try #require(Self.column(of: "page 1/5", in: try tmux.screen()))
+    #expect(rest == 56)
+    // Press at column 100 and drag left slowly, 6 columns at a time, 30 columns: the card follows.
+    try tmux.type(Self.press(100))
+    for column in stride(from: 94, through: 70, by: -6) {
+      try tmux.type(Self.motion(column))
+      usleep(40_000)
     }
-
-    @Test func goingRoundEitherEndWrapsAfterThePageChange() {
-      var carousel = Carousel(pageCount: 5, autoSeconds: 0, now: 0)
-      #expect(
-        carousel.perform(.key(.previous), at: 0)
-          == [.pageChanged(from: 0, to: 4, count: 5, reason: .key), .wrapped(from: 0, to: 4, count: 5)])
-      _ = Self.settle(&carousel, at: 0)
-      #expect(
-        carousel.perform(.key(.next), at: 1)
-          == [.pageChanged(from: 4, to: 0, count: 5, reason: .key), .wrapped(from: 4, to: 0, count: 5)])
-      _ = Self.settle(&carousel, at: 1)
-      #expect(carousel.perform(.key(.next), at: 2) == [.pageChanged(from: 0, to: 1, count: 5, reason: .key)])
+    let following = try tmux.waitForScreen("the card 30 columns to the left") { Self.column(of: "page 1/5", in: $0) == 26 }
+    #expect(following.contains("page 1 of 5"))
+    // On past half a card, to exactly one card's width from the press, then still for 0.3 s: the
+    // middle page is the second, and the release finds the cards at rest on it.
+    for column in stride(from: 64, through: 100 - Self.cardStride, by: -6) + [100 - Self.cardStride] {
+      try tmux.type(Self.motion(column))
+      usleep(40_000)
     }
+    usleep(300_000)
+    try tmux.type(Self.release(100 - Self.cardStride))
+    let events = try Self.lifecycle(subscriber)
+    #expect(Self.names(events) == ["drag-began", "page-changed", "will-end-dragging", "drag-ended", "settled"], "\(events.map(JSONWriter.write))")
+    let changed = events[1]
+    #expect(changed["from"] == 0 && changed["to"] == 1 && changed["reason"] == "drag" && changed["direction"] == "next")
+    #expect(changed["decision"] == "played" && changed["cue"] == "page-next")
+    #expect(events[2]["velocity"] == 0 && events[2]["targetPage"] == 1)
+    #expect(events[3]["decelerate"] == false && events[3]["settled"] == true)
+    try tmux.waitForScreen("page 2 centred") { Self.shows(page: 2, of: 5, $0) && Self.column(of: "page 2/5", in: $0) == 56 }
+  }
 
-    @Test func twoPagesWrapEveryOtherStep() {
-      var carousel = Carousel(pageCount: 2, autoSeconds: 0, now: 0)
-      #expect(carousel.perform(.key(.next), at: 0) == [.pageChanged(from: 0, to: 1, count: 2, reason: .key)])
-      _ = Self.settle(&carousel, at: 0)
-      #expect(carousel.perform(.key(.next), at: 1).contains(.wrapped(from: 1, to: 0, count: 2)))
+  @Test func aFlickCrossesThreePagesWithItsVelocityAndDecelerates() throws {
+    let dir = Harness.temporaryDirectory()
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "7", "--flick-pages", "3"], in: dir)
+    defer {
+      tmux.kill()
+      daemon.stop()
     }
+    // A quick 40-column swipe to the left, released while moving (the last motion and the release
+    // come together, as terminals send them): well over 6.5 pages a second, the least that
+    // projects three pages on; --flick-pages 3 is the most one flick crosses.
+    try tmux.type(Self.press(100) + Self.motion(95) + Self.motion(90))
+    try tmux.type(Self.motion(80) + Self.motion(70) + Self.motion(60) + Self.release(60))
+    let events = try Self.lifecycle(subscriber)
+    #expect(
+      Self.names(events) == [
+        "drag-began", "page-changed", "will-end-dragging", "page-changed", "drag-ended", "will-begin-decelerating",
+        "deceleration-ended", "settled",
+      ], "\(events.map(JSONWriter.write))")
+    guard events.count == 8 else { return }
+    // Past half a card during the drag: page 2; the release projects page 4, two pages further.
+    #expect(events[1]["from"] == 0 && events[1]["to"] == 1 && events[1]["direction"] == "next")
+    let velocity = try #require(events[2]["velocity"]?.doubleValue)
+    #expect(velocity > 6.5 && velocity <= 1000)
+    #expect(events[2]["targetPage"] == 3)
+    #expect(events[3]["from"] == 1 && events[3]["to"] == 3 && events[3]["pages"] == 2 && events[3]["direction"] == "next")
+    #expect(events[4]["decelerate"] == true)
+    #expect(events[6]["settled"] == true)
+    try tmux.waitForScreen("page 4") { Self.shows(page: 4, of: 7, $0) && Self.column(of: "page 4/7", in: $0) == 56 }
+    #expect(try tmux.screen().contains("○ ○ ○ ● ○ ○ ○"))
+  }
 
-    @Test func theWheelIsADragThatStopsDead() {
-      var carousel = Carousel(pageCount: 5, autoSeconds: 0, now: 0)
-      #expect(
-        carousel.perform(.wheel(.next), at: 0)
-          == [.dragBegan, .pageChanged(from: 0, to: 1, count: 5, reason: .drag), .dragEnded(decelerate: false)])
-      // Not a programmatic scroll: no scroll-animation-ended.
-      #expect(Self.settle(&carousel, at: 0) == [])
-      #expect(
-        carousel.perform(.wheel(.previous), at: 1) == [
-          .dragBegan, .pageChanged(from: 1, to: 0, count: 5, reason: .drag), .dragEnded(decelerate: false),
-        ])
-      _ = Self.settle(&carousel, at: 1)
-      #expect(
-        carousel.perform(.wheel(.previous), at: 2) == [
-          .dragBegan, .pageChanged(from: 0, to: 4, count: 5, reason: .drag), .wrapped(from: 0, to: 4, count: 5),
-          .dragEnded(decelerate: false),
-        ])
+  @Test func aBoundedPagerStretchesPastItsFirstPageAndSpringsBack() throws {
+    let dir = Harness.temporaryDirectory()
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "4", "--no-loop"], in: dir)
+    defer {
+      tmux.kill()
+      daemon.stop()
     }
-
-    @Test func aMoveDuringASlideFinishesThatSlideFirst() {
-      var carousel = Carousel(pageCount: 5, autoSeconds: 0, now: 0)
-      _ = carousel.perform(.key(.next), at: 0)
-      #expect(
-        carousel.perform(.key(.next), at: 0.05)
-          == [.scrollAnimationEnded, .pageChanged(from: 1, to: 2, count: 5, reason: .key)])
-      #expect(carousel.current == 1 && carousel.page == 2)
+    // Nothing left of the first card: the end is marked one column before it.
+    let atRest = try tmux.screen()
+    #expect(Self.column(of: "┊", in: atRest) == 23 && atRest.contains("first ▸"))
+    // Pull right by 40 columns, slowly: the card follows only part of the way (the rubber band).
+    try tmux.type(Self.press(30))
+    for column in stride(from: 38, through: 70, by: 8) {
+      try tmux.type(Self.motion(column))
+      usleep(40_000)
     }
-
-    @Test("paging round and round keeps five views and lands on the right page", arguments: [1, 2, 3, 7])
-    func pagingRoundAndRound(pageCount: Int) {
-      var carousel = Carousel(pageCount: pageCount, autoSeconds: 0, now: 0)
-      var now = 0.0
-      for _ in 0..<23 {
-        _ = carousel.perform(.key(.next), at: now)
-        now += 1
-        _ = carousel.tick(at: now)
-      }
-      #expect(carousel.current == 23 % pageCount)
-      for _ in 0..<30 {
-        _ = carousel.perform(.wheel(.previous), at: now)
-        now += 1
-        _ = carousel.tick(at: now)
-      }
-      #expect(carousel.current == Carousel.wrap(23 - 30, pageCount))
-      #expect(carousel.views == Carousel.window(around: carousel.current, pageCount: pageCount))
+    let pulled = try tmux.waitForScreen("the card pulled right, less than the pointer") {
+      guard let label = Self.column(of: "page 1/4", in: $0) else { return false }
+      return label > 56 + 5 && label < 56 + 40
     }
+    let band = try #require(Self.column(of: "┊", in: pulled))
+    #expect(band > 23 + 5 && band < 23 + 40)
+    usleep(300_000)
+    try tmux.type(Self.release(70))
+    let events = try Self.lifecycle(subscriber)
+    #expect(
+      Self.names(events) == [
+        "drag-began", "edge", "will-end-dragging", "drag-ended", "will-begin-decelerating", "deceleration-ended", "settled",
+      ], "\(events.map(JSONWriter.write))")
+    guard events.count == 7 else { return }
+    #expect(events[1]["edge"] == "start")
+    #expect(events[2]["velocity"] == 0 && events[2]["targetPage"] == 0)
+    #expect(events[3]["decelerate"] == true)
+    // It springs back: page 1, centred, the end mark where it was.
+    try tmux.waitForScreen("page 1 back in place") { Self.column(of: "page 1/4", in: $0) == 56 && Self.column(of: "┊", in: $0) == 23 }
+  }
 
-    @Test func aSinglePageGoesNowhereAndSendsNothing() {
-      var carousel = Carousel(pageCount: 1, autoSeconds: 1, now: 0)
-      #expect(carousel.perform(.key(.next), at: 0) == [])
-      #expect(carousel.tick(at: 100) == [])
-      #expect(carousel.page == 0 && carousel.slide == nil)
+  @Test func autoAdvanceHoldsDuringADragAndTurnsThreeSecondsAfterTheScrollSettles() throws {
+    let dir = Harness.temporaryDirectory()
+    let trace = dir + "/trace.jsonl"
+    let (daemon, _, tmux) = try Self.rig(["--auto", "2", "--trace", trace], in: dir)
+    defer {
+      tmux.kill()
+      daemon.stop()
     }
-
-    @Test func autoAdvanceTurnsEveryIntervalAndResumesThreeSecondsAfterAnInteraction() {
-      var carousel = Carousel(pageCount: 3, autoSeconds: 4, now: 0)
-      #expect(carousel.nextDeadline(after: 0) == 4)
-      #expect(carousel.tick(at: 3.9) == [])
-      #expect(carousel.tick(at: 4) == [.pageChanged(from: 0, to: 1, count: 3, reason: .auto)])
-      #expect(carousel.tick(at: 4.2) == [.scrollAnimationEnded])
-      #expect(carousel.nextDeadline(after: 4.2) == 8)
-      // A key at 5 pauses it; it resumes at 8 (AUTO_SCROLL_DELAY) and turns an interval later.
-      _ = carousel.perform(.key(.next), at: 5)
-      #expect(carousel.autoAdvance.isPaused(at: 7.9))
-      #expect(!carousel.autoAdvance.isPaused(at: 8))
-      #expect(carousel.tick(at: 5.2) == [.scrollAnimationEnded])
-      #expect(carousel.tick(at: 11.9) == [])
-      #expect(
-        carousel.tick(at: 12) == [.pageChanged(from: 2, to: 0, count: 3, reason: .auto), .wrapped(from: 2, to: 0, count: 3)])
+    // Hold the cards for 2.5 s (longer than the 2 s interval), moving a little, then put them
+    // back where they were and let go: a drag that ends without decelerating.
+    try tmux.type(Self.press(60))
+    for column in [56, 52, 48, 52, 56] {
+      try tmux.type(Self.motion(column))
+      usleep(500_000)
     }
+    try tmux.type(Self.motion(60))
+    usleep(300_000)
+    try tmux.type(Self.release(60))
+    // A wheel notch after the automatic page: a short flick that decelerates.
+    try tmux.waitForScreen("the automatic page after the drag", timeout: 6) { $0.contains("(auto)") }
+    usleep(500_000)
+    try tmux.type("\u{1b}[<65;60;15M")
+    usleep(3_600_000)
 
-    @Test func autoAdvanceWaitsForASlideToEnd() {
-      var carousel = Carousel(pageCount: 3, autoSeconds: 0.1, now: 0)
-      #expect(carousel.tick(at: 0.1).count == 1)
-      // Due again at 0.2, but the slide started at 0.1 runs until 0.22: the slide ends first.
-      #expect(carousel.tick(at: 0.2) == [])
-      #expect(carousel.tick(at: 0.25) == [.scrollAnimationEnded, .pageChanged(from: 1, to: 2, count: 3, reason: .auto)])
-    }
+    let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+    func time(_ line: JSONValue) -> Double { line["t"]?.doubleValue ?? .nan }
+    let autoPages = lines.filter { $0["event"] == "page-changed" && $0["reason"] == "auto" }
+    let began = try #require(lines.firstIndex { $0["event"] == "drag-began" })
+    let dragEnded = try #require(lines.firstIndex { $0["event"] == "drag-ended" })
+    #expect(lines[dragEnded]["decelerate"] == false)
+    // Nothing turned by itself while the button was held.
+    #expect(!autoPages.contains { time($0) > time(lines[began]) && time($0) < time(lines[dragEnded]) })
+    // The next automatic page: 3 s after the drag ended (it settled then), on the carousel's clock.
+    let firstAfterDrag = try #require(autoPages.first { time($0) > time(lines[dragEnded]) })
+    let afterDrag = time(firstAfterDrag) - time(lines[dragEnded])
+    #expect(afterDrag >= 2.999 && afterDrag < 3.15, "\(afterDrag) s")
+    // And 3 s after the notch's deceleration ended.
+    let decelerationEnded = try #require(lines.lastIndex { $0["event"] == "deceleration-ended" })
+    let firstAfterNotch = try #require(autoPages.first { time($0) > time(lines[decelerationEnded]) })
+    let afterNotch = time(firstAfterNotch) - time(lines[decelerationEnded])
+    #expect(afterNotch >= 2.999 && afterNotch < 3.15, "\(afterNotch) s")
+  }
 
-    @Test func autoZeroNeverTurns() {
-      var carousel = Carousel(pageCount: 3, autoSeconds: 0, now: 0)
-      #expect(carousel.nextDeadline(after: 0) == nil)
-      #expect(carousel.tick(at: 1_000) == [])
-      #expect(!carousel.autoAdvance.isEnabled)
-    }
-
-    // MARK: Keys
-
-    @Test(
-      "keys and mouse reports",
-      arguments: [
-        ("\u{1b}[C", [InputDecoder.Input.next]), ("\u{1b}[D", [.previous]), ("\u{1b}OC", [.next]), ("\u{1b}OD", [.previous]),
-        ("\u{1b}[1;5C", [.next]), ("hl", [.previous, .next]), ("q", [.quit]), ("\u{03}", [.quit]),
-        ("\u{1b}[<64;10;5M", [.wheelPrevious]), ("\u{1b}[<65;10;5M", [.wheelNext]), ("\u{1b}[<65;10;5m", []),
-        ("\u{1b}[<0;10;5M", []), ("\u{1b}[M`!!", [.wheelPrevious]), ("\u{1b}[Ma!!", [.wheelNext]),
-        ("\u{1b}[A\u{1b}[Bx", []), ("\u{1b}\u{1b}[C", [.next]), ("\u{1b}q", [.quit]),
-      ])
-    func keys(_ text: String, _ expected: [InputDecoder.Input]) {
-      var decoder = InputDecoder()
-      #expect(decoder.feed(Array(text.utf8)) == expected)
-    }
-
-    @Test func aSequenceSplitAcrossReadsIsKeptUntilItsEnd() {
-      var decoder = InputDecoder()
-      #expect(decoder.feed(Array("\u{1b}".utf8)) == [])
-      #expect(decoder.feed(Array("[".utf8)) == [])
-      #expect(decoder.feed(Array("C\u{1b}[<6".utf8)) == [.next])
-      #expect(decoder.feed(Array("5;1;1M".utf8)) == [.wheelNext])
-    }
-
-    // MARK: Status line
-
-    @Test func theStatusLineKeepsTheMostTellingAnswerToAPageTurn() {
-      var status = StatusLine()
-      #expect(status.text == "no page turned yet · looking for cued…")
-      status.connection = .connected
-      #expect(status.text == "no page turned yet · cued is listening")
-      status.sent([.pageChanged(from: 2, to: 3, count: 5, reason: .key)])
-      #expect(status.text == "sent page-changed 3→4 (key) · cued: no answer yet")
-      status.received(PagingAnswer(message: "page-changed", decision: "played", cue: "page-next"))
-      status.sent([.scrollAnimationEnded])
-      status.received(PagingAnswer(message: "scroll-animation-ended", decision: "unbound", cue: nil))
-      #expect(status.text == "sent page-changed 3→4 (key) · cued: played page-next")
-      // A wrap: the page change plays the wrap cue, the wrapped message is merged into it.
-      status.sent([.pageChanged(from: 4, to: 0, count: 5, reason: .auto), .wrapped(from: 4, to: 0, count: 5)])
-      status.received(PagingAnswer(message: "page-changed", decision: "played", cue: "wrap"))
-      status.received(PagingAnswer(message: "wrapped", decision: "merged", cue: "wrap"))
-      #expect(status.text == "sent page-changed 5→1 (auto) + wrapped · cued: played wrap")
-      status.sent([.pageChanged(from: 0, to: 1, count: 5, reason: .key)])
-      status.received(PagingAnswer(message: "page-changed", decision: "too-soon", cue: "page-next"))
-      #expect(status.text == "sent page-changed 1→2 (key) · cued: too-soon page-next")
-      status.connection = .notRunning
-      #expect(status.text == "sent page-changed 1→2 (key) · cued is not running (silent)")
-    }
-
-    @Test func aPagingEventCountsOnlyForItsOwnCarousel() throws {
-      let body = try JSONParser.parse(
-        Array(#"{"event":"paging","carousel":"demo","message":"page-changed","decision":"played","cue":"page-next","voice":12}"#.utf8))
-      #expect(PagingAnswer(event: body, carousel: "demo") == PagingAnswer(message: "page-changed", decision: "played", cue: "page-next"))
-      #expect(PagingAnswer(event: body, carousel: "photos") == nil)
-    }
-
-    // MARK: Layout
-
-    @Test func theCurrentPageIsCentredWithItsNeighboursPartlyVisible() throws {
-      let carousel = Carousel(pageCount: 7, start: 2, autoSeconds: 4, now: 0)
-      var status = StatusLine()
-      status.connection = .notRunning
-      let frame = CarouselScreen(name: "demo").render(carousel, status: status, columns: 120, rows: 30, now: 0)
-      #expect(frame.text(row: 0).hasPrefix(" cued-carousel · demo"))
-      #expect(frame.text(row: 0).hasSuffix("page 3 of 7 "))
-      let rows = (0..<30).map { frame.text(row: $0) }
-      let label = try #require(rows.firstIndex { $0.contains("page 3/7") })
-      let column = try #require(rows[label].range(of: "page 3/7")).lowerBound
-      #expect(rows[label].distance(from: rows[label].startIndex, to: column) == 56)  // centred: (120 − 8) / 2
-      #expect(rows[label - 2].contains("██████"))  // the big 3's last row
-      // Only the middle card's label is on screen; the neighbours show their colour.
-      #expect(rows.filter { $0.contains("/7") }.count == 1)
-      #expect(rows[28] == " no page turned yet · cued is not running (silent)".padding(toLength: 120, withPad: " ", startingAt: 0))
-      #expect(rows[29].hasPrefix(" ←/→ page · wheel pages · q quit · auto every 4 s"))
-    }
-
-    @Test func aTinyScreenSaysItIsTooSmall() {
-      let frame = CarouselScreen(name: "demo").render(
-        Carousel(pageCount: 3, autoSeconds: 0, now: 0), status: StatusLine(), columns: 10, rows: 3, now: 0)
-      #expect(frame.text(row: 0).hasPrefix("too small"))
-    }
+  @Test func aResizeRedrawsTheCarouselAtTheNewSize() throws {
+    let dir = Harness.temporaryDirectory()
+    let tmux = try TmuxSession(command: Self.carouselCommand(socket: dir + "/absent.sock", ["--pages", "3"]), in: dir)
+    defer { tmux.kill() }
+    try tmux.waitForScreen("the carousel") { Self.column(of: "page 1/3", in: $0) == 56 }
+    // 60 columns: cards of 36, the label centred at (60 − 8) / 2 = 26; then too small, then back.
+    try tmux.resize(columns: 60, rows: 20)
+    try tmux.waitForScreen("the carousel redrawn at 60 columns") { Self.column(of: "page 1/3", in: $0) == 26 && $0.contains("● ○ ○") }
+    try tmux.resize(columns: 20, rows: 6)
+    try tmux.waitForScreen("the too-small notice") { $0.contains("too small") }
+    try tmux.resize(columns: 120, rows: 30)
+    try tmux.waitForScreen("the carousel back at 120 columns") { Self.column(of: "page 1/3", in: $0) == 56 }
+    try tmux.send("Right")
+    try tmux.waitForScreen("page 2") { Self.shows(page: 2, of: 3, $0) }
   }
 }

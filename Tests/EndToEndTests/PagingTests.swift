@@ -233,4 +233,81 @@ struct PagingTests {
     #expect(refused.stderr.contains("no-such-cue"))
     #expect(try daemon.cuectl(["page", "--from", "0", "--to", "1", "--count", "3"]).stdout.hasPrefix("played tick"))
   }
+
+  /// Onsets in a stereo capture: frames where sound begins after at least 10 ms of silence.
+  static func onsets(_ capture: [Float]) -> [Int] {
+    var onsets: [Int] = []
+    var quiet = Int.max
+    for frame in 0..<(capture.count / 2) {
+      if capture[2 * frame] != 0 || capture[2 * frame + 1] != 0 {
+        if quiet > 480 { onsets.append(frame) }
+        quiet = 0
+      } else if quiet != Int.max {
+        quiet += 1
+      }
+    }
+    return onsets
+  }
+
+  @Test func aDeceleratingFlickIsHeardAsItsBindingsSayThroughTheRealDevicePath() throws {
+    // A flick across three pages with a sound per page 200 ms apart (the 120 ms test tone does not
+    // overlap the next), and the settled sound: the lifecycle as cued-carousel sends it, through
+    // cued's real ALSA output into a file.
+    let rig = try PacedCapture(
+      cues: ["tick": "tone-48000-mono.mp3", "settle": "tone-22050-mono.mp3"],
+      config: """
+        [carousel.default]
+        page-next = { cue = "tick", multi-page = "each", page-spacing = 0.2 }
+        settled = { cue = "settle" }
+        """)
+    let client = try rig.client()
+    #expect(try client.carousel(.dragBegan)["decision"] == "unbound")
+    #expect(try client.carousel(.willEndDragging(velocity: 14.2, targetPage: 3))["decision"] == "unbound")
+    let flick = try client.carousel(.pageChanged(from: 0, to: 3, count: 7, reason: .drag, direction: .next))
+    #expect(flick["decision"] == "played" && flick["pages"] == 3)
+    #expect(try client.carousel(.dragEnded(decelerate: true))["settled"] == nil)
+    #expect(try client.carousel(.willBeginDecelerating)["settled"] == nil)
+    usleep(700_000)  // the deceleration (and the three ticks)
+    let ended = try client.carousel(.decelerationEnded)
+    #expect(ended["settled"] == true)
+    // A second end of the same scroll settles nothing (and is out of order).
+    let again = try client.carousel(.decelerationEnded)
+    #expect(again["settled"] == nil && again["outOfOrder"] == true)
+    usleep(400_000)
+    let capture = try rig.finish()
+    let tick = try decoded("tone-48000-mono.mp3")
+    let settle = try decoded("tone-22050-mono.mp3")
+    let onsets = Self.onsets(capture)
+    // Three ticks 9600 frames (200 ms at 48 kHz) apart, to the sample, each whole; then the settled sound, once.
+    #expect(onsets.count == 4, "\(onsets)")
+    guard onsets.count == 4 else { return }
+    #expect(onsets[1] - onsets[0] == 9600 && onsets[2] - onsets[1] == 9600)
+    for onset in onsets[0..<3] { #expect(Array(capture[(2 * onset)..<(2 * onset + tick.count)]) == tick) }
+    #expect(onsets[3] - onsets[0] > 48_000 * 6 / 10)
+    #expect(Array(capture[(2 * onsets[3])..<(2 * onsets[3] + settle.count)]) == settle)
+  }
+
+  @Test func aTwoPageCarouselPagesBothWaysWithTheRightSounds() throws {
+    // Two pages: each way round is as short as the other, so the direction the carousel sends
+    // decides between a page sound and the wrap. Three different tones tell them apart.
+    let rig = try PacedCapture(cues: ["page-next": "tone-48000-mono.mp3", "page-prev": "tone-22050-mono.mp3", "wrap": "tone-44100-stereo.mp3"])
+    let client = try rig.client()
+    let moves: [(Int, Int, CarouselMessage.Direction, String)] = [
+      (0, 1, .next, "page-next"), (1, 0, .next, "wrap"), (0, 1, .previous, "wrap"), (1, 0, .previous, "page-prev"),
+    ]
+    for (from, to, direction, cue) in moves {
+      let reply = try client.carousel(.pageChanged(from: from, to: to, count: 2, reason: .key, direction: direction))
+      #expect(reply["decision"] == "played" && reply["cue"] == .string(cue), "\(from)→\(to) \(direction): \(JSONWriter.write(reply))")
+      usleep(300_000)
+    }
+    let capture = try rig.finish()
+    let onsets = Self.onsets(capture)
+    #expect(onsets.count == 4, "\(onsets)")
+    guard onsets.count == 4 else { return }
+    let sounds = ["page-next": try decoded("tone-48000-mono.mp3"), "page-prev": try decoded("tone-22050-mono.mp3"), "wrap": try decoded("tone-44100-stereo.mp3")]
+    for (onset, move) in zip(onsets, moves) {
+      let expected = try #require(sounds[move.3])
+      #expect(Array(capture[(2 * onset)..<(2 * onset + expected.count)]) == expected, "the \(move.3) sound")
+    }
+  }
 }
