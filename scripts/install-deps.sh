@@ -20,10 +20,11 @@
 #   dpkg-dev, binutils, lintian    make deb (dpkg-shlibdeps, strip) and its check in the install tests
 #   socat, netcat-openbsd          the shell transcripts of docs/PROTOCOL.md, which the tests run as
 #                                  they are shown (Tests/Protocol/transcripts.py)
+#   sound-theme-freedesktop        the real theme the sound-theme lookup is tested on (SoundThemeTests)
 set -euo pipefail
 packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
   pipewire pipewire-bin wireplumber dbus libpipewire-0.3-dev libspa-0.2-dev libpulse-dev bubblewrap systemd dpkg-dev binutils lintian tmux
-  socat netcat-openbsd)
+  socat netcat-openbsd sound-theme-freedesktop)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(sox lame mpg123 stress-ng)  # regenerate sounds/fixtures, benchmarks (stress-ng: under load)
 fi

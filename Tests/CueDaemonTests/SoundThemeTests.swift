@@ -1,0 +1,181 @@
+import CuePosix
+import Testing
+
+@testable import CueDaemon
+
+/// A file tree in memory: paths that exist, some with text (index.theme files).
+private struct TreeFiles: SoundThemeFiles {
+  var texts: [String: String] = [:]
+  var paths: Set<String> = []
+
+  init(_ files: [String: String]) {
+    texts = files
+    paths = Set(files.keys)
+  }
+
+  func exists(_ path: String) -> Bool { paths.contains(path) }
+  func text(_ path: String) -> String? { texts[path] }
+}
+
+/// The freedesktop sound-theme lookup, in libcanberra's order (docs/notes/THEME-LOOKUP.md).
+@Suite("Sound themes: names to files as libcanberra finds them")
+struct SoundThemeTests {
+  static let freedesktopIndex = "[Sound Theme]\nName=Default\nDirectories=stereo\n\n[stereo]\nOutputProfile=stereo\n"
+  static let bases = ["/home/u/.local/share", "/usr/local/share", "/usr/share"]
+
+  static func resolver(_ files: [String: String], theme: String = "freedesktop", locale: String = "C", profile: String = "stereo")
+    -> SoundThemeResolver
+  {
+    SoundThemeResolver(baseDirectories: bases, theme: theme, locale: locale, profile: profile, files: TreeFiles(files))
+  }
+
+  @Test func namesLoseTheirLastDashPartOneAtATime() {
+    #expect(SoundThemeResolver.nameForms("message-new-instant") == ["message-new-instant", "message-new", "message"])
+    #expect(SoundThemeResolver.nameForms("bell") == ["bell"])
+    #expect(SoundThemeResolver.nameForms("-x-y") == ["-x-y", "-x"])
+  }
+
+  @Test func localesFallBackAsLibcanberraDoes() {
+    #expect(SoundThemeResolver.localeForms("de_DE.UTF-8@euro") == ["de_DE.UTF-8@euro", "de_DE.UTF-8", "de", "C", nil])
+    #expect(SoundThemeResolver.localeForms("C") == ["C", nil])
+    #expect(SoundThemeResolver.localeForms("C.UTF-8") == ["C.UTF-8", "C", nil])
+    #expect(SoundThemeResolver.localeForms("pt_BR") == ["pt_BR", "pt", "C", nil])
+  }
+
+  @Test func theIndexIsReadAsLibcanberraReadsIt() throws {
+    let index = try SoundThemeIndex(
+      parsing: "# a theme\n[Sound Theme]\nName=Mine\nInherits=ubuntu,  freedesktop\nDirectories=stereo 5.1 # two\nDirectories=extra\n"
+        + "[stereo]\nOutputProfile=stereo\r\n[5.1]\nOutputProfile=5.1\n[unlisted]\nOutputProfile=mono\n")
+    #expect(index.inherits == ["ubuntu", "freedesktop"])
+    #expect(index.directories.map(\.name) == ["stereo", "5.1", "extra"])
+    #expect(index.directories.map(\.profile) == ["stereo", "5.1", nil])
+    #expect(throws: SoundThemeIndex.Failure.self) { try SoundThemeIndex(parsing: "[Sound Theme]\nInherits=a\nInherits=b\n") }
+    #expect(throws: SoundThemeIndex.Failure.self) {
+      try SoundThemeIndex(parsing: "[Sound Theme]\nDirectories=s\n[s]\nOutputProfile=stereo\nOutputProfile=5.1\n")
+    }
+  }
+
+  @Test func aShorterNameInTheThemeBeatsNothingAndADisabledFileSilences() {
+    let resolver = Self.resolver([
+      "/usr/share/sounds/freedesktop/index.theme": Self.freedesktopIndex,
+      "/usr/share/sounds/freedesktop/stereo/message.oga": "",
+      "/usr/share/sounds/freedesktop/stereo/message-new-instant.oga": "",
+      "/usr/share/sounds/freedesktop/stereo/bell.oga": "",
+      "/home/u/.local/share/sounds/freedesktop/stereo/bell.disabled": "",
+    ])
+    #expect(resolver.resolve("message-new-instant") == .file("/usr/share/sounds/freedesktop/stereo/message-new-instant.oga"))
+    #expect(resolver.resolve("message-new-email") == .file("/usr/share/sounds/freedesktop/stereo/message.oga"))
+    #expect(resolver.resolve("bell") == .disabled("/home/u/.local/share/sounds/freedesktop/stereo/bell.disabled"))
+    #expect(resolver.resolve("nothing-like-it") == .notFound)
+    #expect(resolver.resolve("../bell") == .notFound)
+  }
+
+  @Test func anEarlierBaseDirectoryWinsEvenWithAShorterName() {
+    // libcanberra's base-directory loop is outside the name loop.
+    let resolver = Self.resolver([
+      "/usr/share/sounds/freedesktop/index.theme": Self.freedesktopIndex,
+      "/usr/share/sounds/freedesktop/stereo/message-new-instant.oga": "",
+      "/usr/local/share/sounds/freedesktop/stereo/message.wav": "",
+    ])
+    #expect(resolver.resolve("message-new-instant") == .file("/usr/local/share/sounds/freedesktop/stereo/message.wav"))
+  }
+
+  @Test func localeDirectoriesComeBeforeThePlainOneAndSuffixesInOrder() {
+    let resolver = Self.resolver(
+      [
+        "/usr/share/sounds/freedesktop/index.theme": Self.freedesktopIndex,
+        "/usr/share/sounds/freedesktop/stereo/bell.oga": "",
+        "/usr/share/sounds/freedesktop/stereo/de/bell.wav": "",
+        "/usr/share/sounds/freedesktop/stereo/de/bell.ogg": "",
+        "/usr/share/sounds/freedesktop/stereo/C/complete.wav": "",
+        "/usr/share/sounds/freedesktop/stereo/complete.oga": "",
+      ], locale: "de_DE.UTF-8")
+    #expect(resolver.resolve("bell") == .file("/usr/share/sounds/freedesktop/stereo/de/bell.ogg"))
+    #expect(resolver.resolve("complete") == .file("/usr/share/sounds/freedesktop/stereo/C/complete.wav"))
+  }
+
+  @Test func aThemeInheritsDepthFirstAndFreedesktopComesLast() {
+    let files = [
+      "/usr/share/sounds/mine/index.theme": "[Sound Theme]\nInherits=parent\nDirectories=stereo\n[stereo]\nOutputProfile=stereo\n",
+      "/usr/share/sounds/parent/index.theme": "[Sound Theme]\nDirectories=stereo\n[stereo]\nOutputProfile=stereo\n",
+      "/usr/share/sounds/freedesktop/index.theme": Self.freedesktopIndex,
+      "/usr/share/sounds/parent/stereo/bell.oga": "",
+      "/usr/share/sounds/freedesktop/stereo/bell.oga": "",
+      "/usr/share/sounds/freedesktop/stereo/complete.oga": "",
+      "/usr/share/sounds/mine/camera.oga": "",
+      "/usr/share/sounds/trash-empty.wav": "",
+    ]
+    let resolver = Self.resolver(files, theme: "mine")
+    #expect(resolver.loadedTheme == "mine")
+    #expect(resolver.entries.map(\.theme) == ["mine", "parent", "freedesktop"])
+    #expect(resolver.resolve("bell") == .file("/usr/share/sounds/parent/stereo/bell.oga"))
+    #expect(resolver.resolve("complete") == .file("/usr/share/sounds/freedesktop/stereo/complete.oga"))
+    // The top theme's own directory, then the sound directories without a theme.
+    #expect(resolver.resolve("camera-shutter") == .file("/usr/share/sounds/mine/camera.oga"))
+    #expect(resolver.resolve("trash-empty") == .file("/usr/share/sounds/trash-empty.wav"))
+  }
+
+  @Test func aThemeWhoseParentIsMissingIsDroppedForFreedesktop() {
+    let resolver = Self.resolver(
+      [
+        "/usr/share/sounds/mine/index.theme": "[Sound Theme]\nInherits=gone\nDirectories=stereo\n",
+        "/usr/share/sounds/mine/stereo/bell.oga": "",
+        "/usr/share/sounds/freedesktop/index.theme": Self.freedesktopIndex,
+        "/usr/share/sounds/freedesktop/stereo/bell.oga": "",
+      ], theme: "mine")
+    #expect(resolver.loadedTheme == "freedesktop")
+    #expect(resolver.resolve("bell") == .file("/usr/share/sounds/freedesktop/stereo/bell.oga"))
+  }
+
+  @Test func anotherProfileFallsBackToStereo() {
+    let resolver = Self.resolver(
+      [
+        "/usr/share/sounds/freedesktop/index.theme":
+          "[Sound Theme]\nDirectories=stereo,5.1\n[stereo]\nOutputProfile=stereo\n[5.1]\nOutputProfile=5.1\n",
+        "/usr/share/sounds/freedesktop/stereo/bell.oga": "",
+        "/usr/share/sounds/freedesktop/5.1/complete.oga": "",
+        "/usr/share/sounds/freedesktop/stereo/complete.oga": "",
+      ], profile: "5.1")
+    #expect(resolver.resolve("complete") == .file("/usr/share/sounds/freedesktop/5.1/complete.oga"))
+    #expect(resolver.resolve("bell") == .file("/usr/share/sounds/freedesktop/stereo/bell.oga"))
+  }
+
+  @Test func aCorruptThemeLeavesOnlyTheUnthemedLookup() {
+    let resolver = Self.resolver(
+      [
+        "/usr/share/sounds/freedesktop/index.theme": "[Sound Theme]\nInherits=a\nInherits=b\nDirectories=stereo\n",
+        "/usr/share/sounds/freedesktop/stereo/bell.oga": "",
+        "/usr/share/sounds/bell.ogg": "",
+      ])
+    #expect(resolver.problem == .corrupt(theme: "freedesktop", reason: "a second Inherits="))
+    #expect(resolver.resolve("bell") == .file("/usr/share/sounds/bell.ogg"))
+  }
+
+  @Test func theBaseDirectoriesComeFromTheXDGVariables() {
+    func dirs(_ values: [String: String]) -> [String] { SoundThemeResolver.baseDirectories { values[$0] } }
+    #expect(dirs(["HOME": "/home/u"]) == ["/home/u/.local/share", "/usr/local/share", "/usr/share"])
+    #expect(dirs(["HOME": "/home/u", "XDG_DATA_HOME": "/d", "XDG_DATA_DIRS": "/a::relative:/b"]) == ["/d", "/a", "/b"])
+    #expect(dirs(["XDG_DATA_HOME": "relative", "XDG_DATA_DIRS": ""]) == ["/usr/local/share", "/usr/share"])
+    #expect(SoundThemeResolver.locale { ["LANG": "fr_FR.UTF-8", "LC_MESSAGES": ""][$0] } == "fr_FR.UTF-8")
+    #expect(SoundThemeResolver.locale { _ in nil } == "C")
+  }
+
+  /// The real theme, from Debian's sound-theme-freedesktop (scripts/install-deps.sh installs it).
+  @Test(.enabled(if: Files.kind(of: "/usr/share/sounds/freedesktop/index.theme") == .regular, "sound-theme-freedesktop is not installed"))
+  func theRealFreedesktopThemeResolvesAsLibcanberraWould() throws {
+    let scratch = try Files.makeTemporaryDirectory(prefix: "cued-theme")
+    try Files.makeDirectories(scratch + "/sounds/freedesktop/stereo", mode: 0o755)
+    try Files.write([], to: scratch + "/sounds/freedesktop/stereo/bell.disabled")
+    let resolver = SoundThemeResolver(
+      baseDirectories: [scratch, "/usr/share"], theme: "freedesktop", locale: "de_DE.UTF-8", files: PosixSoundThemeFiles())
+    let stereo = "/usr/share/sounds/freedesktop/stereo/"
+    #expect(resolver.resolve("message-new-instant") == .file(stereo + "message-new-instant.oga"))
+    #expect(resolver.resolve("message-new-email") == .file(stereo + "message.oga"))
+    #expect(resolver.resolve("dialog-error") == .file(stereo + "dialog-error.oga"))  // a symlink to dialog-warning.oga
+    #expect(resolver.resolve("bell") == .disabled(scratch + "/sounds/freedesktop/stereo/bell.disabled"))
+    #expect(resolver.resolve("no-such-sound") == .notFound)
+    // A theme that is not installed falls back to freedesktop.
+    let other = SoundThemeResolver(baseDirectories: ["/usr/share"], theme: "nonexistent", files: PosixSoundThemeFiles())
+    #expect(other.loadedTheme == "freedesktop" && other.resolve("complete") == .file(stereo + "complete.oga"))
+  }
+}
