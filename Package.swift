@@ -31,6 +31,7 @@ let package = Package(
     .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
     .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
     .systemLibrary(name: "CSyn123", pkgConfig: "libsyn123", providers: [.apt(["libmpg123-dev"])]),
+    .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
     // Stand-ins for what Swift cannot call in libasound (variadic error handler).
     .target(name: "CAudioShims", dependencies: ["CALSA"]),
     // A plain-C face of libpipewire-0.3 (one stream on a pw_thread_loop): SPA pods, variadic properties
@@ -54,7 +55,9 @@ let package = Package(
     .target(name: "CueCore"),
     .target(
       name: "CueAudio",
-      dependencies: ["CueCore", "CuePosix", "CueDBus", "CALSA", "CMPG123", "CSyn123", "CAudioShims", "CPipeWireShims", "CPulseShims"]),
+      dependencies: [
+        "CueCore", "CuePosix", "CueDBus", "CALSA", "CMPG123", "CSyn123", "CSndfile", "CAudioShims", "CPipeWireShims", "CPulseShims",
+      ]),
     .target(name: "CueProtocol"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"]),
     // A small D-Bus client (wire format, AUTH EXTERNAL, method calls over a Unix socket) and RTKit on it.

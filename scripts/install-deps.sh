@@ -20,13 +20,15 @@
 #   dpkg-dev, binutils, lintian    make deb (dpkg-shlibdeps, strip) and its check in the install tests
 #   socat, netcat-openbsd          the shell transcripts of docs/PROTOCOL.md, which the tests run as
 #                                  they are shown (Tests/Protocol/transcripts.py)
-#   sound-theme-freedesktop        the real theme the sound-theme lookup is tested on (SoundThemeTests)
+#   libsndfile1-dev                headers for libsndfile (CSndfile): Ogg Vorbis/Opus, WAV and FLAC files
+#   sound-theme-freedesktop        the real theme the sound-theme lookup is tested on (SoundThemeTests),
+#   libcanberra0, strace           and libcanberra itself, traced, as its oracle
 set -euo pipefail
 packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
   pipewire pipewire-bin wireplumber dbus libpipewire-0.3-dev libspa-0.2-dev libpulse-dev bubblewrap systemd dpkg-dev binutils lintian tmux
-  socat netcat-openbsd sound-theme-freedesktop)
+  socat netcat-openbsd libsndfile1-dev sound-theme-freedesktop libcanberra0 strace)
 if [[ "${1:-}" == "--with-tools" ]]; then
-  packages+=(sox lame mpg123 stress-ng)  # regenerate sounds/fixtures, benchmarks (stress-ng: under load)
+  packages+=(sox libsox-fmt-all lame mpg123 opus-tools stress-ng)  # regenerate sounds/fixtures, benchmarks (stress-ng: under load)
 fi
 missing=()
 for p in "${packages[@]}"; do

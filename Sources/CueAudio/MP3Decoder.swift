@@ -37,7 +37,10 @@ public struct DecodedCue: Sendable {
   public var sourceFrameCount: Int
   /// True when the file carried encoder delay/padding (LAME/Info tag), so trimming was exact.
   public var hasGaplessInfo: Bool
-  public var mpegVersion: MPEGSniffer.Version
+  /// The MPEG version of an MP3; nil for the other formats.
+  public var mpegVersion: MPEGSniffer.Version?
+  /// `MP3`, `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`, `FLAC`, …
+  public var format: String
   /// Things worth a warning (no gapless info, a truncated file); the cue still loads.
   public var warnings: [String]
 }
@@ -119,7 +122,7 @@ public enum MP3Decoder {
     return DecodedCue(
       buffer: buffer, sourceRate: native.rate, sourceChannels: native.sawStereo ? 2 : 1,
       sourceFrameCount: sourceFrames, hasGaplessInfo: native.hasGaplessInfo,
-      mpegVersion: header.version, warnings: warnings)
+      mpegVersion: header.version, format: "MP3", warnings: warnings)
   }
 
   private struct NativePCM {
@@ -259,7 +262,7 @@ public enum MP3Decoder {
   }
 
   /// Converts interleaved stereo from `inputRate` to `outputRate` with libsyn123's resampler.
-  private static func resample(_ samples: GrowingSamples, from inputRate: Int, to outputRate: Int, name: String) throws(DecodeError) -> SampleBuffer {
+  static func resample(_ samples: GrowingSamples, from inputRate: Int, to outputRate: Int, name: String) throws(DecodeError) -> SampleBuffer {
     let inputFrames = samples.count / 2
     let total = Int(syn123_resample_total(inputRate, outputRate, inputFrames))
     guard total >= 0 else { throw DecodeError(path: name, reason: "cannot convert \(inputRate) Hz to \(outputRate) Hz") }

@@ -52,13 +52,23 @@ final class PathDecoder {
     if !allowAnyPath { options.confinedTo = roots }
     work.run { [options] in
       do throws(DecodeError) {
-        let decoded = try MP3Decoder.decode(path: path, options: options)
-        let name = CueLoader.cueName(forFile: String(path.split(separator: "/").last ?? "")) ?? path
+        let decoded = try AudioFileDecoder.decode(path: path, options: options)
+        let name = Self.soundName(forFile: path.split(separator: "/").last.map(String.init) ?? path)
         return .decoded(token: token, .success(Cue(name: name, path: path, decoded: decoded)))
       } catch {
         return .decoded(token: token, .failure(error))
       }
     }
+  }
+
+  /// The name a file named by path goes by (`cue` of its player, `list`): the file name without
+  /// its audio extension (`.mp3`, `.oga`, `.ogg`, `.opus`, `.wav`, `.flac`), else the file name.
+  static func soundName(forFile file: String) -> String {
+    let lowered = file.lowercased()
+    for suffix in [".mp3", ".oga", ".ogg", ".opus", ".wav", ".flac"] where lowered.hasSuffix(suffix) && file.count > suffix.count {
+      return String(file.dropLast(suffix.count))
+    }
+    return file
   }
 
   /// The error a client gets for a file that did not decode.

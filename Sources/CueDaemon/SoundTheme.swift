@@ -47,9 +47,11 @@ struct SoundThemeIndex: Equatable, Sendable {
     var sawInherits = false
     var profiles: [String: String] = [:]
     var names: [String] = []
-    for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-      var line = Substring(rawLine)
-      if let cut = line.firstIndex(where: { $0 == "#" || $0 == "\r" }) { line = line[..<cut] }
+    // By Unicode scalars: as Characters, "\r\n" is one grapheme and would not split at "\n".
+    for rawLine in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
+      var scalars = rawLine
+      if let cut = scalars.firstIndex(where: { $0 == "#" || $0 == "\r" }) { scalars = scalars[..<cut] }
+      let line = Substring(scalars)
       if line.hasPrefix("[") {
         section = line.hasSuffix("]") ? String(line.dropFirst().dropLast()) : nil
         continue
@@ -262,7 +264,8 @@ struct SoundThemeResolver {
     let index: SoundThemeIndex
     do {
       index = try SoundThemeIndex(parsing: text)
-    } catch .corrupt(let reason) {
+    } catch {
+      guard case .corrupt(let reason) = error else { return .failed(.corrupt(theme: name, reason: "\(error)")) }
       return .failed(.corrupt(theme: name, reason: reason))
     }
     loaded.append(name)

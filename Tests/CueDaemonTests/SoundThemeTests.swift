@@ -178,4 +178,92 @@ struct SoundThemeTests {
     let other = SoundThemeResolver(baseDirectories: ["/usr/share"], theme: "nonexistent", files: PosixSoundThemeFiles())
     #expect(other.loadedTheme == "freedesktop" && other.resolve("complete") == .file(stereo + "complete.oga"))
   }
+
+  // MARK: - libcanberra itself as the oracle
+
+  static let oracle = #filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(2).joined(separator: "/")
+    + "/Fixtures/canberra-lookup.py"
+  static let canOracle =
+    Files.kind(of: "/usr/bin/strace") == .regular && Files.kind(of: "/usr/bin/python3") == .regular
+    && ["/lib/x86_64-linux-gnu/libcanberra.so.0", "/usr/lib/x86_64-linux-gnu/libcanberra.so.0", "/lib/aarch64-linux-gnu/libcanberra.so.0"]
+      .contains { Files.kind(of: $0) == .regular }
+    && Files.kind(of: "/usr/share/sounds/freedesktop/index.theme") == .regular
+
+  /// A tree that exercises every turn of the lookup, beside the real freedesktop theme: a user
+  /// theme inheriting a parent, locale directories, a `.disabled` file, a shorter name in an
+  /// earlier base directory, an unthemed sound, a theme whose parent is missing.
+  static func makeTree() throws -> (home: String, local: String) {
+    let root = try Files.makeTemporaryDirectory(prefix: "cued-theme-oracle")
+    let home = root + "/home"
+    let local = root + "/local"
+    let files: [String: String] = [
+      home + "/sounds/freedesktop/stereo/bell.disabled": "",
+      home + "/sounds/mine/index.theme":
+        "[Sound Theme]\nName=Mine\nInherits=parent\nDirectories=stereo 5.1\n[stereo]\nOutputProfile=stereo\n[5.1]\nOutputProfile=5.1\n",
+      home + "/sounds/mine/stereo/de/complete.ogg": "x",
+      home + "/sounds/mine/stereo/C/complete.wav": "x",
+      home + "/sounds/mine/5.1/service-login.oga": "x",
+      home + "/sounds/mine/dialog.wav": "x",
+      home + "/sounds/broken/index.theme": "[Sound Theme]\nInherits=gone\nDirectories=stereo\n",
+      home + "/sounds/broken/stereo/bell.oga": "x",
+      local + "/sounds/parent/index.theme": "[Sound Theme]\nDirectories=stereo\n[stereo]\nOutputProfile=stereo\n",
+      local + "/sounds/parent/stereo/camera-shutter.wav": "x",
+      local + "/sounds/parent/stereo/fr/message.oga": "x",
+      local + "/sounds/freedesktop/stereo/message.wav": "x",
+      local + "/sounds/trash.wav": "x",
+    ]
+    for (path, text) in files {
+      try Files.makeDirectories(String(path[..<path.lastIndex(of: "/")!]), mode: 0o755)
+      try Files.write(Array(text.utf8), to: path)
+    }
+    return (home, local)
+  }
+
+  @Test(.enabled(if: canOracle, "needs strace, python3, libcanberra0 and sound-theme-freedesktop (scripts/install-deps.sh)"))
+  func everyNameResolvesToTheFileLibcanberraPicks() throws {
+    let (home, local) = try Self.makeTree()
+    let names = [
+      "message-new-instant", "message-new-email", "bell", "complete", "camera-shutter", "trash-empty", "dialog-error",
+      "dialog-warning-urgent", "service-login", "nothing-here",
+    ]
+    let themes = ["freedesktop", "mine", "broken", "nonexistent"]
+    let locales = ["C", "de_DE.UTF-8@euro", "fr_FR.UTF-8"]
+    var queries: [(name: String, theme: String, locale: String)] = []
+    for theme in themes {
+      for locale in locales {
+        for name in names { queries.append((name, theme, locale)) }
+      }
+    }
+    let alsa = home + "/asound.conf"
+    try Files.write(Array("pcm.!default { type null }\n".utf8), to: alsa)
+    let result = try Spawn.run(
+      "/usr/bin/python3", [Self.oracle] + queries.map { "\($0.name):\($0.theme):\($0.locale)" },
+      environment: [
+        "XDG_DATA_HOME": home, "XDG_DATA_DIRS": local + ":/usr/share", "XDG_CACHE_HOME": home + "/cache", "ALSA_CONFIG_PATH": alsa,
+      ], timeout: 120)
+    #expect(result.status == 0)
+    let answers = String(decoding: result.output, as: UTF8.self).split(separator: "\n").map(String.init)
+    try #require(answers.count == queries.count, "\(answers)")
+    var resolvers: [String: SoundThemeResolver] = [:]
+    var agreed = 0
+    for (query, answer) in zip(queries, answers) {
+      let key = query.theme + "/" + query.locale
+      let resolver =
+        resolvers[key]
+        ?? SoundThemeResolver(
+          baseDirectories: [home, local, "/usr/share"], theme: query.theme, locale: query.locale, files: PosixSoundThemeFiles())
+      resolvers[key] = resolver
+      let ours: String
+      switch resolver.resolve(query.name) {
+      case .file(let path): ours = "file " + path
+      case .disabled(let path): ours = "disabled " + path
+      case .notFound: ours = "notfound"
+      }
+      #expect(ours == answer, "\(query.name) in \(query.theme), \(query.locale)")
+      if ours == answer { agreed += 1 }
+    }
+    // The tree is built so that the answers differ: not everything resolves to one file.
+    #expect(Set(answers).count >= 12)
+    #expect(agreed == queries.count)
+  }
 }

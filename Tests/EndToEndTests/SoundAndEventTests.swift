@@ -82,6 +82,37 @@ struct SoundAndEventTests {
     #expect(throws: HarnessError.self) { try client.request("player.create", [("path", .string(dir + "/sounds/escape.mp3"))]) }
   }
 
+  @Test func soundsAndPlayersFromOggWaveAndFLACFilesPlayTheirSamples() throws {
+    // A desktop theme's formats through the real daemon and its ALSA output into a file: a WAV
+    // system sound is heard sample for sample; Ogg and FLAC players load and are named by their files.
+    let rig = try PacedCapture(cues: ["pico": "tone-48000-mono.mp3"])
+    let sounds = rig.directory + "/sounds"
+    for file in ["tone-48000-mono.wav", "tone-48000-stereo.ogg", "tone-44100-stereo.flac"] {
+      try FileManager.default.copyItem(atPath: Harness.fixture(file), toPath: sounds + "/" + file)
+    }
+    let client = try rig.client()
+    let sound = try #require(try client.request("sound.create", [("path", .string(sounds + "/tone-48000-mono.wav"))])["sound"])
+    #expect(try client.request("sound.play", [("sound", sound)])["voice"] != nil)
+    for (file, name) in [("tone-48000-stereo.ogg", "tone-48000-stereo"), ("tone-44100-stereo.flac", "tone-44100-stereo")] {
+      let player = try #require(try client.request("player.create", [("path", .string(sounds + "/" + file))])["player"])
+      // Decoded by player.prepare (its reply waits for it), and named after the file.
+      let properties = try client.request("player.prepare", [("player", player)])
+      #expect(properties["numberOfChannels"] == 2)
+      #expect(properties["cue"] == .string(name), "\(JSONWriter.write(properties))")
+    }
+    usleep(400_000)
+    let capture = try rig.finish()
+    let wave = try Array(Data(contentsOf: URL(fileURLWithPath: Harness.fixture("tone-48000-mono.wav"))))
+    // The 16-bit samples after the 44-byte header sox writes, each to both channels.
+    let samples = stride(from: 44, to: wave.count - 1, by: 2).map { Float(Int16(bitPattern: UInt16(wave[$0]) | UInt16(wave[$0 + 1]) << 8)) / 32768 }
+    #expect(samples.count == 5760)
+    let firstSound = try #require((0..<(capture.count / 2)).first { capture[2 * $0] != 0 })
+    let start = firstSound - (samples.firstIndex { $0 != 0 } ?? 0)
+    try #require(start >= 0 && capture.count >= 2 * (start + samples.count))
+    let same = Array(capture[(2 * start)..<(2 * start + 2 * samples.count)]) == samples.flatMap { [$0, $0] }
+    #expect(same, "the capture from frame \(start) is not the WAV's samples")
+  }
+
   @Test func aPlayerFromAFileThatDoesNotDecodeReportsADecodeError() throws {
     let (daemon, dir) = try DaemonTests.start()
     defer { daemon.stop() }

@@ -17,7 +17,7 @@ set -euo pipefail
 SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
 OUT="$SCRIPT_DIR"
 
-for tool in sox lame mpg123 python3; do
+for tool in sox lame mpg123 python3 opusenc; do
     command -v "$tool" >/dev/null 2>&1 || { echo "make-fixtures.sh: '$tool' not found" >&2; exit 1; }
 done
 
@@ -221,5 +221,21 @@ awk -v l="$left_peak" -v r="$right_peak" 'BEGIN {exit !(l > 0.4 && r == 0)}' \
 [[ $(wc -c < "$OUT/truncated.mp3") -eq 1000 ]] || { echo "  FAIL: truncated.mp3 is not 1000 bytes" >&2; status=1; }
 first=$(head -c 3 "$OUT/random.mp3" | od -An -tx1 | tr -d ' ')
 [[ ${first:0:2} != ff && $first != 494433 ]] || { echo "  FAIL: random.mp3 starts like an MP3" >&2; status=1; }
+
+# --- the formats libsndfile decodes (SoundFileDecoderTests) ---
+# PCM WAV and FLAC are lossless: they decode to the 16-bit samples exactly (s / 32768).
+tone "$OUT/tone-48000-mono.wav" 48000 1 5760 440
+tone "$WORK/44100-stereo-flac.wav" 44100 2 5292 440
+sox -D "$WORK/44100-stereo-flac.wav" "$OUT/tone-44100-stereo.flac"
+sox -D "$OUT/tone-48000-mono.wav" "$OUT/tone-48000-mono.flac"
+tone "$WORK/48000-stereo.wav" 48000 2 4800 440
+sox -D "$WORK/48000-stereo.wav" -C 3 "$OUT/tone-48000-stereo.ogg"
+opusenc --quiet --bitrate 64 "$WORK/48000-stereo.wav" "$OUT/tone-48000-stereo.opus"
+tone "$OUT/six-channels.wav" 48000 6 480 440
+# An Ogg Vorbis file cut inside its audio: headers intact, the stream truncated.
+head -c 3000 "$OUT/tone-48000-stereo.ogg" > "$OUT/truncated.ogg"
+for f in tone-48000-mono.wav tone-48000-mono.flac tone-44100-stereo.flac tone-48000-stereo.ogg tone-48000-stereo.opus six-channels.wav; do
+    printf '%-24s %6d bytes  %s\n' "$f" "$(wc -c < "$OUT/$f")" "$(soxi -t "$OUT/$f" 2>/dev/null || echo '?') $(soxi -s "$OUT/$f" 2>/dev/null || echo '?') samples"
+done
 
 exit "$status"

@@ -1,0 +1,177 @@
+import CSndfile
+import CueCore
+import CuePosix
+
+/// Decodes the sound files that are not MP3 with libsndfile: Ogg Vorbis and Ogg Opus (`.oga`,
+/// `.ogg`, `.opus`: what desktop sound themes ship), WAV and FLAC. One library for all of them,
+/// maintained and in every distribution, reading from memory (`sf_open_virtual`), so the file is
+/// read once through one descriptor exactly as MP3s are (`MP3Decoder.readFile`). MP3 stays on
+/// libmpg123 for its gapless trimming. Samples come out as floats normalised to ±1 (PCM16 `s` is
+/// `s / 32768` exactly), at the file's rate, then go through the same libsyn123 rate conversion.
+/// Thread-safe: each call has its own handle.
+public enum SoundFileDecoder {
+  /// The container a file's first bytes announce, if libsndfile is the decoder for it.
+  public enum Container: String, Sendable {
+    case ogg = "Ogg"
+    case wav = "WAV"
+    case flac = "FLAC"
+  }
+
+  /// Recognises Ogg (`OggS`), RIFF/RF64 WAVE and FLAC (`fLaC`) by their magic numbers.
+  public static func sniff(_ bytes: [UInt8]) -> Container? {
+    func at(_ offset: Int, _ text: String) -> Bool {
+      let magic = Array(text.utf8)
+      return bytes.count >= offset + magic.count && Array(bytes[offset..<(offset + magic.count)]) == magic
+    }
+    if at(0, "OggS") { return .ogg }
+    if at(0, "fLaC") { return .flac }
+    if (at(0, "RIFF") || at(0, "RF64")) && at(8, "WAVE") { return .wav }
+    return nil
+  }
+
+  /// Decodes a file held in memory whose container `sniff` recognised; `name` is used in messages.
+  public static func decode(bytes: [UInt8], name: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> DecodedCue {
+    guard let container = sniff(bytes) else {
+      throw DecodeError(path: name, reason: "it is not an Ogg, WAV or FLAC file")
+    }
+    let source = MemorySource(bytes)
+    var info = SF_INFO()
+    var io = SF_VIRTUAL_IO(
+      get_filelen: { MemorySource.from($0).length },
+      seek: { offset, whence, data in MemorySource.from(data).seek(offset, whence) },
+      read: { pointer, count, data in MemorySource.from(data).read(into: pointer, count) },
+      write: { _, _, _ in 0 },
+      tell: { MemorySource.from($0).position })
+    // libsndfile holds an unretained pointer to `source` until sf_close: it is kept alive until then.
+    defer { withExtendedLifetime(source) {} }
+    guard let handle = sf_open_virtual(&io, Int32(SFM_READ), &info, Unmanaged.passUnretained(source).toOpaque()) else {
+      throw DecodeError(path: name, reason: "libsndfile cannot read it as \(container.rawValue): \(String(cString: sf_strerror(nil)))")
+    }
+    defer { sf_close(handle) }
+    let format = formatName(info.format)
+    guard info.samplerate >= 8000, info.samplerate <= 384_000 else {
+      throw DecodeError(path: name, reason: "its sample rate, \(info.samplerate) Hz, is outside 8000…384000 Hz")
+    }
+    guard info.channels == 1 || info.channels == 2 else {
+      throw DecodeError(path: name, reason: "it has \(info.channels) channels; cues are mono or stereo (mix it down first)")
+    }
+    let rate = Int(info.samplerate)
+    let channels = Int(info.channels)
+    let maximumFrames = Int(options.maximumSeconds * Double(rate))
+    if info.frames > 0, info.frames < Int64(Int32.max), Int(info.frames) > maximumFrames {
+      let seconds = Double(info.frames) / Double(rate)
+      throw DecodeError(
+        path: name,
+        reason: "it is \(MP3Decoder.formatSeconds((seconds * 10).rounded() / 10)) s long; the longest cue is \(MP3Decoder.formatSeconds(options.maximumSeconds)) s")
+    }
+    let samples = GrowingSamples()
+    var block = [Float](repeating: 0, count: 4096 * channels)
+    var frames = 0
+    while true {
+      let got = block.withUnsafeMutableBufferPointer { Int(sf_readf_float(handle, $0.baseAddress, 4096)) }
+      if got <= 0 { break }
+      block.withUnsafeBufferPointer { buffer in
+        if channels == 2 {
+          samples.append(buffer.baseAddress!, count: got * 2)
+        } else {
+          samples.appendDoubled(buffer.baseAddress!, count: got)
+        }
+      }
+      frames += got
+      if frames > maximumFrames {
+        throw DecodeError(path: name, reason: "it is longer than \(MP3Decoder.formatSeconds(options.maximumSeconds)) s, the longest cue")
+      }
+    }
+    var warnings: [String] = []
+    let error = sf_error(handle)
+    if error != 0 {
+      guard frames > 0 else {
+        throw DecodeError(path: name, reason: "libsndfile cannot decode it: \(String(cString: sf_strerror(handle)))")
+      }
+      warnings.append("decoding stopped early: \(String(cString: sf_strerror(handle)))")
+    }
+    if frames == 0 { throw DecodeError(path: name, reason: "it decodes to no audio at all (truncated or empty)") }
+    if info.frames > 0, info.frames < Int64(Int32.max), frames < Int(info.frames) {
+      warnings.append("the file is truncated: \(frames) of \(info.frames) frames decoded")
+    }
+    let buffer =
+      rate == options.outputRate ? samples.takeBuffer() : try MP3Decoder.resample(samples, from: rate, to: options.outputRate, name: name)
+    return DecodedCue(
+      buffer: buffer, sourceRate: rate, sourceChannels: channels, sourceFrameCount: frames, hasGaplessInfo: true, mpegVersion: nil,
+      format: format, warnings: warnings)
+  }
+
+  /// `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`, `FLAC`: what `list` can show.
+  static func formatName(_ format: Int32) -> String {
+    let major = format & Int32(SF_FORMAT_TYPEMASK)
+    let minor = format & Int32(SF_FORMAT_SUBMASK)
+    switch (major, minor) {
+    case (Int32(SF_FORMAT_OGG), Int32(SF_FORMAT_VORBIS)): return "Ogg Vorbis"
+    case (Int32(SF_FORMAT_OGG), Int32(SF_FORMAT_OPUS)): return "Ogg Opus"
+    case (Int32(SF_FORMAT_OGG), _): return "Ogg"
+    case (Int32(SF_FORMAT_FLAC), _): return "FLAC"
+    case (Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_PCM_16)), (Int32(SF_FORMAT_RF64), Int32(SF_FORMAT_PCM_16)): return "WAV (PCM 16-bit)"
+    case (Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_PCM_24)), (Int32(SF_FORMAT_RF64), Int32(SF_FORMAT_PCM_24)): return "WAV (PCM 24-bit)"
+    case (Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_FLOAT)), (Int32(SF_FORMAT_RF64), Int32(SF_FORMAT_FLOAT)): return "WAV (float)"
+    case (Int32(SF_FORMAT_WAV), _), (Int32(SF_FORMAT_RF64), _): return "WAV"
+    default: return "libsndfile format 0x\(String(format, radix: 16))"
+    }
+  }
+}
+
+/// The bytes libsndfile reads through its virtual I/O callbacks.
+private final class MemorySource {
+  let bytes: [UInt8]
+  var position: sf_count_t = 0
+
+  init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  static func from(_ data: UnsafeMutableRawPointer?) -> MemorySource {
+    Unmanaged<MemorySource>.fromOpaque(data!).takeUnretainedValue()
+  }
+
+  var length: sf_count_t { sf_count_t(bytes.count) }
+
+  func seek(_ offset: sf_count_t, _ whence: Int32) -> sf_count_t {
+    let base: sf_count_t
+    switch whence {
+    case SEEK_CUR: base = position
+    case SEEK_END: base = length
+    default: base = 0
+    }
+    let target = base + offset
+    guard target >= 0, target <= length else { return -1 }
+    position = target
+    return position
+  }
+
+  func read(into pointer: UnsafeMutableRawPointer?, _ count: sf_count_t) -> sf_count_t {
+    guard let pointer, count > 0, position < length else { return 0 }
+    let n = Int(min(count, length - position))
+    bytes.withUnsafeBytes { raw in
+      pointer.copyMemory(from: raw.baseAddress! + Int(position), byteCount: n)
+    }
+    position += sf_count_t(n)
+    return sf_count_t(n)
+  }
+}
+
+/// Any sound file cued decodes: MP3 with libmpg123, Ogg Vorbis/Opus, WAV and FLAC with libsndfile,
+/// told apart by their first bytes, never by the file name.
+public enum AudioFileDecoder {
+  /// Reads and decodes the file at `path`.
+  public static func decode(path: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> DecodedCue {
+    try decode(bytes: MP3Decoder.readFile(path: path, options: options).bytes, name: path, options: options)
+  }
+
+  /// Decodes a file held in memory; `name` is used in messages.
+  public static func decode(bytes: [UInt8], name: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> DecodedCue {
+    if SoundFileDecoder.sniff(bytes) != nil { return try SoundFileDecoder.decode(bytes: bytes, name: name, options: options) }
+    if case .rejected(let reason) = MPEGSniffer.sniff(bytes) {
+      let notMP3 = "it is not an MP3 file"
+      let said = reason.hasSuffix(notMP3) ? reason.dropLast(notMP3.count) + "it is not an MP3, Ogg, WAV or FLAC file" : reason
+      throw DecodeError(path: name, reason: String(said))
+    }
+    return try MP3Decoder.decode(bytes: bytes, name: name, options: options)
+  }
+}
