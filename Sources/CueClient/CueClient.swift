@@ -133,6 +133,14 @@ public actor CueClient {
     try await send(.play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops)), as: PlayReply.self).voice
   }
 
+  /// Plays the desktop sound theme's sound for an event name (`message-new-instant`, as
+  /// libcanberra's `event.id`); returns the reply: the voice and the file the theme gave. The first
+  /// play of a name waits for its file to decode. Fails with `unknown-event` or `event-disabled`.
+  @discardableResult
+  public func play(event: String, volume: Double = 1, pan: Double = 0) async throws(ClientError) -> PlayReply {
+    try await send(.play(PlayParameters(event: event, volume: volume, pan: pan)), as: PlayReply.self)
+  }
+
   /// Stops a voice started by `play(cue:)`, fading out over `fadeDuration` seconds (nil: the daemon's few milliseconds).
   public func stop(voice: UInt64, fadeDuration: Double? = nil) async throws(ClientError) {
     try await send(.stop(.voice(voice), fadeSeconds: fadeDuration))

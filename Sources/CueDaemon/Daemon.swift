@@ -40,6 +40,7 @@ public final class Daemon<Device: OutputDevice> {
   let files: PathDecoder
   let players: Players
   let sounds: SystemSounds
+  let themeSounds: ThemeSounds
   let paging: Paging
   let reloader: Reloader
 
@@ -107,6 +108,7 @@ public final class Daemon<Device: OutputDevice> {
     sounds = SystemSounds(
       maximum: configuration.maximumSounds, volume: configuration.systemVolume, muted: configuration.systemMuted, voices: voices,
       catalog: catalog, files: files, events: events, ids: ids)
+    themeSounds = ThemeSounds(theme: configuration.soundTheme, voices: voices, files: files, events: events, ids: ids)
     paging = Paging(voices: voices, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
@@ -153,6 +155,7 @@ public final class Daemon<Device: OutputDevice> {
       { [unowned self] client in voices.voices.values.contains { $0.notify && $0.owner == client } },
       { [unowned self] client in players.owes(client) },
       { [unowned self] client in sounds.owes(client) },
+      { [unowned self] client in themeSounds.owes(client) },
     ]
     clients.onDisconnect = [
       { [unowned self] client in players.release(ownedBy: client) },
@@ -173,6 +176,7 @@ public final class Daemon<Device: OutputDevice> {
       clients.limits = Self.clientLimits(configuration)
       files.soundDirectories = configuration.soundDirectories
       files.allowAnyPath = configuration.allowAnyPath
+      themeSounds.reload(theme: configuration.soundTheme)
       files.options = reloader.loader.options
       if let volume = values.systemVolume { sounds.volume = volume }
       if let muted = values.systemMuted { sounds.muted = muted }
@@ -327,13 +331,8 @@ public final class Daemon<Device: OutputDevice> {
     case .ping:
       return .ping(PingReply())
     case .play(let p):
-      let cue = try catalog.cue(named: p.cue)
-      var request = VoiceRequest(
-        cue: cue, gain: StereoGain.voice(volume: p.volume, pan: p.pan, sourceIsMono: cue.isMono), loops: LoopCount(numberOfLoops: p.loops),
-        owner: client.serial, notify: p.notify)
-      request.requestArrival = client.lastReceived
-      let started = try voices.start(request)
-      return .play(PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue))
+      if let event = p.event { return try themeSounds.play(p, event: event, waiter: waiter, arrival: client.lastReceived) }
+      return .play(try voices.startOneShot(p, cue: try catalog.cue(named: p.cue), owner: client.serial, arrival: client.lastReceived))
     case .stop(let target, let fade):
       let fadeFrames = fade.map { Int($0 * Double(configuration.sampleRate)) }
       return .stop(StopReply(stopped: try voices.stop(target, fadeFrames: fadeFrames, catalog: catalog)))
@@ -416,7 +415,7 @@ public final class Daemon<Device: OutputDevice> {
       case .reload(let scan):
         reloader.finished(scan)
       case .decoded(let token, let outcome):
-        if !players.decoded(token: token, outcome) {
+        if !players.decoded(token: token, outcome), !themeSounds.decoded(token: token, outcome) {
           _ = sounds.decoded(token: token, outcome) { [unowned self] client in clients.connection(client) != nil }
         }
       }

@@ -44,6 +44,8 @@ public struct DaemonConfiguration: Sendable {
   public var allowedGroup: UInt32? = nil
   /// Lets clients name MP3 files outside the sound directories (`--allow-any-path`).
   public var allowAnyPath = false
+  /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`).
+  public var soundTheme = "freedesktop"
   /// The fade used by stop and by stealing, in seconds.
   public var stopFadeSeconds: Double = 0.008
   /// Fade applied to everything on SIGTERM, in seconds (at most 50 ms).

@@ -45,11 +45,12 @@ final class PathDecoder {
 
   /// Decodes `path` on a worker thread; the result comes back to the control loop as
   /// `WorkResult.decoded(token:)`.
-  func decode(path: String, token: UInt64) {
+  func decode(path: String, token: UInt64, confined: Bool = true) {
     var options = options
     // Checked when the request came; checked again on the descriptor the decoder opens, so a
-    // component swapped for a symlink in between cannot lead outside.
-    if !allowAnyPath { options.confinedTo = roots }
+    // component swapped for a symlink in between cannot lead outside. (Not for a sound theme's
+    // file: its path comes from the theme lookup, never from a client.)
+    if confined && !allowAnyPath { options.confinedTo = roots }
     work.run { [options] in
       do throws(DecodeError) {
         let decoded = try AudioFileDecoder.decode(path: path, options: options)

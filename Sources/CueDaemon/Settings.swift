@@ -307,8 +307,14 @@ public enum Settings {
       sets: \.clientQueueBytes, as: { $0.int << 10 }),
     Setting(
       "allow-any-path", .boolean, default: false, .reloadable,
-      help: "Let clients name MP3 files outside the sound directories (player.create / sound.create with a path)",
+      help: "Let clients name sound files outside the sound directories (player.create / sound.create with a path)",
       sets: \.allowAnyPath),
+    Setting(
+      "sound-theme", .text, default: "freedesktop", valueName: "name", .reloadable,
+      help: "The freedesktop sound theme that play with an event name looks in (its parents and freedesktop after it)",
+      details:
+        "Looked up as libcanberra does: $XDG_DATA_HOME/sounds, then each of $XDG_DATA_DIRS/sounds; the locale from LC_ALL, LC_MESSAGES or LANG; the stereo profile.",
+      sets: \.soundTheme),
     Setting(
       "allow-group", .group, default: nil, valueName: "group", .reloadable,
       help: "Let members of this group connect too (the system-wide mode); otherwise only cued's own user may",

@@ -10,6 +10,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
   case outOfRange = "out-of-range"
   /// No cue has that name.
   case unknownCue = "unknown-cue"
+  /// No sound-theme file answers that event name (in the theme, its parents, freedesktop, or unthemed).
+  case unknownEvent = "unknown-event"
+  /// The sound theme silences that event name (a `NAME.disabled` file).
+  case eventDisabled = "event-disabled"
   /// No playing voice has that id.
   case unknownVoice = "unknown-voice"
   /// No player has that id (never made, destroyed, or gone with the connection that owned it).

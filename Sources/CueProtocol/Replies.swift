@@ -147,20 +147,24 @@ public struct PlayReply: ReplyFields {
   public var voice: UInt64
   /// The voice that was faded out because the voice limit was reached.
   public var stole: UInt64?
+  /// For a sound-theme event: the file the theme gave for it.
+  public var file: String?
 
-  public init(voice: UInt64, stole: UInt64? = nil) {
+  public init(voice: UInt64, stole: UInt64? = nil, file: String? = nil) {
     self.voice = voice
     self.stole = stole
+    self.file = file
   }
 
   public var fields: [(String, JSONValue)] {
-    [("voice", .id(voice))] + (stole.map { [("stole", .id($0))] } ?? [])
+    [("voice", .id(voice))] + (stole.map { [("stole", .id($0))] } ?? []) + (file.map { [("file", .string($0))] } ?? [])
   }
 
   public init(reply: JSONValue) throws(ProtocolError) {
     var fields = FieldReader(reply)
     voice = try required(fields.id("voice"), "voice", in: "the play reply")
     stole = try fields.id("stole")
+    file = try fields.string("file")
   }
 }
 

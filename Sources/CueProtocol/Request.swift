@@ -22,7 +22,10 @@ public enum RequestID: Sendable, Equatable, Hashable {
 
 /// What `play` asks for.
 public struct PlayParameters: Sendable, Equatable {
+  /// The cue to play; empty when `event` names a sound-theme event instead.
   public var cue: String
+  /// A freedesktop sound-theme event name (`message-new-instant`), as libcanberra's `event.id`.
+  public var event: String?
   /// Linear, 0...1.
   public var volume: Double
   /// -1 (left) ... 1 (right).
@@ -34,14 +37,32 @@ public struct PlayParameters: Sendable, Equatable {
 
   public init(cue: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
     self.cue = cue
+    self.event = nil
     self.volume = volume
     self.pan = pan
     self.loops = loops
     self.notify = notify
   }
 
+  /// A play of the sound-theme event `event` (`cue` stays empty).
+  public init(event: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
+    self.init(cue: "", volume: volume, pan: pan, loops: loops, notify: notify)
+    self.event = event
+  }
+
   /// The largest finite loop count accepted.
   public static let maximumLoops = 1_000_000
+
+  /// Whether `name` can be a sound-theme event name: 1 to 128 bytes of letters, digits, `-`, `_`
+  /// and `.`, not starting with a dot (the Sound Naming Specification's names are lowercase words
+  /// joined by dashes; a slash could lead out of the theme).
+  public static func isEventName(_ name: String) -> Bool {
+    guard (1...128).contains(name.utf8.count), name.first != "." else { return false }
+    return name.utf8.allSatisfy { byte in
+      (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2d || byte == 0x5f
+        || byte == 0x2e
+    }
+  }
 }
 
 /// What `stop` stops.
@@ -140,7 +161,7 @@ public enum Request: Sendable, Equatable {
     case .ping, .list, .status, .reload, .voices:
       break
     case .play(let p):
-      members.append(("cue", .string(p.cue)))
+      if let event = p.event { members.append(("event", .string(event))) } else { members.append(("cue", .string(p.cue))) }
       if p.volume != 1 { members.append(("volume", .number(p.volume))) }
       if p.pan != 0 { members.append(("pan", .number(p.pan))) }
       if p.loops != 0 { members.append(("loops", .number(Double(p.loops)))) }
@@ -278,8 +299,16 @@ public enum RequestDecoder {
     case .reload:
       request = .reload
     case .play:
-      guard let cue = try fields.string("cue") else {
-        throw ProtocolError(.invalidRequest, "play needs a \"cue\" field naming the cue to play")
+      let cue = try fields.string("cue")
+      let event = try fields.string("event")
+      guard (cue == nil) != (event == nil) else {
+        throw ProtocolError(
+          .invalidRequest,
+          "play needs exactly one of \"cue\" (a cue name) or \"event\" (a sound-theme event name, e.g. message-new-instant)")
+      }
+      if let event, !PlayParameters.isEventName(event) {
+        throw ProtocolError(
+          .invalidRequest, "\"event\" must be a sound-theme name of letters, digits, '-', '_' and '.' (at most 128 bytes), like bell or message-new-instant")
       }
       let volume = try fields.number("volume", in: 0...1, default: 1)
       let pan = try fields.number("pan", in: -1...1, default: 0)
@@ -290,7 +319,11 @@ public enum RequestDecoder {
           "\"loops\" is \(loops); the most is \(PlayParameters.maximumLoops) (use -1 to loop until stopped)")
       }
       let notify = try fields.bool("notify") ?? false
-      request = .play(PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops, notify: notify))
+      if let event {
+        request = .play(PlayParameters(event: event, volume: volume, pan: pan, loops: loops, notify: notify))
+      } else {
+        request = .play(PlayParameters(cue: cue ?? "", volume: volume, pan: pan, loops: loops, notify: notify))
+      }
     case .stop:
       let voice = try fields.integer("voice")
       let cue = try fields.string("cue")

@@ -108,10 +108,16 @@ struct Cuectl: ParsableCommand {
 
 struct Play: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Plays a cue and prints its voice id.",
+    abstract: "Plays a cue, or a desktop sound-theme event, and prints its voice id.",
     discussion: """
+      --event plays the sound the desktop's sound theme has for that name (the freedesktop \
+      Sound Naming Specification's names, as libcanberra's event.id: bell, complete, \
+      message-new-instant, dialog-warning…), looked up as libcanberra does; cued decodes it the \
+      first time and keeps it.
+
       Examples:
         cuectl play pico
+        cuectl play --event message-new-instant
         cuectl play page-next --volume 0.5 --pan 0.8
         cuectl play tick --loops 2 --wait      # three ticks, back to back; returns when done
         cuectl play hum --loops -1             # until `cuectl stop hum`
@@ -120,7 +126,10 @@ struct Play: ParsableCommand {
   @OptionGroup var global: GlobalOptions
 
   @Argument(help: "The cue's name (its file name without .mp3; `cuectl list` shows them).", completion: .custom(completeCueNames))
-  var cue: String
+  var cue: String?
+
+  @Option(help: ArgumentHelp("A sound-theme event name to play instead of a cue.", valueName: "name"))
+  var event: String?
 
   // `.unconditional`: the value may start with '-' (`--pan -1`, `--loops -1`).
   @Option(parsing: .unconditional, help: ArgumentHelp("Linear volume, 0 to 1.", valueName: "v"))
@@ -138,18 +147,25 @@ struct Play: ParsableCommand {
   var wait = false
 
   func validate() throws {
+    guard (cue == nil) != (event == nil) else { throw ValidationError("give a cue name or --event NAME (one of them)") }
+    if let event, !PlayParameters.isEventName(event) {
+      throw ValidationError("--event must be a sound-theme name of letters, digits, '-', '_' and '.', like bell or message-new-instant")
+    }
     guard volume.isFinite, (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1") }
     guard pan.isFinite, (-1...1).contains(pan) else { throw ValidationError("--pan must be between -1 and 1") }
     guard !(wait && loops < 0) else { throw ValidationError("--wait with negative --loops would never return") }
   }
 
   func run() throws {
-    try Self.play(Session(global), PlayParameters(cue: cue, volume: volume, pan: pan, loops: loops, notify: wait))
+    let parameters =
+      event.map { PlayParameters(event: $0, volume: volume, pan: pan, loops: loops, notify: wait) }
+      ?? PlayParameters(cue: cue ?? "", volume: volume, pan: pan, loops: loops, notify: wait)
+    try Self.play(Session(global), parameters)
   }
 
   /// Plays and prints the voice id; with `notify` (--wait), waits for the voice's end.
   static func play(_ session: Session, _ parameters: PlayParameters) throws {
-    let cue = parameters.cue
+    let cue = parameters.event ?? parameters.cue
     let voice = try session.send(.play(parameters), as: PlayReply.self).voice
     if !session.json { writeToStandardOutput("\(voice)\n") }
     guard parameters.notify else { return }

@@ -15,7 +15,7 @@ final class PacedCapture {
   let daemon: DaemonProcess
   var capturePath: String { directory + "/out.raw" }
 
-  init(cues: [String: String], extra: [String] = [], config: String? = nil) throws {
+  init(cues: [String: String], extra: [String] = [], config: String? = nil, environment extraEnvironment: [String: String] = [:]) throws {
     directory = Harness.temporaryDirectory()
     pulse = try PulseServer(directory: directory)
     let sounds = try Harness.soundDirectory(in: directory, cues)
@@ -31,6 +31,7 @@ final class PacedCapture {
     try config.write(toFile: directory + "/asound.conf", atomically: true, encoding: .utf8)
     var environment = pulse.environment
     environment["ALSA_CONFIG_PATH"] = directory + "/asound.conf"
+    environment.merge(extraEnvironment) { _, new in new }
     daemon = try DaemonProcess(
       socket: directory + "/cued.sock",
       arguments: ["--sounds", sounds, "--device", "tee", "--idle-timeout", "60"] + extra,
@@ -71,6 +72,23 @@ final class ProtocolClient {
         throw HarnessError("\(op) failed: \(JSONWriter.write(message))")
       }
       return message
+    }
+  }
+
+  /// Sends a request that is to fail; returns its `error` object (`code`, `message`).
+  func requestError(_ op: String, _ fields: [(String, JSONValue)] = []) throws -> JSONValue {
+    let id = nextID
+    nextID += 1
+    try raw.send(JSONWriter.write(.object([("id", .number(Double(id))), ("op", .string(op))] + fields)) + "\n")
+    while true {
+      let message = try raw.receive()
+      if message["event"] != nil {
+        events.append(message)
+        continue
+      }
+      guard message["id"]?.intValue == id else { continue }
+      guard message["ok"] == false, let error = message["error"] else { throw HarnessError("\(op) did not fail: \(JSONWriter.write(message))") }
+      return error
     }
   }
 

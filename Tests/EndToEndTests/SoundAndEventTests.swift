@@ -1,3 +1,4 @@
+import CueAudio
 import CueProtocol
 import Foundation
 import Testing
@@ -111,6 +112,51 @@ struct SoundAndEventTests {
     try #require(start >= 0 && capture.count >= 2 * (start + samples.count))
     let same = Array(capture[(2 * start)..<(2 * start + 2 * samples.count)]) == samples.flatMap { [$0, $0] }
     #expect(same, "the capture from frame \(start) is not the WAV's samples")
+  }
+
+  @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme"), "needs sound-theme-freedesktop"))
+  func soundThemeEventsPlayTheThemesFileSampleForSample() throws {
+    // The real freedesktop theme under /usr/share, and a data home of the user's own that
+    // silences `bell`, as a desktop user would with a .disabled file.
+    let home = Harness.temporaryDirectory() + "/data"
+    try FileManager.default.createDirectory(atPath: home + "/sounds/freedesktop/stereo", withIntermediateDirectories: true)
+    try "".write(toFile: home + "/sounds/freedesktop/stereo/bell.disabled", atomically: true, encoding: .utf8)
+    let rig = try PacedCapture(
+      cues: ["pico": "tone-48000-mono.mp3"], extra: ["--sound-theme", "not-installed"],
+      environment: ["XDG_DATA_HOME": home, "XDG_DATA_DIRS": "/usr/share", "LC_ALL": "de_DE.UTF-8"])
+    let client = try rig.client()
+    // A theme that is not installed falls back to freedesktop; message-new-email is message.oga
+    // there (the name loses its last part until a file answers).
+    let stereo = "/usr/share/sounds/freedesktop/stereo/"
+    let first = try client.request("play", [("event", "message-new-email")])
+    #expect(first["file"] == .string(stereo + "message.oga") && first["voice"] != nil)
+    let disabled = try client.requestError("play", [("event", "bell")])
+    #expect(disabled["code"] == "event-disabled")
+    #expect(disabled["message"]?.stringValue?.contains(home + "/sounds/freedesktop/stereo/bell.disabled") == true)
+    #expect(try client.requestError("play", [("event", "no-such-sound")])["code"] == "unknown-event")
+    usleep(1_500_000)
+    let capture = try rig.finish()
+    // What was heard is the theme's file, decoded, sample for sample (volume 1, centred).
+    let expected = try AudioFileDecoder.decode(path: stereo + "message.oga").buffer.toArray()
+    let start = try #require((0..<(capture.count / 2)).first { capture[2 * $0] != 0 || capture[2 * $0 + 1] != 0 })
+    let lead = (0..<(expected.count / 2)).first { expected[2 * $0] != 0 || expected[2 * $0 + 1] != 0 } ?? 0
+    try #require(capture.count >= 2 * (start - lead) + expected.count)
+    let same = Array(capture[(2 * (start - lead))..<(2 * (start - lead) + expected.count)]) == expected
+    #expect(same, "the capture is not message.oga's samples")
+  }
+
+  @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme"), "needs sound-theme-freedesktop"))
+  func cuectlPlaysSoundThemeEvents() throws {
+    let (daemon, _) = try DaemonTests.start()
+    defer { daemon.stop() }
+    let played = try daemon.cuectl(["play", "--event", "complete"])
+    #expect(played.status == 0 && UInt64(played.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) != nil, "\(played)")
+    let json = try daemon.cuectl(["play", "--json", "--event", "complete"])
+    #expect(json.stdout.contains("\"file\":\"/usr/share/sounds/freedesktop/stereo/complete.oga\""), "\(json.stdout)")
+    let unknown = try daemon.cuectl(["play", "--event", "no-such-sound"])
+    #expect(unknown.status == 1 && unknown.stderr.contains("no sound for the event 'no-such-sound'"), "\(unknown)")
+    #expect(try daemon.cuectl(["play", "pico", "--event", "bell"]).status == 2)
+    #expect(try daemon.cuectl(["play", "--event", "../bell"]).status == 2)
   }
 
   @Test func aPlayerFromAFileThatDoesNotDecodeReportsADecodeError() throws {

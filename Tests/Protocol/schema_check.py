@@ -2,7 +2,7 @@
 """Validates protocol lines against docs/protocol.schema.json (standard library only).
 
 A JSON Schema validator for the subset the schema uses (type, const, enum, properties, required,
-additionalProperties, items, minimum, maximum, minLength, maxLength, anyOf, oneOf, $ref), so the
+additionalProperties, items, minimum, maximum, minLength, maxLength, pattern, anyOf, oneOf, $ref), so the
 tests need no package from outside.
 
     schema_check.py daemon FILE...     every line must be a reply or an event the daemon may send
@@ -12,6 +12,7 @@ examples/cued_client.py's run use `validate` directly.
 """
 import json
 import os
+import re
 import sys
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "protocol.schema.json")
@@ -58,6 +59,8 @@ def errors(value, schema, path="$"):
     if isinstance(value, str):
         if len(value.encode()) > schema.get("maxLength", float("inf")) or len(value) < schema.get("minLength", 0):
             found.append("%s: %r has the wrong length" % (path, value[:40]))
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            found.append("%s: %r does not match %s" % (path, value[:40], schema["pattern"]))
     if isinstance(value, dict):
         properties = schema.get("properties", {})
         for key in schema.get("required", []):

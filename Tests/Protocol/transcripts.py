@@ -81,6 +81,7 @@ import schema_check  # noqa: E402
 # What the document calls the daemon's socket and sound directory.
 DOC_SOCKET = "/tmp/docs-cued.sock"
 DOC_SOUNDS = "/tmp/docs/sounds"
+DOC_DATA = "/tmp/docs/data"
 # Every daemon runs with these (the document's introduction names them); a block's daemon= option
 # replaces or adds to them. --sounds and --socket are the scratch ones.
 DAEMON_DEFAULTS = ["--device", "null", "--idle-timeout", "1", "--realtime-priority", "0", "--no-config"]
@@ -396,9 +397,14 @@ class Daemon:
         self.act(options.get("setup", ""))
         arguments = merge_options(DAEMON_DEFAULTS, shlex.split(options.get("daemon", "")))
         self.log = open(self.directory + "/cued.log", "wb")
+        # The sound-theme lookup's places, the same on every machine: an empty data home (shown as
+        # DOC_DATA) and the XDG defaults, where sound-theme-freedesktop is installed.
+        os.makedirs(self.directory + "/data", exist_ok=True)
+        environment = dict(os.environ, XDG_DATA_HOME=self.directory + "/data", XDG_DATA_DIRS="/usr/local/share:/usr/share",
+                           LC_ALL="C.UTF-8")
         self.process = subprocess.Popen(
             [cued, "--sounds", self.sounds, "--socket", self.socket] + arguments,
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment)
         deadline = time.monotonic() + 10
         while not self.answers():
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -437,7 +443,7 @@ class Daemon:
         return text.replace(DOC_SOCKET, self.socket).replace(DOC_SOUNDS, self.sounds)
 
     def to_doc(self, text):
-        return text.replace(self.socket, DOC_SOCKET).replace(self.sounds, DOC_SOUNDS)
+        return text.replace(self.socket, DOC_SOCKET).replace(self.sounds, DOC_SOUNDS).replace(self.directory + "/data", DOC_DATA)
 
     def stop(self):
         self.process.send_signal(signal.SIGTERM)

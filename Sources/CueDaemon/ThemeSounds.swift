@@ -1,0 +1,144 @@
+import CueAudio
+import CueCore
+import CuePosix
+import CueProtocol
+
+extension VoiceTable {
+  /// Starts a one-shot voice of `cue` as `play` asks (volume, pan, loops, notify).
+  func startOneShot(_ p: PlayParameters, cue: Cue, owner: UInt64, arrival: UInt64, file: String? = nil) throws(ProtocolError) -> PlayReply {
+    var request = VoiceRequest(
+      cue: cue, gain: StereoGain.voice(volume: p.volume, pan: p.pan, sourceIsMono: cue.isMono), loops: LoopCount(numberOfLoops: p.loops),
+      owner: owner, notify: p.notify)
+    request.requestArrival = arrival
+    let started = try start(request)
+    return PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue, file: file)
+  }
+}
+
+/// `play` with an `event`: freedesktop sound-theme names (`message-new-instant`) resolved to files
+/// exactly as libcanberra resolves them (`SoundThemeResolver`), each file decoded once on a worker
+/// and kept, so that the second play of a name starts at once. Plays that come while the file
+/// decodes wait for it, and their replies come when it has (a deferred reply, as for
+/// `sound.create` with a path). A reload looks the theme up afresh and forgets what was decoded.
+final class ThemeSounds {
+  /// The most decoded theme files kept; past it the one played least recently is let go.
+  static let maximumCached = 64
+
+  private(set) var theme: String
+  private var resolver: SoundThemeResolver
+  private var cache: [String: Cue] = [:]
+  private var lastUsed: [String: UInt64] = [:]
+  private var uses: UInt64 = 0
+  private struct Waiting {
+    let parameters: PlayParameters
+    let event: String
+    let waiter: Waiter
+  }
+  private var pending: [String: [Waiting]] = [:]
+  private var tokens: [UInt64: String] = [:]
+  private let voices: VoiceTable
+  private let files: PathDecoder
+  private let events: EventRouter
+  private let ids: IDAllocator
+  private let environment: (String) -> String?
+
+  init(
+    theme: String, voices: VoiceTable, files: PathDecoder, events: EventRouter, ids: IDAllocator,
+    environment: @escaping (String) -> String? = { ProcessInfo.environment($0) }
+  ) {
+    self.theme = theme
+    self.voices = voices
+    self.files = files
+    self.events = events
+    self.ids = ids
+    self.environment = environment
+    resolver = Self.resolver(theme: theme, environment: environment)
+  }
+
+  static func resolver(theme: String, environment: (String) -> String?) -> SoundThemeResolver {
+    SoundThemeResolver(
+      baseDirectories: SoundThemeResolver.baseDirectories(environment: environment), theme: theme,
+      locale: SoundThemeResolver.locale(environment: environment), files: PosixSoundThemeFiles())
+  }
+
+  /// Theme files decoded and kept.
+  var count: Int { cache.count }
+
+  /// A reload: the theme may be another, its files may have changed.
+  func reload(theme: String) {
+    self.theme = theme
+    resolver = Self.resolver(theme: theme, environment: environment)
+    cache.removeAll()
+    lastUsed.removeAll()
+  }
+
+  /// Plays the theme's sound for `event`; nil when the reply comes once its file is decoded.
+  func play(_ p: PlayParameters, event: String, waiter: Waiter, arrival: UInt64) throws(ProtocolError) -> ReplyBody? {
+    switch resolver.resolve(event) {
+    case .notFound:
+      let places = resolver.baseDirectories.map { $0 + "/sounds" }.joined(separator: ", ")
+      throw ProtocolError(
+        .unknownEvent,
+        "no sound for the event '\(event)' in the sound theme '\(theme)' (its parents, freedesktop, or without a theme) under \(places); install a sound theme (Debian: sound-theme-freedesktop) or choose one with sound-theme")
+    case .disabled(let path):
+      throw ProtocolError(.eventDisabled, "the sound theme silences '\(event)' with \(path); remove that file to hear it")
+    case .file(let path):
+      if let cue = cache[path] {
+        touch(path)
+        return .play(try voices.startOneShot(p, cue: cue, owner: waiter.client, arrival: arrival, file: path))
+      }
+      let first = pending[path] == nil
+      pending[path, default: []].append(Waiting(parameters: p, event: event, waiter: waiter))
+      if first {
+        let token = ids.make()
+        tokens[token] = path
+        // The theme's directories are not the sound directories: the path came from the lookup, not a client.
+        files.decode(path: path, token: token, confined: false)
+      }
+      return nil
+    }
+  }
+
+  /// A theme file finished decoding: start the plays that waited for it. False when `token` is not ours.
+  func decoded(token: UInt64, _ outcome: Result<Cue, DecodeError>) -> Bool {
+    guard let path = tokens.removeValue(forKey: token) else { return false }
+    let waiting = pending.removeValue(forKey: path) ?? []
+    switch outcome {
+    case .success(let cue):
+      store(cue, at: path)
+      for play in waiting {
+        // Arrival unknown (0): the wait for the decode is not trigger latency.
+        do throws(ProtocolError) {
+          events.reply(to: play.waiter, .play(try voices.startOneShot(play.parameters, cue: cue, owner: play.waiter.client, arrival: 0, file: path)))
+        } catch {
+          events.fail(play.waiter, error)
+        }
+      }
+    case .failure(let error):
+      for play in waiting {
+        events.fail(
+          play.waiter, ProtocolError(.badPath, "the sound theme's file for '\(play.event)' does not load: \(error.path): \(error.reason)"))
+      }
+    }
+    return true
+  }
+
+  /// True while `client` waits for a play's reply.
+  func owes(_ client: UInt64) -> Bool {
+    pending.values.contains { $0.contains { $0.waiter.client == client } }
+  }
+
+  private func touch(_ path: String) {
+    uses += 1
+    lastUsed[path] = uses
+  }
+
+  private func store(_ cue: Cue, at path: String) {
+    if cache[path] == nil, cache.count >= Self.maximumCached, let oldest = lastUsed.min(by: { $0.value < $1.value })?.key {
+      cache[oldest] = nil
+      lastUsed[oldest] = nil
+    }
+    cache[path] = cue
+    touch(path)
+  }
+}
