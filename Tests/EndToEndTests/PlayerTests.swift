@@ -57,6 +57,15 @@ final class ProtocolClient {
 
   @discardableResult
   func request(_ op: String, _ fields: [(String, JSONValue)] = []) throws -> JSONValue {
+    let message = try exchange(op, fields)
+    guard message["ok"] == true else {
+      throw HarnessError("\(op) failed: \(JSONWriter.write(message))")
+    }
+    return message
+  }
+
+  /// Sends a request and returns its reply line, keeping the events that come before it.
+  private func exchange(_ op: String, _ fields: [(String, JSONValue)]) throws -> JSONValue {
     let id = nextID
     nextID += 1
     let object = JSONValue.object([("id", .number(Double(id))), ("op", .string(op))] + fields)
@@ -67,29 +76,15 @@ final class ProtocolClient {
         events.append(message)
         continue
       }
-      guard message["id"]?.intValue == id else { continue }
-      guard message["ok"] == true else {
-        throw HarnessError("\(op) failed: \(JSONWriter.write(message))")
-      }
-      return message
+      if message["id"]?.intValue == id { return message }
     }
   }
 
   /// Sends a request that is to fail; returns its `error` object (`code`, `message`).
   func requestError(_ op: String, _ fields: [(String, JSONValue)] = []) throws -> JSONValue {
-    let id = nextID
-    nextID += 1
-    try raw.send(JSONWriter.write(.object([("id", .number(Double(id))), ("op", .string(op))] + fields)) + "\n")
-    while true {
-      let message = try raw.receive()
-      if message["event"] != nil {
-        events.append(message)
-        continue
-      }
-      guard message["id"]?.intValue == id else { continue }
-      guard message["ok"] == false, let error = message["error"] else { throw HarnessError("\(op) did not fail: \(JSONWriter.write(message))") }
-      return error
-    }
+    let message = try exchange(op, fields)
+    guard message["ok"] == false, let error = message["error"] else { throw HarnessError("\(op) did not fail: \(JSONWriter.write(message))") }
+    return error
   }
 
   /// The next event of `kind` (already received, or arriving within `timeout`).
