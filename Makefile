@@ -140,10 +140,14 @@ bench-quick: deps
 #   make fuzz FUZZ_SECONDS=3600     an hour; FUZZ_JOBS=2 runs two workers
 FUZZ_SECONDS ?= 60
 
-.PHONY: fuzz
+.PHONY: fuzz fuzz-decode
 
 fuzz:
 	SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The decoders and sniffers under libFuzzer (FUZZ_TARGET=decode, Fuzz/decode-corpus).
+fuzz-decode: deps
+	FUZZ_TARGET=decode SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The soak test (scripts/soak.sh, docs/RELIABILITY.md): a release cued on the null sink through
 # 100,000 one-shot plays and 10,000 connect/disconnect cycles, with players and system sounds made and

@@ -100,6 +100,9 @@ let package = Package(
     // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
     // a replayer of fuzz inputs. Not installed.
     .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocolFuzzing", "CuePosix"]),
+    // The libFuzzer target for the sniffers and decoders (MP3, Ogg, WAV, FLAC; FUZZ_TARGET=decode
+    // scripts/fuzz.sh, Fuzz/decode-corpus); in a normal build, a replayer. Not installed.
+    .executableTarget(name: "cued-fuzz-decode", dependencies: ["CueAudio", "CueCore", "CuePosix"]),
     // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift; not installed.
     .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"]),
     .executableTarget(
@@ -121,7 +124,7 @@ let package = Package(
     .testTarget(
       name: "EndToEndTests",
       dependencies: [
-        "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "CueAudio", "CueProtocol", "CuePosix",
+        "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "CueAudio", "CueProtocol", "CuePosix",
         "CueDBus", "DBusTestSupport",
       ]),
   ],

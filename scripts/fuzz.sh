@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Fuzzes the request path (framing, JSON parsing, request decoding, replies) with libFuzzer:
-# `cued-fuzz` built with --sanitize=fuzzer runs `ProtocolFuzzing.run` (Sources/CueProtocolFuzzing/ProtocolFuzzing.swift)
-# on generated inputs, starting from the committed corpus.
+# Fuzzes with libFuzzer, starting from a committed corpus. Two targets (FUZZ_TARGET):
+#   protocol (default)  the request path (framing, JSON parsing, request decoding, replies): `cued-fuzz`
+#                       runs `ProtocolFuzzing.run` (Sources/CueProtocolFuzzing/ProtocolFuzzing.swift);
+#                       corpus Fuzz/corpus, dictionary Fuzz/protocol.dict
+#   decode              the sniffers and decoders (MP3 with libmpg123; Ogg Vorbis/Opus, WAV, FLAC with
+#                       libsndfile): `cued-fuzz-decode` runs `DecodeFuzzing.check`
+#                       (Sources/cued-fuzz-decode); corpus Fuzz/decode-corpus. The C libraries are not
+#                       instrumented: the fuzzer is guided by cued's own code, and any crash counts.
 #
 #   scripts/fuzz.sh [SECONDS]   build, then fuzz for SECONDS (default 60); `make fuzz FUZZ_SECONDS=…`
-#   scripts/fuzz.sh --merge     add to Fuzz/corpus the inputs of the finds directory that reach code
+#   scripts/fuzz.sh --merge     add to the corpus the inputs of the finds directory that reach code
 #                               the corpus does not (the smallest such inputs; review, then commit them)
 #
-# Inputs come from Fuzz/corpus (read only) and the finds directory, $FUZZ_SCRATCH_PATH/fuzz-finds,
+# Inputs come from the corpus (read only) and the finds directory, $FUZZ_SCRATCH_PATH/fuzz-finds[-decode],
 # where new inputs are written; it is kept between runs, so a later run resumes from what an earlier
 # one found. A crash, trap, timeout (-timeout=5 s per input) or memory blow-up (2 GiB) stops the run,
 # leaves the input in $FUZZ_SCRATCH_PATH/artifacts/ and exits non-zero; replay it with the binary the
@@ -23,7 +28,13 @@ cd "$(dirname "$0")/.."
 SWIFT="${SWIFT:-swift}"
 scratch="${FUZZ_SCRATCH_PATH:-.build-fuzz}"
 jobs="${FUZZ_JOBS:-1}"
-finds="$scratch/fuzz-finds"
+case "${FUZZ_TARGET:-protocol}" in
+  protocol) product=cued-fuzz; corpus=Fuzz/corpus; finds="$scratch/fuzz-finds"; max_len=131072
+    dict=(-dict=Fuzz/protocol.dict) ;;
+  decode) product=cued-fuzz-decode; corpus=Fuzz/decode-corpus; finds="$scratch/fuzz-finds-decode"; max_len=65536
+    dict=() ;;
+  *) echo "fuzz.sh: FUZZ_TARGET must be protocol or decode" >&2; exit 2 ;;
+esac
 artifacts="$scratch/artifacts"
 mode=fuzz
 seconds=60
@@ -42,8 +53,8 @@ esac
 # shellcheck disable=SC2206  # FUZZ_BUILD_FLAGS is a list of flags
 build=(--scratch-path "$scratch" -c release --sanitize=fuzzer -Xswiftc -DCUED_FUZZ
   -Xswiftc -assert-config -Xswiftc Debug ${FUZZ_BUILD_FLAGS:-})
-"$SWIFT" build "${build[@]}" --product cued-fuzz
-fuzzer="$("$SWIFT" build "${build[@]}" --show-bin-path)/cued-fuzz"
+"$SWIFT" build "${build[@]}" --product "$product"
+fuzzer="$("$SWIFT" build "${build[@]}" --show-bin-path)/$product"
 mkdir -p "$finds" "$artifacts"
 
 # The Swift runtime's backtracer would take the trap's signal first and exit; libFuzzer must see it
@@ -51,23 +62,23 @@ mkdir -p "$finds" "$artifacts"
 export SWIFT_BACKTRACE=enable=no
 
 if [[ "$mode" == merge ]]; then
-  before=$(find Fuzz/corpus -type f | wc -l)
+  before=$(find "$corpus" -type f | wc -l)
   # -use_counters=0: an input joins only for a new edge, not for a new hit count on a known one; that
   # keeps the committed corpus to about a hundred small files instead of a thousand.
-  "$fuzzer" -merge=1 -use_counters=0 -max_len=131072 -timeout=5 -rss_limit_mb=2048 Fuzz/corpus "$finds"
-  after=$(find Fuzz/corpus -type f | wc -l)
-  echo "fuzz.sh: Fuzz/corpus had $before inputs and has $after ($(cat Fuzz/corpus/* | wc -c) bytes); review and commit the new ones"
+  "$fuzzer" -merge=1 -use_counters=0 -max_len="$max_len" -timeout=5 -rss_limit_mb=2048 "$corpus" "$finds"
+  after=$(find "$corpus" -type f | wc -l)
+  echo "fuzz.sh: $corpus had $before inputs and has $after ($(cat "$corpus"/* | wc -c) bytes); review and commit the new ones"
   exit 0
 fi
 
 # -max_len: twice the 64 KiB line limit, so over-long lines and what follows them are generated.
 # shellcheck disable=SC2206  # FUZZ_ARGS is a list of flags
-args=(-dict=Fuzz/protocol.dict -max_len=131072 -timeout=5 -rss_limit_mb=2048 -max_total_time="$seconds"
+args=("${dict[@]}" -max_len="$max_len" -timeout=5 -rss_limit_mb=2048 -max_total_time="$seconds"
   -artifact_prefix="$artifacts/" -print_final_stats=1 ${FUZZ_ARGS:-})
 if [[ "$jobs" -gt 1 ]]; then args+=(-fork="$jobs"); fi
-echo "fuzz.sh: fuzzing for ${seconds}s ($jobs job(s)); new inputs go to $finds, crashes to $artifacts/"
+echo "fuzz.sh: fuzzing $product for ${seconds}s ($jobs job(s)); new inputs go to $finds, crashes to $artifacts/"
 status=0
-"$fuzzer" "${args[@]}" "$finds" Fuzz/corpus || status=$?
+"$fuzzer" "${args[@]}" "$finds" "$corpus" || status=$?
 if [[ $status -ne 0 ]]; then
   echo "fuzz.sh: the fuzzer stopped with status $status; the input is in $artifacts/:" >&2
   { ls -t "$artifacts" | head -n 5 | sed "s|^|  $artifacts/|" >&2; } || true

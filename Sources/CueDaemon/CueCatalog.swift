@@ -46,7 +46,7 @@ final class CueCatalog {
       CueInfo(
         name: cue.name, duration: Double(cue.frameCount) / Double(sampleRate), frames: cue.frameCount,
         sourceRate: cue.decoded.sourceRate, channels: cue.decoded.sourceChannels, bytes: cue.byteCount,
-        gapless: cue.decoded.hasGaplessInfo, path: cue.path)
+        gapless: cue.decoded.hasGaplessInfo, path: cue.path, format: cue.decoded.format)
     }
   }
 }

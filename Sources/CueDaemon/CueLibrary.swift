@@ -81,15 +81,14 @@ public struct CueLoader: Sendable {
     self.maximumCues = maximumCues
   }
 
-  /// The cue name for a file name: the name without its `.mp3` extension, or nil for other files.
+  /// The cue name for a file name: the name without its extension (`.mp3`, `.oga`, `.ogg`,
+  /// `.opus`, `.wav`, `.flac`, any case), or nil for other files and hidden ones.
   ///
   /// The name is kept exactly, spaces, Unicode and control characters included: the protocol's
   /// JSON escapes it, and the log handler escapes control characters, so `a\nb.mp3` is the cue
-  /// `a\nb` and never a second log line.
-  public static func cueName(forFile file: String) -> String? {
-    guard file.count > 4, file.lowercased().hasSuffix(".mp3"), !file.hasPrefix(".") else { return nil }
-    return String(file.dropLast(4))
-  }
+  /// `a\nb` and never a second log line. Two files of one name (`pico.mp3`, `pico.wav`) are one
+  /// cue: the first in the search order, and in a directory the first by file name.
+  public static func cueName(forFile file: String) -> String? { AudioFileDecoder.soundName(forFile: file) }
 
   /// Scans every directory and decodes in parallel, reusing cues from `previous` whose file did not change.
   public func scan(previous: [String: Cue] = [:]) -> LibraryScan {
@@ -145,7 +144,7 @@ public struct CueLoader: Sendable {
         // mid-read, and the stamp is that descriptor's, so it describes exactly these bytes. A
         // file replaced after this read has another inode or time, and the next reload reads it.
         let file = try MP3Decoder.readFile(path: candidate.path, options: options)
-        let decoded = try MP3Decoder.decode(bytes: file.bytes, name: candidate.path, options: options)
+        let decoded = try AudioFileDecoder.decode(bytes: file.bytes, name: candidate.path, options: options)
         let cue = Cue(name: candidate.name, path: candidate.path, decoded: decoded, fileStamp: FileStamp(file.status))
         slots.set(index, .success(cue))
       } catch {

@@ -63,14 +63,8 @@ final class PathDecoder {
   }
 
   /// The name a file named by path goes by (`cue` of its player, `list`): the file name without
-  /// its audio extension (`.mp3`, `.oga`, `.ogg`, `.opus`, `.wav`, `.flac`), else the file name.
-  static func soundName(forFile file: String) -> String {
-    let lowered = file.lowercased()
-    for suffix in [".mp3", ".oga", ".ogg", ".opus", ".wav", ".flac"] where lowered.hasSuffix(suffix) && file.count > suffix.count {
-      return String(file.dropLast(suffix.count))
-    }
-    return file
-  }
+  /// its audio extension, else the file name.
+  static func soundName(forFile file: String) -> String { AudioFileDecoder.soundName(forFile: file) ?? file }
 
   /// The error a client gets for a file that did not decode.
   static func failure(_ error: DecodeError) -> ProtocolError {

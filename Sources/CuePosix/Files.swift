@@ -294,3 +294,22 @@ public final class AppendFile: Sendable {
     }
   }
 }
+
+/// The command line of a fuzz-corpus replayer (`cued-fuzz`, `cued-fuzz-decode`): DIR|FILE arguments.
+public enum CorpusReplay {
+  /// The files the arguments name (a directory's regular files, sorted, without dot files); with
+  /// none, or -h/--help, prints `usage` and exits (2 without arguments, 0 for help).
+  public static func files(usage: String) -> [String] {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.isEmpty || arguments.contains("-h") || arguments.contains("--help") {
+      print(usage)
+      exit(arguments.isEmpty ? 2 : 0)
+    }
+    return arguments.flatMap { path -> [String] in
+      guard Files.kind(of: path) == .directory else { return [path] }
+      let base = path.hasSuffix("/") ? path : path + "/"
+      return ((try? Files.list(directory: path)) ?? []).filter { !$0.hasPrefix(".") && Files.kind(of: base + $0) == .regular }
+        .map { base + $0 }
+    }
+  }
+}

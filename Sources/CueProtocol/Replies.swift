@@ -193,8 +193,13 @@ public struct CueInfo: Sendable, Equatable {
   /// Whether the file had gapless (encoder delay and padding) information.
   public var gapless: Bool
   public var path: String
+  /// `MP3`, `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`, `FLAC`…; nil from a daemon that does not say.
+  public var format: String?
 
-  public init(name: String, duration: Double, frames: Int, sourceRate: Int, channels: Int, bytes: Int, gapless: Bool, path: String) {
+  public init(
+    name: String, duration: Double, frames: Int, sourceRate: Int, channels: Int, bytes: Int, gapless: Bool, path: String,
+    format: String? = nil
+  ) {
     self.name = name
     self.duration = duration
     self.frames = frames
@@ -203,6 +208,7 @@ public struct CueInfo: Sendable, Equatable {
     self.bytes = bytes
     self.gapless = gapless
     self.path = path
+    self.format = format
   }
 
   /// The cue as one object, fields in the daemon's order.
@@ -210,7 +216,7 @@ public struct CueInfo: Sendable, Equatable {
     .object([
       ("name", .string(name)), ("duration", .number(duration)), ("frames", .int(frames)), ("sourceRate", .int(sourceRate)),
       ("channels", .int(channels)), ("bytes", .int(bytes)), ("gapless", .bool(gapless)), ("path", .string(path)),
-    ])
+    ] + (format.map { [("format", .string($0))] } ?? []))
   }
 
   /// Decodes one cue object of a `list` reply.
@@ -225,6 +231,7 @@ public struct CueInfo: Sendable, Equatable {
     bytes = try required(fields.integer("bytes"), "bytes", in: what)
     gapless = try required(fields.bool("gapless"), "gapless", in: what)
     path = try required(fields.string("path"), "path", in: what)
+    format = try fields.string("format")
   }
 }
 

@@ -223,7 +223,7 @@ struct Stop: ParsableCommand {
 }
 
 struct List: ParsableCommand {
-  static let configuration = CommandConfiguration(abstract: "Lists the loaded cues: duration, source rate, channels, memory.")
+  static let configuration = CommandConfiguration(abstract: "Lists the loaded cues: duration, source rate, channels, memory, format.")
 
   @OptionGroup var global: GlobalOptions
 
@@ -231,9 +231,9 @@ struct List: ParsableCommand {
     let session = try Session(global)
     let cues = try session.send(.list, as: ListReply.self).cues
     guard !global.json else { return }
-    var rows = [["NAME", "DURATION", "RATE", "CH", "MEMORY"]]
+    var rows = [["NAME", "DURATION", "RATE", "CH", "MEMORY", "FORMAT"]]
     for cue in cues {
-      rows.append([cue.name, formatSeconds(cue.duration), "\(cue.sourceRate) Hz", "\(cue.channels)", formatBytes(cue.bytes)])
+      rows.append([cue.name, formatSeconds(cue.duration), "\(cue.sourceRate) Hz", "\(cue.channels)", formatBytes(cue.bytes), cue.format ?? "-"])
     }
     writeToStandardOutput(table(rows))
     if cues.isEmpty { writeToStandardError("cuectl: no cues are loaded\n") }

@@ -20,19 +20,7 @@ import Darwin
 @main
 struct Replayer {
   static func main() {
-    let arguments = Array(CommandLine.arguments.dropFirst())
-    if arguments.isEmpty || arguments.contains("-h") || arguments.contains("--help") {
-      print("usage: cued-fuzz DIR|FILE...  (replays fuzz inputs; scripts/fuzz.sh fuzzes)")
-      exit(arguments.isEmpty ? 2 : 0)
-    }
-    var files: [String] = []
-    for argument in arguments {
-      if Files.kind(of: argument) == .directory {
-        files += corpusFiles(in: argument)
-      } else {
-        files.append(argument)
-      }
-    }
+    let files = CorpusReplay.files(usage: "usage: cued-fuzz DIR|FILE...  (replays fuzz inputs; scripts/fuzz.sh fuzzes)")
     var total = ProtocolFuzzing.Outcome()
     var bytes = 0
     for file in files {
@@ -58,11 +46,4 @@ struct Replayer {
   }
 }
 
-/// The regular files of a corpus directory, sorted, without dot files.
-func corpusFiles(in directory: String) -> [String] {
-  let base = directory.hasSuffix("/") ? directory : directory + "/"
-  return ((try? Files.list(directory: directory)) ?? [])
-    .filter { !$0.hasPrefix(".") && Files.kind(of: base + $0) == .regular }
-    .map { base + $0 }
-}
 #endif

@@ -92,6 +92,29 @@ struct SoundFileDecoderTests {
     }
   }
 
+  /// A float WAV, one channel at 48 kHz, of `samples` (little-endian IEEE 754).
+  static func floatWave(_ samples: [Float]) -> [UInt8] {
+    func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24)] }
+    func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xff), UInt8(v >> 8)] }
+    let data = samples.flatMap { le32($0.bitPattern) }
+    let format = le16(3) + le16(1) + le32(48000) + le32(192_000) + le16(4) + le16(32)
+    let body = Array("WAVE".utf8) + Array("fmt ".utf8) + le32(16) + format + Array("data".utf8) + le32(UInt32(data.count)) + data
+    return Array("RIFF".utf8) + le32(UInt32(body.count)) + body
+  }
+
+  @Test func notANumberInAFloatWaveIsSilencedNotMixed() throws {
+    let decoded = try AudioFileDecoder.decode(bytes: Self.floatWave([0.5, .nan, .infinity, -0.25, 3e38, -1.5]), name: "nan.wav")
+    #expect(decoded.format == "WAV (float)")
+    // NaN is silence; infinity and absurd values are full scale, as a converter to PCM would clip them.
+    #expect(Self.samples(decoded) == [0.5, 0.5, 0, 0, 1, 1, -0.25, -0.25, 1, 1, -1, -1])
+    #expect(decoded.warnings.contains { $0.contains("2 frames held samples that are not finite") })
+    #expect(decoded.warnings.contains { $0.contains("6 samples beyond full scale were clipped") })
+    // At another rate the conversion sees only clipped samples: every output sample is a number.
+    let converted = try AudioFileDecoder.decode(bytes: try Files.read(path: fixture("float-nan-10112.wav"), limit: 1 << 20), name: "crash")
+    let allNumbers = converted.buffer.toArray().allSatisfy { $0.isFinite }
+    #expect(allNumbers)
+  }
+
   @Test func aFileLongerThanTheLimitIsRefusedBeforeItIsDecoded() {
     var options = DecodeOptions()
     options.maximumSeconds = 0.05

@@ -24,9 +24,30 @@ struct CueLoaderTests {
     arguments: [
       ("pico.mp3", "pico"), ("page-next.mp3", "page-next"), ("LOUD.MP3", "LOUD"), ("a b.mp3", "a b"),
       ("日本.mp3", "日本"), (".hidden.mp3", nil), ("notes.txt", nil), (".mp3", nil), ("x.mp3.bak", nil),
+      ("bell.oga", "bell"), ("bell.OGG", "bell"), ("voice.opus", "voice"), ("click.wav", "click"), ("hit.flac", "hit"),
+      ("é.wav", "é"), (".wav", nil), ("x.aiff", nil),
     ] as [(String, String?)])
   func cueNames(_ file: String, _ name: String?) {
     #expect(CueLoader.cueName(forFile: file) == name)
+  }
+
+  @Test func oggWaveAndFLACFilesAreCuesTooAndTheFirstOfANameWins() throws {
+    let dir = try makeDirectory([
+      "chime.ogg": "tone-48000-stereo.ogg", "click.wav": "tone-48000-mono.wav", "hit.flac": "tone-44100-stereo.flac",
+      "voice.opus": "tone-48000-stereo.opus", "pico.mp3": "tone-48000-mono.mp3", "pico.wav": "tone-48000-mono.wav",
+      "broken.oga": "truncated.ogg", "six.wav": "six-channels.wav",
+    ])
+    let scan = CueLoader(directories: [dir], options: DecodeOptions(), maximumTotalBytes: 1 << 30).scan()
+    #expect(Set(scan.cues.keys) == ["chime", "click", "hit", "voice", "pico"])
+    // An Ogg file cut inside its headers is refused, with libsndfile's reason.
+    let broken = try #require(scan.failures.first { $0.path == dir + "/broken.oga" })
+    #expect(broken.reason.contains("libsndfile cannot read it as Ogg"), "\(broken.reason)")
+    #expect(scan.cues["pico"]?.path == dir + "/pico.mp3")
+    #expect(scan.warnings.contains { $0.contains(dir + "/pico.wav") && $0.contains("comes from " + dir + "/pico.mp3") })
+    #expect(scan.cues["click"]?.decoded.format == "WAV (PCM 16-bit)" && scan.cues["chime"]?.decoded.format == "Ogg Vorbis")
+    #expect(scan.cues["hit"]?.decoded.sourceRate == 44100 && scan.cues["voice"]?.decoded.format == "Ogg Opus")
+    let six = try #require(scan.failures.first { $0.path == dir + "/six.wav" })
+    #expect(six.reason.contains("6 channels"))
   }
 
   @Test func everyMP3InTheDirectoriesLoadsAndBrokenOnesAreSkippedWithAReason() throws {

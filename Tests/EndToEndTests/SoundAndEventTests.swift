@@ -159,6 +159,15 @@ struct SoundAndEventTests {
     #expect(try daemon.cuectl(["play", "--event", "../bell"]).status == 2)
   }
 
+  @Test func everyDecoderFuzzInputIsDecodedOrRefusedWithAReason() throws {
+    // The decoder fuzzer's corpus (Fuzz/decode-corpus: the fixtures, a float WAV of NaN and
+    // infinity, and what the fuzzer kept), replayed by its normal build through the same check.
+    let result = try EndToEndTests.run(
+      Harness.productsDirectory + "/cued-fuzz-decode", [Harness.repositoryRoot + "/Fuzz/decode-corpus"], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("every invariant held") && result.stdout.contains("refused with a reason"), "\(result.stdout)")
+  }
+
   @Test func aPlayerFromAFileThatDoesNotDecodeReportsADecodeError() throws {
     let (daemon, dir) = try DaemonTests.start()
     defer { daemon.stop() }
