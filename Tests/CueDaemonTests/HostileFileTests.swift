@@ -92,7 +92,7 @@ struct HostileFileTests {
     #expect(scan.warnings.contains { $0.hasPrefix(dir + "/truncated.mp3: ") && $0.contains("truncated") })
     let expected: [String: String] = [
       "empty.mp3": "the file is empty",
-      "random.mp3": "not an MP3 file",
+      "random.mp3": "it is not an MP3, Ogg, WAV or FLAC file",
       "tag only.mp3": "no MPEG audio after it",
       "glued.mp3": "its sample rate changes mid-file (44100 Hz, then 48000 Hz)",
       "folder.mp3": "it is a directory, not a file",

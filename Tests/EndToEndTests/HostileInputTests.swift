@@ -161,8 +161,8 @@ struct HostileInputTests {
     let log = daemon.log
     let skipped: [(String, String)] = [
       ("empty.mp3", "the file is empty"),
-      ("junk.mp3", "not an MP3 file"),
-      ("x\\ncued: critical: forged.mp3", "not an MP3 file"),
+      ("junk.mp3", "it is not an MP3, Ogg, WAV or FLAC file"),
+      ("x\\ncued: critical: forged.mp3", "it is not an MP3, Ogg, WAV or FLAC file"),
       ("tag-only.mp3", "no MPEG audio after it"),
       ("glued.mp3", "its sample rate changes mid-file (44100 Hz, then 48000 Hz); re-encode it at one rate"),
       ("folder.mp3", "it is a directory, not a file"),
