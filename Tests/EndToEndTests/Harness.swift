@@ -42,6 +42,20 @@ enum Harness {
 
   nonisolated(unsafe) private static var sharedPipeWire: PipeWireEnvironment? = nil
 
+  /// That `status` counted no underrun. On the null sink one is cued's fault; on the shared
+  /// PipeWire output it may be the graph's skipped cycle on a machine that stalls real-time threads
+  /// (the plain floor stream skips too, docs/PERFORMANCE.md), so there it is an intermittent known issue.
+  static func expectNoUnderruns(_ status: [String: Any], sourceLocation: SourceLocation = #_sourceLocation) {
+    let underruns = status["underruns"] as? Int
+    if sharedOutput.device == "pipewire", let underruns, underruns > 0 {
+      withKnownIssue("the PipeWire graph skipped \(underruns) cycle(s)", isIntermittent: true) {
+        #expect(underruns == 0, sourceLocation: sourceLocation)
+      }
+    } else {
+      #expect(underruns == 0, sourceLocation: sourceLocation)
+    }
+  }
+
   /// A fresh directory under /tmp, short enough for socket paths.
   static func temporaryDirectory() -> String {
     try! Files.makeTemporaryDirectory(prefix: "cued-e2e")

@@ -59,7 +59,7 @@ struct HostileProtocolTests {
     try hostile.send(#"{"id":99,"op":"ping"}"# + "\n")
     #expect(try hostile.receive()["id"] == 99)
     let status = try daemon.status()
-    #expect(status["underruns"] as? Int == 0)
+    Harness.expectNoUnderruns(status)
     #expect(status["voices"] as? Int == 1)
   }
 
