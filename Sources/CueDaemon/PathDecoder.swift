@@ -54,17 +54,14 @@ final class PathDecoder {
     work.run { [options] in
       do throws(DecodeError) {
         let decoded = try AudioFileDecoder.decode(path: path, options: options)
-        let name = Self.soundName(forFile: path.split(separator: "/").last.map(String.init) ?? path)
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        let name = AudioFileDecoder.soundName(forFile: file) ?? file
         return .decoded(token: token, .success(Cue(name: name, path: path, decoded: decoded)))
       } catch {
         return .decoded(token: token, .failure(error))
       }
     }
   }
-
-  /// The name a file named by path goes by (`cue` of its player, `list`): the file name without
-  /// its audio extension, else the file name.
-  static func soundName(forFile file: String) -> String { AudioFileDecoder.soundName(forFile: file) ?? file }
 
   /// The error a client gets for a file that did not decode.
   static func failure(_ error: DecodeError) -> ProtocolError {

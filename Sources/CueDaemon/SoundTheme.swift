@@ -22,7 +22,7 @@ struct PosixSoundThemeFiles: SoundThemeFiles {
 /// `[Sound Theme]` section's `Inherits=` and `Directories=` (comma- or space-separated, several
 /// `Directories=` lines add up), and each listed directory's `OutputProfile=`. Everything after a
 /// `#`, `\r` or `\n` on a line is ignored, keys must start the line, and other keys are ignored.
-struct SoundThemeIndex: Equatable, Sendable {
+struct SoundThemeIndex: Sendable {
   enum Failure: Error, Equatable {
     /// A second `Inherits=`, or a directory with two different output profiles.
     case corrupt(String)
@@ -31,16 +31,6 @@ struct SoundThemeIndex: Equatable, Sendable {
   var inherits: [String] = []
   /// The theme's directories in order, each with its output profile (nil: every profile).
   var directories: [(name: String, profile: String?)] = []
-
-  static func == (a: SoundThemeIndex, b: SoundThemeIndex) -> Bool {
-    a.inherits == b.inherits && a.directories.map(\.name) == b.directories.map(\.name)
-      && a.directories.map(\.profile) == b.directories.map(\.profile)
-  }
-
-  init(inherits: [String] = [], directories: [(name: String, profile: String?)] = []) {
-    self.inherits = inherits
-    self.directories = directories
-  }
 
   init(parsing text: String) throws(Failure) {
     var section: String? = nil
@@ -226,19 +216,18 @@ struct SoundThemeResolver {
     switch loadTheme(theme, loaded: &loaded, into: &list) {
     case .ok:
       loadedTheme = theme
-      if !loaded.contains(Self.fallbackTheme) {
-        var fallback = list
-        var fallbackLoaded = loaded
-        if case .ok = loadTheme(Self.fallbackTheme, loaded: &fallbackLoaded, into: &fallback) { list = fallback }
-      }
+      // freedesktop last, if the chain did not bring it; a failure there is ignored, as libcanberra does.
+      var withFallback = list
+      if case .ok = loadTheme(Self.fallbackTheme, loaded: &loaded, into: &withFallback) { list = withFallback }
     case .notFound:
+      // The theme (or a theme it inherits) is missing: freedesktop instead.
       loaded = []
       list = []
-      guard theme != Self.fallbackTheme, case .ok = loadTheme(Self.fallbackTheme, loaded: &loaded, into: &list) else {
+      if theme != Self.fallbackTheme, case .ok = loadTheme(Self.fallbackTheme, loaded: &loaded, into: &list) {
+        loadedTheme = Self.fallbackTheme
+      } else {
         list = []
-        break
       }
-      loadedTheme = Self.fallbackTheme
     case .failed(let problem):
       self.problem = problem
       list = []

@@ -180,3 +180,15 @@ final class VoiceTable {
     }
   }
 }
+
+extension VoiceTable {
+  /// Starts a one-shot voice of `cue` as `play` asks (volume, pan, loops, notify).
+  func startOneShot(_ p: PlayParameters, cue: Cue, owner: UInt64, arrival: UInt64, file: String? = nil) throws(ProtocolError) -> PlayReply {
+    var request = VoiceRequest(
+      cue: cue, gain: StereoGain.voice(volume: p.volume, pan: p.pan, sourceIsMono: cue.isMono), loops: LoopCount(numberOfLoops: p.loops),
+      owner: owner, notify: p.notify)
+    request.requestArrival = arrival
+    let started = try start(request)
+    return PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue, file: file)
+  }
+}

@@ -20,8 +20,8 @@ struct AutoAdvance: Equatable, Sendable {
   private(set) var dueSeconds: Double?
   /// Whether the user's scroll holds it (from its start until it settles).
   private(set) var isHeld = false
-  /// When it resumes after the user's last scroll settled (nil: not waiting to resume).
-  private(set) var pausedUntilSeconds: Double? = nil
+  /// Whether the next page (at `dueSeconds`) is the one after a user's scroll settled.
+  private(set) var isResuming = false
 
   init(intervalSeconds: Double, resumeDelaySeconds: Double = defaultResumeDelaySeconds, now: Double) {
     self.intervalSeconds = max(0, intervalSeconds)
@@ -35,8 +35,8 @@ struct AutoAdvance: Equatable, Sendable {
   func isPaused(at now: Double) -> Bool {
     guard isEnabled else { return false }
     if isHeld { return true }
-    guard let pausedUntilSeconds else { return false }
-    return now < pausedUntilSeconds
+    guard isResuming, let dueSeconds else { return false }
+    return now < dueSeconds
   }
 
   /// Whether the page is to turn now.
@@ -56,14 +56,14 @@ struct AutoAdvance: Equatable, Sendable {
   mutating func settled(at now: Double) {
     guard isEnabled, isHeld else { return }
     isHeld = false
-    pausedUntilSeconds = now + resumeDelaySeconds
+    isResuming = true
     dueSeconds = now + resumeDelaySeconds
   }
 
   /// The page turned by itself: the next one is an interval away.
   mutating func advanced(at now: Double) {
     guard isEnabled else { return }
-    pausedUntilSeconds = nil
+    isResuming = false
     dueSeconds = now + intervalSeconds
   }
 }

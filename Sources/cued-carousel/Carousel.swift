@@ -115,10 +115,6 @@ struct Carousel {
     case animating(Animation)
   }
 
-  /// How many card views are kept around the page (the screen draws those in sight).
-  static let viewCount = 5
-  static let middleView = 2
-
   /// How long a key's or a notch's slide takes; frames are drawn every `frameSeconds`.
   static let slideSeconds = 0.12
   static let frameSeconds = 0.02
@@ -177,15 +173,6 @@ struct Carousel {
   var isDragging: Bool {
     if case .dragging = motion { return true }
     return false
-  }
-
-  /// The pages of the five views around the page (page−2 … page+2, modulo the count; nil past
-  /// the ends of a bounded pager).
-  var views: [Int?] { (0..<Self.viewCount).map { pageAt(anchor + $0 - Self.middleView) } }
-
-  /// The five views' pages around `page` of a looping carousel: page−2 … page+2, modulo `pageCount`.
-  static func window(around page: Int, pageCount: Int) -> [Int] {
-    (0..<viewCount).map { wrap(page + $0 - middleView, pageCount) }
   }
 
   /// `index` modulo `pageCount`, in 0..<pageCount even for negative indexes.
@@ -320,16 +307,11 @@ struct Carousel {
   private mutating func finishAnimation(at now: Double) -> [CarouselMessage.Event] {
     guard case .animating(let animation) = motion else { return [] }
     motion = .resting
+    autoAdvance.settled(at: now)
     switch animation.kind {
-    case .programmatic:
-      autoAdvance.settled(at: now)
-      return [.scrollAnimationEnded]
-    case .deceleration:
-      autoAdvance.settled(at: now)
-      return [.decelerationEnded]
-    case .bump:
-      autoAdvance.settled(at: now)
-      return []
+    case .programmatic: return [.scrollAnimationEnded]
+    case .deceleration: return [.decelerationEnded]
+    case .bump: return []
     }
   }
 
@@ -337,15 +319,9 @@ struct Carousel {
 
   private mutating func press(x: Double, at now: Double) -> [CarouselMessage.Event] {
     autoAdvance.hold()
-    var events: [CarouselMessage.Event] = []
-    var grabbed = false
-    if case .dragging = motion {
-      // A press without the release before it (the release went to another window): start over.
-      events += release(x: x, at: now)
-      grabbed = isAnimating
-    } else {
-      grabbed = isAnimating
-    }
+    // A press without the release before it (the release went to another window): end that drag first.
+    var events = isDragging ? release(x: x, at: now) : []
+    let grabbed = isAnimating
     // Grabbing a moving carousel stops it where it is, and that touch is the drag's beginning
     // (UIKit sends willBeginDragging and no end for the interrupted scroll).
     let position = Double(anchor) + viewportOffset(at: now)

@@ -169,12 +169,10 @@ final class CarouselApp {
     needsDrawing = false
   }
 
-  /// Milliseconds until the model's next deadline, or until a pause of auto-advance ends (the
-  /// help line says so); -1 (wait for input) when there is none.
+  /// Milliseconds until the model's next deadline (a frame, auto-advance: a pause ends with the
+  /// automatic page it waited for); -1 (wait for input) when there is none.
   private func timeout(after now: Double) -> Int32 {
-    var deadlines = [carousel.nextDeadline(after: now)]
-    if let resume = carousel.autoAdvance.pausedUntilSeconds, resume > now { deadlines.append(resume) }
-    guard let deadline = deadlines.compactMap({ $0 }).min() else { return -1 }
+    guard let deadline = carousel.nextDeadline(after: now) else { return -1 }
     let milliseconds = ((deadline - now) * 1000).rounded(.up)
     return Int32(min(60_000, max(0, milliseconds)))
   }

@@ -146,6 +146,32 @@ struct SoundAndEventTests {
   }
 
   @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme"), "needs sound-theme-freedesktop"))
+  func aReloadSwitchesTheSoundThemeAndForgetsWhatItDecoded() throws {
+    // A theme of the user's own, "mine", with a WAV bell; freedesktop comes after it.
+    let dir = Harness.temporaryDirectory()
+    let mine = dir + "/data/sounds/mine"
+    try FileManager.default.createDirectory(atPath: mine + "/stereo", withIntermediateDirectories: true)
+    try "[Sound Theme]\nName=Mine\nDirectories=stereo\n[stereo]\nOutputProfile=stereo\n".write(
+      toFile: mine + "/index.theme", atomically: true, encoding: .utf8)
+    try FileManager.default.copyItem(atPath: Harness.fixture("tone-48000-mono.wav"), toPath: mine + "/stereo/bell.wav")
+    let config = dir + "/cued.toml"
+    try "sound-theme = \"freedesktop\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null", "--config", config],
+      environment: ["XDG_DATA_HOME": dir + "/data", "XDG_DATA_DIRS": "/usr/share"], logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    let client = try ProtocolClient(socket: daemon.socket)
+    let stereo = "/usr/share/sounds/freedesktop/stereo/"
+    #expect(try client.request("play", [("event", "bell")])["file"] == .string(stereo + "bell.oga"))
+    try "sound-theme = \"mine\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+    try client.request("reload")
+    // The same name now comes from the new theme, and what it lacks from freedesktop after it.
+    #expect(try client.request("play", [("event", "bell")])["file"] == .string(mine + "/stereo/bell.wav"))
+    #expect(try client.request("play", [("event", "complete")])["file"] == .string(stereo + "complete.oga"))
+  }
+
+  @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme"), "needs sound-theme-freedesktop"))
   func cuectlPlaysSoundThemeEvents() throws {
     let (daemon, _) = try DaemonTests.start()
     defer { daemon.stop() }
