@@ -227,18 +227,10 @@ struct AccessAndLimitTests {
     for fd in connections { fd.close() }
     connections.removeAll()
     usleep(300_000)
-    let before = try Self.cpuTicks(daemon.pid)
-    usleep(1_000_000)
-    #expect(try Self.cpuTicks(daemon.pid) - before <= 2)
+    try Harness.expectIdle(daemon.pid, for: 1, allowance: 2)
     #expect(try daemon.cuectl(["ping"]).status == 0)
   }
 
-  /// utime + stime of a process, in clock ticks.
-  static func cpuTicks(_ pid: Int32) throws -> Int {
-    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-    let fields = stat[stat.lastIndex(of: ")")!...].split(separator: " ")
-    return Int(fields[12])! + Int(fields[13])!
-  }
 }
 
 @Suite("cued's command line")

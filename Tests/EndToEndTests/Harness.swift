@@ -56,6 +56,31 @@ enum Harness {
     }
   }
 
+  /// utime + stime of a whole process, in clock ticks (fields 14 and 15 of /proc/PID/stat,
+  /// counted after the command name, which may itself hold spaces and parentheses).
+  static func cpuTicks(_ pid: Int32) throws -> Int {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")
+    return Int(fields[11])! + Int(fields[12])!
+  }
+
+  /// Whether the tests run under a sanitizer (scripts/sanitize.sh sets CUED_SANITIZER).
+  static var underSanitizer: Bool { ProcessInfo.processInfo.environment["CUED_SANITIZER"] != nil }
+
+  /// That process `pid` is charged at most `allowance` clock ticks over the next `seconds`: an idle
+  /// daemon has no thread that wakes. Not checked under a sanitizer, whose runtime adds a thread to
+  /// every process (ThreadSanitizer's wakes ten times a second, and now and then a tick is charged
+  /// to it); the benchmark measures idle ticks on release binaries (docs/PERFORMANCE.md).
+  static func expectIdle(
+    _ pid: Int32, for seconds: Double, allowance: Int = 0, sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    let before = try cpuTicks(pid)
+    usleep(UInt32(seconds * 1_000_000))
+    let ticks = try cpuTicks(pid) - before
+    guard !underSanitizer else { return }
+    #expect(ticks <= allowance, "\(ticks) clock ticks in \(seconds) s while idle", sourceLocation: sourceLocation)
+  }
+
   /// A fresh directory under /tmp, short enough for socket paths.
   static func temporaryDirectory() -> String {
     try! Files.makeTemporaryDirectory(prefix: "cued-e2e")

@@ -104,9 +104,7 @@ struct PulseAudioTests {
     #expect(try pulse.sinkInputs().isEmpty)
     // And cued uses no CPU: no stream, no wake-ups.
     usleep(200_000)
-    let before = try DaemonTests.cpuTicks(daemon.pid)
-    usleep(2_000_000)
-    #expect(try DaemonTests.cpuTicks(daemon.pid) - before == 0)
+    try Harness.expectIdle(daemon.pid, for: 2)
     #expect(daemon.stop() == 0)
   }
 
