@@ -18,6 +18,13 @@ public struct StereoGain: Sendable, BitwiseCopyable, Equatable {
   public static let unity = StereoGain(ll: 1, lr: 0, rl: 0, rr: 1)
   public static let silent = StereoGain(ll: 0, lr: 0, rl: 0, rr: 0)
 
+  /// Every element times `factor` (a group's volume, a random volume spread, loudness
+  /// normalisation); a factor above 1 is kept, and the bus limiter catches what it pushes over.
+  @inline(__always)
+  public func scaled(by factor: Float) -> StereoGain {
+    StereoGain(ll: ll * factor, lr: lr * factor, rl: rl * factor, rr: rr * factor)
+  }
+
   /// True when the matrix has no cross terms (each output reads only its own input).
   @inline(__always)
   public var isDiagonal: Bool { lr == 0 && rl == 0 }

@@ -16,6 +16,8 @@ public struct ConfigValues: Sendable, Equatable {
   public var settings: [String: SettingValue] = [:]
   /// `[carousel.NAME]` tables: the cue bindings of each carousel ("default" for any other).
   public var carousels: [String: CarouselBindings]?
+  /// `[cues.NAME]` tables: each cue's variations, spreads and repeat rules.
+  public var cueRules: [String: CueRule]?
 
   public init() {}
 
@@ -52,6 +54,7 @@ public struct ConfigValues: Sendable, Equatable {
     var merged = self
     merged.settings.merge(other.settings) { mine, _ in mine }
     merged.carousels = carousels ?? other.carousels
+    merged.cueRules = cueRules ?? other.cueRules
     return merged
   }
 }
@@ -130,6 +133,8 @@ public enum ConfigFile {
         try check(setting, value)
       } else if key == "carousel" {
         values.carousels = try interpretCarousels(value, path: path, locator: locator)
+      } else if key == "cues" {
+        values.cueRules = try interpretCueRules(value, path: path, locator: locator)
       } else if Settings.tables.contains(key) {
         guard let table = value.objectValue else { throw fail(key, "\(key) must be a table: [\(key)]") }
         for (inner, innerValue) in table {
@@ -141,7 +146,8 @@ public enum ConfigFile {
           try check(setting, innerValue)
         }
       } else {
-        let tables = (Settings.tables + ["carousel.NAME"]).map { "[\($0)]" }.joined(separator: " and ")
+        let names = (Settings.tables + ["carousel.NAME", "cues.NAME"]).map { "[\($0)]" }
+        let tables = names.dropLast().joined(separator: ", ") + " and " + names.last!
         throw fail(
           key, "unknown key \(key); the keys are \(Settings.topLevelKeys.joined(separator: ", ")) and the tables \(tables) (docs/CONFIG.md)")
       }

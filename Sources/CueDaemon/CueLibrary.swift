@@ -55,7 +55,10 @@ public struct LoadFailure: Sendable, Equatable {
 
 /// The result of scanning the sound directories.
 public struct LibraryScan: Sendable {
+  /// Files by cue name; a folder's files as `FOLDER/NAME`.
   public var cues: [String: Cue]
+  /// Folders that are variation sets: the set's name and its members' cue names, in file-name order.
+  public var folders: [String: [String]] = [:]
   public var failures: [LoadFailure]
   public var warnings: [String]
   /// Names present now that were not before, and the other way round, and those whose file changed.
@@ -96,6 +99,7 @@ public struct CueLoader: Sendable {
     var failures: [LoadFailure] = []
     var candidates: [(name: String, path: String)] = []
     var seen: [String: String] = [:]
+    var folders: [String: [String]] = [:]
     for directory in directories {
       let names: [(name: String, isValidUTF8: Bool)]
       do {
@@ -104,8 +108,15 @@ public struct CueLoader: Sendable {
         if error.code != 2 { warnings.append("cannot read sound directory \(directory): \(error.reason)") }
         continue
       }
+      // Files first, then folders: a file and a folder of one name make the file the cue.
+      var sets: [(name: String, path: String)] = []
       for (file, isValidUTF8) in names {
-        guard let name = Self.cueName(forFile: file) else { continue }
+        guard let name = Self.cueName(forFile: file) else {
+          if isValidUTF8, !file.hasPrefix("."), !file.contains("."), Files.kind(of: directory + "/" + file) == .directory {
+            sets.append((file, directory + "/" + file))
+          }
+          continue
+        }
         let path = directory + "/" + file
         guard isValidUTF8 else {
           // The name cannot be spelled exactly (� stands for the bad bytes), so it cannot be opened
@@ -119,6 +130,23 @@ public struct CueLoader: Sendable {
         }
         seen[name] = path
         candidates.append((name, path))
+      }
+      // A folder is a variation set: its sound files are its members, `FOLDER/NAME` each.
+      for set in sets.sorted(by: { $0.name < $1.name }) {
+        if let earlier = seen[set.name] {
+          warnings.append("\(set.path)/ is not loaded: cue '\(set.name)' comes from \(earlier), which is earlier in the search order")
+          continue
+        }
+        let files = ((try? Files.listNames(directory: set.path)) ?? []).filter { $0.isValidUTF8 }.map(\.name).sorted()
+        var members: [String] = []
+        for file in files {
+          guard let member = Self.cueName(forFile: file), !members.contains(set.name + "/" + member) else { continue }
+          members.append(set.name + "/" + member)
+          candidates.append((set.name + "/" + member, set.path + "/" + file))
+        }
+        guard !members.isEmpty else { continue }
+        seen[set.name] = set.path + "/"
+        folders[set.name] = members
       }
     }
     if candidates.count > maximumCues {
@@ -175,7 +203,13 @@ public struct CueLoader: Sendable {
         failures.append(LoadFailure(path: candidate.path, reason: "it was not decoded"))
       }
     }
+    // A set keeps the members that loaded; one with none left is no cue.
+    folders = folders.compactMapValues { members in
+      let loaded = members.filter { cues[$0] != nil }
+      return loaded.isEmpty ? nil : loaded
+    }
     var scan = LibraryScan(cues: cues, failures: failures, warnings: warnings)
+    scan.folders = folders
     scan.added = cues.keys.filter { previous[$0] == nil }.sorted()
     scan.removed = previous.keys.filter { cues[$0] == nil }.sorted()
     scan.changed = cues.keys.filter { previous[$0] != nil && previous[$0] !== cues[$0] }.sorted()

@@ -21,7 +21,7 @@ public struct StartupError: Error, CustomStringConvertible, Sendable {
 /// and the eventfds through which the audio thread and background work report. It never blocks
 /// on a client. The owners (docs/ARCHITECTURE.md): `VoiceTable` (every voice's start and stop),
 /// `DeviceController`, `ClientServer`, `EventRouter`, `Players`, `SystemSounds`, `Paging`,
-/// `Reloader`, `CueCatalog`, `PathDecoder`.
+/// `Reloader`, `CueCatalog`, `CueRules`, `PathDecoder`.
 public final class Daemon<Device: OutputDevice> {
   let logger: Logger
   let clock: DaemonClock
@@ -43,6 +43,7 @@ public final class Daemon<Device: OutputDevice> {
   let themeSounds: ThemeSounds
   let paging: Paging
   let reloader: Reloader
+  let rules: CueRules
 
   /// From a request's last byte arriving to its voice's first frame handed to the device.
   var triggerLatency = LatencyHistogram()
@@ -109,7 +110,8 @@ public final class Daemon<Device: OutputDevice> {
       maximum: configuration.maximumSounds, volume: configuration.systemVolume, muted: configuration.systemMuted, voices: voices,
       catalog: catalog, files: files, events: events, ids: ids)
     themeSounds = ThemeSounds(theme: configuration.soundTheme, voices: voices, files: files, events: events, ids: ids)
-    paging = Paging(voices: voices, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
+    rules = CueRules(seed: clock.nanoseconds() ^ UInt64(ProcessInfo.processID))
+    paging = Paging(voices: voices, catalog: catalog, rules: rules, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
   }
@@ -146,6 +148,7 @@ public final class Daemon<Device: OutputDevice> {
       events.emit(.device(Event.Device(change: change, device: device.name)))
       if change == .restored { voices.dropLate(olderThan: UInt64(configuration.lateVoiceSeconds * 1e9)) }
     }
+    sounds.onSilenced = { [unowned self] reason in rules.count(reason) }
     voices.onStopping = { [unowned self] id, voice in
       if case .player(let player) = voice.origin { players.voiceStopping(id, player: player) }
     }
@@ -180,7 +183,7 @@ public final class Daemon<Device: OutputDevice> {
       files.options = reloader.loader.options
       if let volume = values.systemVolume { sounds.volume = volume }
       if let muted = values.systemMuted { sounds.muted = muted }
-      paging.setCarousels(values.carousels)
+      applyTables(values)
     }
   }
 
@@ -203,9 +206,11 @@ public final class Daemon<Device: OutputDevice> {
   /// The socket clients reach this daemon on: `socket` as configured, or the one systemd passed.
   private(set) var servedSocket: String? = nil
 
-  /// Sets the carousel bindings read from the config file (nil: the built-in ones).
-  public func setCarousels(_ carousels: [String: CarouselBindings]?) {
-    paging.setCarousels(carousels)
+  /// Sets the tables read from the config file: carousel bindings (nil: the built-in ones) and cue rules.
+  public func applyTables(_ values: ConfigValues) {
+    paging.setCarousels(values.carousels)
+    rules.setRules(values.cueRules)
+    catalog.setRules(rules.rules)
   }
 
   /// Decodes every cue (in parallel) and logs what was loaded, skipped and why.
@@ -331,8 +336,16 @@ public final class Daemon<Device: OutputDevice> {
     case .ping:
       return .ping(PingReply())
     case .play(let p):
-      if let event = p.event { return try themeSounds.play(p, event: event, waiter: waiter, arrival: client.lastReceived) }
-      return .play(try voices.startOneShot(p, cue: try catalog.cue(named: p.cue), owner: client.serial, arrival: client.lastReceived))
+      if let event = p.event {
+        do {
+          return try themeSounds.play(p, event: event, waiter: waiter, arrival: client.lastReceived)
+        } catch {
+          if error.code == .unknownEvent { rules.count(.unknown) }
+          throw error
+        }
+      }
+      return .play(
+        try voices.startOneShot(p, named: p.cue, catalog: catalog, rules: rules, events: events, owner: client.serial, arrival: client.lastReceived))
     case .stop(let target, let fade):
       let fadeFrames = fade.map { Int($0 * Double(configuration.sampleRate)) }
       return .stop(StopReply(stopped: try voices.stop(target, fadeFrames: fadeFrames, catalog: catalog)))

@@ -45,7 +45,7 @@ struct DaemonStatus<Device: OutputDevice> {
       // Held sounds count: disposed ones stay until their last play ends.
       sounds: sounds.count, systemVolume: sounds.volume, systemMuted: sounds.muted,
       deviceCurrentTime: Double(device.heardFrame()) / Double(daemon.configuration.sampleRate),
-      triggerLatency: daemon.triggerLatency.summary, paging: daemon.paging.counts,
+      triggerLatency: daemon.triggerLatency.summary, paging: daemon.paging.counts, silenced: daemon.rules.silenced,
       eventsDropped: clients.eventsDropped, refusedConnections: clients.refusedConnections,
       socket: daemon.servedSocket ?? daemon.configuration.socketPath, scheduling: StatusReply.Scheduling(daemon.audioThread.scheduling))
   }

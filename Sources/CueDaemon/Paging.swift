@@ -24,15 +24,6 @@ struct PagingState {
   var scrolls: [String: ScrollLifecycle] = [:]
   var outOfOrder = 0
   var settled = 0
-  /// A small deterministic generator for rate-spread (xorshift).
-  var random: UInt64 = 0x9E37_79B9_7F4A_7C15
-
-  mutating func nextUnit() -> Double {
-    random ^= random << 13
-    random ^= random >> 7
-    random ^= random << 17
-    return Double(random >> 11) / Double(UInt64(1) << 53) * 2 - 1
-  }
 
   func bindings(for carousel: String) -> CarouselBindings {
     carousels[carousel] ?? carousels["default"] ?? .builtIn
@@ -44,14 +35,16 @@ final class Paging {
   private(set) var state = PagingState()
   private let voices: VoiceTable
   private let catalog: CueCatalog
+  private let rules: CueRules
   private let events: EventRouter
   private let clock: DaemonClock
   private let sampleRate: Int
 
-  init(voices: VoiceTable, catalog: CueCatalog, events: EventRouter, clock: DaemonClock, sampleRate: Int) {
+  init(voices: VoiceTable, catalog: CueCatalog, rules: CueRules, events: EventRouter, clock: DaemonClock, sampleRate: Int) {
     self.sampleRate = sampleRate
     self.voices = voices
     self.catalog = catalog
+    self.rules = rules
     self.events = events
     self.clock = clock
   }
@@ -177,7 +170,9 @@ final class Paging {
   ) -> (PagingDecision, String?, VoiceID?) {
     let bindings = state.bindings(for: carousel)
     guard let binding = bindings.bindings[bindingName] else { return (.unbound, nil, nil) }
-    guard let cue = catalog[binding.cue] else { return (.unbound, binding.cue, nil) }
+    // The cue's own rules apply as to any play: its variations and spreads, its repeat rules.
+    guard let choice = try? rules.choose(binding.cue, catalog: catalog) else { return (.unbound, binding.cue, nil) }
+    let cue = choice.cue
     let key = carousel + "/" + bindingName
     let now = clock.nanoseconds()
     // Forget voices that have ended.
@@ -187,13 +182,23 @@ final class Paging {
       return (.tooSoon, binding.cue, nil)
     }
     let deadline = arrival + UInt64(binding.deadline * 1e9)
-    if now > deadline { return (.late, binding.cue, nil) }
+    if now > deadline {
+      rules.count(.tooLate)
+      return (.late, binding.cue, nil)
+    }
     var replacing: [(VoiceID, VoiceEndReason)] = []
+    switch rules.admit(binding.cue, rule: choice.rule, now: now, voices: voices) {
+    case .silent(let reason):
+      rules.count(reason)
+      return (reason == .cooldown ? .tooSoon : .ignored, binding.cue, nil)
+    case .admit(let stealing):
+      replacing = stealing.map { ($0, .stolen) }
+    }
     switch binding.retrigger {
     case .restart:
-      replacing = sounding.map { ($0, .stopped) }
+      replacing += sounding.map { ($0, .stopped) }
     case .overlap:
-      if sounding.count >= binding.maxVoices, let oldest = sounding.first { replacing = [(oldest, .stolen)] }
+      if sounding.count >= binding.maxVoices, let oldest = sounding.first { replacing += [(oldest, .stolen)] }
     case .ignoreWhilePlaying:
       break
     }
@@ -213,16 +218,21 @@ final class Paging {
       pan += bindings.panByPosition * (2 * Double(page.index) / Double(page.count - 1) - 1)
     }
     pan = max(-1, min(1, pan))
-    var rate = 1.0
+    // A binding's rate-spread (a fraction) is the cue rule's spread in other units: ± that many
+    // semitones, 12·log2(1 + spread), drawn by the same generator, on top of the cue's own.
+    var rate = choice.rateFactor
     let spread = binding.rateSpread ?? bindings.rateSpread
-    if spread > 0 { rate += spread * state.nextUnit() }
+    if spread > 0 { rate *= exp2(log2(1 + spread) * rules.nextUnit()) }
     let step = binding.rateByPage ?? bindings.rateByPage
     if step > 0, let page { rate += step * Double(page.index % 8) }
     if binding.multiPage == .rate && pages > 1 { rate *= exp2(Double(min(pages - 1, 12)) / 12) }  // a semitone per extra page
     var request = VoiceRequest(
-      cue: cue, gain: StereoGain.voice(volume: binding.volume, pan: pan, sourceIsMono: cue.isMono), loops: .count(binding.loops))
+      cue: cue, gain: StereoGain.voice(volume: binding.volume, pan: pan, sourceIsMono: cue.isMono).scaled(by: choice.gainFactor),
+      loops: .count(binding.loops))
     request.rate = max(0.5, min(2, rate))
     request.requestArrival = arrival
+    request.rule = binding.cue
+    request.priority = choice.rule.priority
     // multi-page "each": the sounds after the first start page-spacing apart on the mixer clock.
     let sounds = binding.multiPage == .each ? min(max(pages, 1), MultiPage.maximumSounds) : 1
     let spacing = UInt64((binding.pageSpacing * Double(sampleRate)).rounded())
@@ -236,11 +246,16 @@ final class Paging {
         state.voices[key, default: []].append(started)
       } catch {
         // Opening the device may itself have taken the event past its deadline.
-        if index == 0 { return (clock.nanoseconds() > deadline ? .late : .failed, binding.cue, nil) }
+        if index == 0 {
+          let late = clock.nanoseconds() > deadline
+          if late { rules.count(.tooLate) }
+          return (late ? .late : .failed, binding.cue, nil)
+        }
         break
       }
     }
     state.lastStart[key] = now
+    rules.started(binding.cue, now: now)
     return (.played, binding.cue, id)
   }
 

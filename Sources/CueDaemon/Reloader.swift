@@ -59,7 +59,7 @@ final class Reloader {
   func loadAll(carousels: [String: CarouselBindings]) {
     let began = MonotonicClock.nanoseconds()
     let scan = loader.scan()
-    catalog.replace(with: scan.cues)
+    catalog.replace(with: scan.cues, folders: scan.folders)
     report(scan)
     let elapsed = Double(MonotonicClock.nanoseconds() - began) / 1e6
     logger.info(
@@ -99,9 +99,15 @@ final class Reloader {
     }
     if let carousels = values.carousels {
       // Bound cues must exist: loaded now, or among the files the rescan that follows will load.
-      var names = catalog.names
+      var names = catalog.names.union((values.cueRules ?? [:]).filter { !$0.value.variations.isEmpty }.keys)
       for directory in next.soundDirectories {
-        for file in (try? Files.list(directory: directory)) ?? [] { if let name = CueLoader.cueName(forFile: file) { names.insert(name) } }
+        for file in (try? Files.list(directory: directory)) ?? [] {
+          if let name = CueLoader.cueName(forFile: file) {
+            names.insert(name)
+          } else if !file.hasPrefix("."), Files.kind(of: directory + "/" + file) == .directory {
+            names.insert(file)  // a folder: a variation set
+          }
+        }
       }
       if let missing = missingBoundCue(in: carousels, known: names) {
         logger.error("config not reloaded, the previous one stays: \(missing)")
@@ -154,7 +160,7 @@ final class Reloader {
   func finished(_ scan: LibraryScan) {
     inProgress = false
     defer { if !inProgress { onScanning(false) } }
-    catalog.replace(with: scan.cues)
+    catalog.replace(with: scan.cues, folders: scan.folders)
     report(scan)
     logger.info(
       "reloaded: \(scan.cues.count) cues (added \(scan.added.count), changed \(scan.changed.count), removed \(scan.removed.count), skipped \(scan.failures.count))"

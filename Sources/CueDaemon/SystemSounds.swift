@@ -88,6 +88,9 @@ final class SystemSounds {
     }
   }
 
+  /// Told of each play that does not sound, for the `silenced` counters.
+  var onSilenced: (SilenceReason) -> Void = { _ in }
+
   private func sound(_ id: UInt64, allowDisposed: Bool = false) throws(ProtocolError) -> SoundState {
     if let sound = sounds[id], allowDisposed || !sound.disposed { return sound }
     if sounds[id] != nil || disposed.contains(id) {
@@ -101,6 +104,7 @@ final class SystemSounds {
       throw ProtocolError(.busy, "system sound \(sound.id) is still loading; play it once sound.create has answered")
     }
     if muted {
+      onSilenced(.muted)
       // Like the "sound effects" switch: nothing plays, and the completion says so.
       events.emit(.completion(.muted(sound: sound.id)), alsoTo: sound.completionClients)
       return .muted

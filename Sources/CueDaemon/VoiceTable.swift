@@ -21,6 +21,10 @@ struct LiveVoice {
   var stopping = false
   /// When the request that started it arrived (ns), for the trigger latency; 0 unknown.
   let requestArrival: UInt64
+  /// The cue name its play gave (a set's name for a member), for `max-instances`; nil for players.
+  let rule: String?
+  /// Its cue's priority: at the voice limit only a voice of at most the new one's priority is taken.
+  let priority: Int
 }
 
 /// What to start: a cue with its gain, loops and position, and whose it is.
@@ -37,6 +41,8 @@ struct VoiceRequest {
   var startAtFrame: UInt64 = 0
   var rate = 1.0
   var requestArrival: UInt64 = 0
+  var rule: String? = nil
+  var priority = CueRule.defaultPriority
 }
 
 /// Every voice the control side has started and not yet seen end: the one place voices start and stop.
@@ -48,8 +54,8 @@ final class VoiceTable {
   private(set) var voices: [VoiceID: LiveVoice] = [:]
   private let engine: EngineControl
   private let device: DeviceController
-  private let ids: IDAllocator
-  private let clock: DaemonClock
+  let ids: IDAllocator
+  let clock: DaemonClock
   /// Voices sounding at once (`--max-voices`); reloadable.
   var limit: Int
   /// The fade of a stop or a steal, in frames.
@@ -86,6 +92,25 @@ final class VoiceTable {
     voices.filter { !$0.value.stopping && include($0.value) }.keys.sorted { $0.rawValue < $1.rawValue }
   }
 
+  /// The voice to take at the limit for a new voice of `priority`, when `freeing` others make no
+  /// room: the oldest of the lowest priority not above it. `.some(nil)`: no need; nil: none may be taken.
+  func limitVictim(priority: Int, excluding freeing: Set<VoiceID> = []) -> VoiceID?? {
+    guard soundingCount - freeing.count >= limit else { return .some(nil) }
+    var best: (id: VoiceID, priority: Int)? = nil
+    for (id, voice) in voices where !voice.stopping && !freeing.contains(id) && voice.priority <= priority {
+      if let current = best, current.priority < voice.priority || (current.priority == voice.priority && current.id.rawValue < id.rawValue) {
+        continue
+      }
+      best = (id, voice.priority)
+    }
+    return best.map { .some($0.id) } ?? nil
+  }
+
+  /// Whether a voice of `priority` can start with `freeing` voices on their way out.
+  func hasRoom(priority: Int, freeing: Int) -> Bool {
+    soundingCount - freeing < limit || limitVictim(priority: priority) != nil
+  }
+
   /// Starts a voice: opens the device if it is closed (handing it to the audio thread after the
   /// start, so the cue is the device's first frame), steals the oldest voice past the limit,
   /// takes an id and queues the start. Returns the new voice and the stolen one.
@@ -99,11 +124,9 @@ final class VoiceTable {
     defer { if attachPending { device.attach() } }
     if let deadline, clock.nanoseconds() > deadline { throw ProtocolError(.busy, "the cue could not start before its deadline") }
     let replaced = replacing.filter { isSounding($0.0) }
-    // Only at the limit is the oldest looked for (a sort): not on every play.
-    var victim: VoiceID? = nil
-    if soundingCount - replaced.count >= limit {
-      let replacedIDs = Set(replaced.map(\.0))
-      victim = sounding { _ in true }.first { !replacedIDs.contains($0) }
+    // Only at the limit is a voice to take looked for: the oldest of the lowest priority.
+    guard let victim = limitVictim(priority: request.priority, excluding: Set(replaced.map(\.0))) else {
+      throw ProtocolError(.busy, "all \(limit) voices play cues of a higher priority than '\(request.cue.name)' (\(request.priority)); try again when one ends")
     }
     guard engine.commandRoom >= replaced.count + (victim == nil ? 1 : 2) else { throw Self.busy }
     for (id, reason) in replaced { stopQueued(id, fadeFrames: stopFadeFrames, reason: reason) }
@@ -117,7 +140,7 @@ final class VoiceTable {
     playsStarted += 1
     voices[id] = LiveVoice(
       cue: request.cue, owner: request.owner, notify: request.notify, startedAt: clock.nanoseconds(), loops: request.loops,
-      origin: request.origin, requestArrival: request.requestArrival)
+      origin: request.origin, requestArrival: request.requestArrival, rule: request.rule, priority: request.priority)
     return (id, victim)
   }
 
@@ -182,7 +205,7 @@ final class VoiceTable {
 }
 
 extension VoiceTable {
-  /// Starts a one-shot voice of `cue` as `play` asks (volume, pan, loops, notify).
+  /// Starts a one-shot voice of `cue` as `play` of a file asks (volume, pan, loops, notify).
   func startOneShot(_ p: PlayParameters, cue: Cue, owner: UInt64, arrival: UInt64, file: String? = nil) throws(ProtocolError) -> PlayReply {
     var request = VoiceRequest(
       cue: cue, gain: StereoGain.voice(volume: p.volume, pan: p.pan, sourceIsMono: cue.isMono), loops: LoopCount(numberOfLoops: p.loops),

@@ -147,17 +147,31 @@ public struct PlayReply: ReplyFields {
   public var voice: UInt64
   /// The voice that was faded out because the voice limit was reached.
   public var stole: UInt64?
-  /// For a sound-theme event: the file the theme gave for it.
+  /// For a sound-theme event: the file the theme gave for it; for a variation set, the member played.
   public var file: String?
+  /// Why it is silent; nil when it plays. On the wire `played` says which, and `reason` why not.
+  public var silenced: SilenceReason?
+  /// For a variation set: the member cue chosen (`page-next/soft`).
+  public var variation: String?
 
-  public init(voice: UInt64, stole: UInt64? = nil, file: String? = nil) {
+  public init(voice: UInt64, stole: UInt64? = nil, file: String? = nil, silenced: SilenceReason? = nil, variation: String? = nil) {
     self.voice = voice
     self.stole = stole
     self.file = file
+    self.silenced = silenced
+    self.variation = variation
   }
 
+  /// Whether the cue sounds (a voice started).
+  public var played: Bool { silenced == nil }
+
   public var fields: [(String, JSONValue)] {
-    [("voice", .id(voice))] + (stole.map { [("stole", .id($0))] } ?? []) + (file.map { [("file", .string($0))] } ?? [])
+    var members: [(String, JSONValue)] = [("voice", .id(voice)), ("played", .bool(played))]
+    if let silenced { members.append(("reason", .string(silenced.rawValue))) }
+    if let stole { members.append(("stole", .id(stole))) }
+    if let variation { members.append(("variation", .string(variation))) }
+    if let file { members.append(("file", .string(file))) }
+    return members
   }
 
   public init(reply: JSONValue) throws(ProtocolError) {
@@ -165,6 +179,13 @@ public struct PlayReply: ReplyFields {
     voice = try required(fields.id("voice"), "voice", in: "the play reply")
     stole = try fields.id("stole")
     file = try fields.string("file")
+    variation = try fields.string("variation")
+    let reason = try fields.string("reason")
+    if try fields.bool("played") == false {
+      silenced = reason.flatMap(SilenceReason.init(rawValue:)) ?? .cap
+    } else {
+      silenced = nil
+    }
   }
 }
 
@@ -195,6 +216,8 @@ public struct CueInfo: Sendable, Equatable {
   public var path: String
   /// `MP3`, `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`, `FLAC`…; nil from a daemon that does not say.
   public var format: String?
+  /// For a file in a folder of a sound directory: the folder, the variation set it belongs to.
+  public var set: String?
 
   public init(
     name: String, duration: Double, frames: Int, sourceRate: Int, channels: Int, bytes: Int, gapless: Bool, path: String,
@@ -216,7 +239,7 @@ public struct CueInfo: Sendable, Equatable {
     .object([
       ("name", .string(name)), ("duration", .number(duration)), ("frames", .int(frames)), ("sourceRate", .int(sourceRate)),
       ("channels", .int(channels)), ("bytes", .int(bytes)), ("gapless", .bool(gapless)), ("path", .string(path)),
-    ] + (format.map { [("format", .string($0))] } ?? []))
+    ] + (format.map { [("format", .string($0))] } ?? []) + (set.map { [("set", .string($0))] } ?? []))
   }
 
   /// Decodes one cue object of a `list` reply.
@@ -232,6 +255,7 @@ public struct CueInfo: Sendable, Equatable {
     gapless = try required(fields.bool("gapless"), "gapless", in: what)
     path = try required(fields.string("path"), "path", in: what)
     format = try fields.string("format")
+    set = try fields.string("set")
   }
 }
 

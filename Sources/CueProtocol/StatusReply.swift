@@ -143,6 +143,28 @@ public struct StatusReply: ReplyFields {
     }
   }
 
+  /// How many plays were silent, by reason; a reason never counted reads 0.
+  public struct SilencedCounts: Sendable, Equatable {
+    private var counts: [SilenceReason: Int] = [:]
+
+    public init(_ counts: [SilenceReason: Int] = [:]) {
+      for (reason, count) in counts { self[reason] = count }
+    }
+
+    public subscript(reason: SilenceReason) -> Int {
+      get { counts[reason] ?? 0 }
+      set { counts[reason] = newValue == 0 ? nil : newValue }
+    }
+
+    /// Every reason, in `SilenceReason` order.
+    var json: JSONValue { .object(SilenceReason.allCases.map { ($0.rawValue, .int(self[$0])) }) }
+
+    init(json: JSONValue) throws(ProtocolError) {
+      var fields = FieldReader(json)
+      for reason in SilenceReason.allCases { self[reason] = try fields.integer(reason.rawValue) ?? 0 }
+    }
+  }
+
   /// Request-to-first-frame latency of plays: the count and percentiles, in microseconds.
   public struct Latency: Sendable, Equatable {
     public var count: Int
@@ -197,6 +219,8 @@ public struct StatusReply: ReplyFields {
   public var triggerLatency: Latency
   /// Carousel messages handled, by decision.
   public var paging: PagingCounts
+  /// Plays that were silent, by reason.
+  public var silenced: SilencedCounts
   /// Events not sent because their connection read too slowly, since the daemon started.
   public var eventsDropped: Int
   public var refusedConnections: Int
@@ -267,7 +291,8 @@ public struct StatusReply: ReplyFields {
     version: String = cuedVersion, pid: Int, uptime: Double, device: Device, voices: Int = 0, voiceLimit: Int, plays: Int = 0,
     underruns: Int = 0, framesWritten: Int = 0, cues: Int = 0, cueBytes: Int = 0, clients: Int = 0, players: Int = 0,
     sounds: Int = 0, systemVolume: Double = 1, systemMuted: Bool = false, deviceCurrentTime: Double = 0,
-    triggerLatency: Latency = Latency(), paging: PagingCounts = PagingCounts(), eventsDropped: Int = 0,
+    triggerLatency: Latency = Latency(), paging: PagingCounts = PagingCounts(), silenced: SilencedCounts = SilencedCounts(),
+    eventsDropped: Int = 0,
     refusedConnections: Int = 0, socket: String, scheduling: Scheduling = Scheduling(policy: "other")
   ) {
     self.scheduling = scheduling
@@ -290,6 +315,7 @@ public struct StatusReply: ReplyFields {
     self.deviceCurrentTime = deviceCurrentTime
     self.triggerLatency = triggerLatency
     self.paging = paging
+    self.silenced = silenced
     self.eventsDropped = eventsDropped
     self.refusedConnections = refusedConnections
     self.socket = socket
@@ -304,6 +330,7 @@ public struct StatusReply: ReplyFields {
       ("systemMuted", .bool(systemMuted)), ("deviceCurrentTime", .number(deviceCurrentTime)),
       ("triggerLatency", triggerLatency.json),
       ("paging", .object(PagingDecision.allCases.map { ($0.rawValue, .int(paging[$0])) } + [("outOfOrder", .int(paging.outOfOrder)), ("settled", .int(paging.settled))])),
+      ("silenced", silenced.json),
       ("eventsDropped", .int(eventsDropped)), ("refusedConnections", .int(refusedConnections)), ("socket", .string(socket)),
       ("scheduling", scheduling.json),
     ]
@@ -337,6 +364,7 @@ public struct StatusReply: ReplyFields {
     for decision in PagingDecision.allCases { paging[decision] = try counts.integer(decision.rawValue) ?? 0 }
     paging.outOfOrder = try counts.integer("outOfOrder") ?? 0
     paging.settled = try counts.integer("settled") ?? 0
+    silenced = try fields.object("silenced").map { (json) throws(ProtocolError) in try SilencedCounts(json: json) } ?? SilencedCounts()
     eventsDropped = try count("eventsDropped")
     refusedConnections = try count("refusedConnections")
     socket = try required(fields.string("socket"), "socket", in: what)

@@ -166,8 +166,12 @@ struct Play: ParsableCommand {
   /// Plays and prints the voice id; with `notify` (--wait), waits for the voice's end.
   static func play(_ session: Session, _ parameters: PlayParameters) throws {
     let cue = parameters.event ?? parameters.cue
-    let voice = try session.send(.play(parameters), as: PlayReply.self).voice
-    if !session.json { writeToStandardOutput("\(voice)\n") }
+    let reply = try session.send(.play(parameters), as: PlayReply.self)
+    let voice = reply.voice
+    if !session.json {
+      writeToStandardOutput("\(voice)\n")
+      if let reason = reply.silenced { writeToStandardError("cuectl: \(cue) is silent: \(reason.rawValue) (docs/PROTOCOL.md, \"Silent plays\")\n") }
+    }
     guard parameters.notify else { return }
     // Built on events: the `finished` event this play asked for (notify).
     let finished = try waitForEvent(session) { event -> Event.Finished? in
@@ -317,6 +321,8 @@ struct Status: ParsableCommand {
         + " (system volume \(String(format3: status.systemVolume))\(status.systemMuted ? ", muted" : ""))")
     let decisions = PagingDecision.allCases.map { "\($0.rawValue) \(status.paging[$0])" }
     lines.append("paging:    \(decisions.joined(separator: ", "))")
+    let silent = SilenceReason.allCases.map { "\($0.rawValue) \(status.silenced[$0])" }
+    lines.append("silent:    \(silent.joined(separator: ", ")) (plays that did not sound, by reason)")
     lines.append("uptime:    \(formatSeconds(status.uptime))")
     lines.append("cues:      \(status.cues) (\(formatBytes(status.cueBytes)))")
     lines.append(

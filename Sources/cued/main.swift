@@ -101,17 +101,17 @@ struct Cued {
       switch configuration.output ?? .null {
       case .null:
         let sink = NullSink(rate: configuration.sampleRate, periodFrames: configuration.periodFrames, bufferFrames: configuration.bufferFrames)
-        try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: values.carousels)
+        try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
       case .pipeWire(let target):
-        try servePipeWire(configuration, target: target, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
+        try servePipeWire(configuration, target: target, logger: logger, reader: reader, configPath: configPath, values: values)
       case .pulseAudio(let sink):
-        try servePulseAudio(configuration, sink: sink, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
+        try servePulseAudio(configuration, sink: sink, logger: logger, reader: reader, configPath: configPath, values: values)
       case .auto where PipeWireSink.serverAnswers():
         logger.info("device auto: a PipeWire server answers; playing through it")
-        try servePipeWire(configuration, target: nil, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
+        try servePipeWire(configuration, target: nil, logger: logger, reader: reader, configPath: configPath, values: values)
       case .auto where PulseSink.serverAnswers():
         logger.info("device auto: no PipeWire server answers, a PulseAudio server does; playing through a native PulseAudio stream")
-        try servePulseAudio(configuration, sink: nil, logger: logger, reader: reader, configPath: configPath, carousels: values.carousels)
+        try servePulseAudio(configuration, sink: nil, logger: logger, reader: reader, configPath: configPath, values: values)
       case .auto, .alsa:
         var name = "default"
         if case .alsa(let given) = configuration.output {
@@ -128,7 +128,7 @@ struct Cued {
         let sink = AlsaSink(
           device: name, rate: configuration.sampleRate, periodFrames: configuration.periodFrames,
           bufferFrames: configuration.bufferFrames)
-        try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: values.carousels)
+        try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
       }
     } catch {
       logger.critical("\(error)")
@@ -138,36 +138,36 @@ struct Cued {
 
   private func servePipeWire(
     _ configuration: DaemonConfiguration, target: String?, logger: Logger,
-    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, carousels: [String: CarouselBindings]?
+    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, values: ConfigValues
   ) throws(StartupError) {
     let sink = PipeWireSink(
       target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency,
       adaptiveLatency: (maximumFrames: configuration.pipeWireLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
       realtimePriority: configuration.realtimePriority)
-    try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
+    try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
   }
 
   private func servePulseAudio(
     _ configuration: DaemonConfiguration, sink name: String?, logger: Logger,
-    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, carousels: [String: CarouselBindings]?
+    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, values: ConfigValues
   ) throws(StartupError) {
     let sink = PulseSink(
       sink: name, rate: configuration.sampleRate, targetFrames: configuration.pulseAudioLatency,
       adaptiveLatency: (maximumFrames: configuration.pulseAudioLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
       realtimePriority: configuration.realtimePriority)
-    try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, carousels: carousels)
+    try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
   }
 
   private func serve<Device: OutputDevice>(
     _ configuration: DaemonConfiguration, device: Device, logger: Logger,
     reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPathInUse: String?,
-    carousels: [String: CarouselBindings]?
+    values: ConfigValues
   ) throws(StartupError) {
     let daemon = try Daemon(configuration: configuration, device: device, logger: logger)
     daemon.configReader = reader
     daemon.commandLine = commandLineValues
     daemon.configPath = configPathInUse
-    daemon.setCarousels(carousels)
+    daemon.applyTables(values)
     try daemon.bindSocket()
     daemon.loadCues()
     try daemon.startAudio()

@@ -119,8 +119,11 @@ struct EventTests {
     #expect(EventKind.allCases.map(\.rawValue).contains("events-dropped"))
   }
 
-  @Test func completionReasonsAreTheFinishReasonsAndMuted() {
-    #expect(CompletionReason.allCases.map(\.rawValue) == FinishReason.allCases.map(\.rawValue) + ["muted"])
+  @Test func completionReasonsAreTheFinishReasonsMutedAmongThem() {
+    #expect(CompletionReason.allCases.map(\.rawValue) == FinishReason.allCases.map(\.rawValue))
+    #expect(FinishReason.allCases.map(\.rawValue).contains("muted"))
+    // Every silent-play reason but `unknown` (an error reply, never a finish) is a finish reason.
+    for reason in SilenceReason.allCases where reason != .unknown { #expect(FinishReason(reason).rawValue == reason.rawValue) }
     for reason in FinishReason.allCases { #expect(CompletionReason(reason).rawValue == reason.rawValue) }
   }
 }

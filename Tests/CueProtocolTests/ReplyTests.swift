@@ -26,8 +26,12 @@ let replySamples: [ReplySample] = [
     op: .hello, body: .hello(HelloReply(server: "cued", version: "0.2.0", protocolVersion: 1)),
     line: #"{"id":1,"ok":true,"server":"cued","version":"0.2.0","protocol":1}"#),
   ReplySample(op: .ping, body: .ping(PingReply()), line: #"{"id":1,"ok":true,"pong":true}"#),
-  ReplySample(op: .play, body: .play(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7}"#),
-  ReplySample(op: .play, body: .play(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"stole":3}"#),
+  ReplySample(op: .play, body: .play(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7,"played":true}"#),
+  ReplySample(op: .play, body: .play(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"played":true,"stole":3}"#),
+  ReplySample(
+    op: .play, body: .play(PlayReply(voice: 8, silenced: .cooldown)), line: #"{"id":1,"ok":true,"voice":8,"played":false,"reason":"cooldown"}"#),
+  ReplySample(
+    op: .play, body: .play(PlayReply(voice: 8, variation: "blip/b")), line: #"{"id":1,"ok":true,"voice":8,"played":true,"variation":"blip/b"}"#),
   ReplySample(op: .stop, body: .stop(StopReply(stopped: 2)), line: #"{"id":1,"ok":true,"stopped":2}"#),
   ReplySample(op: .voices, body: .voices(VoicesReply(voices: [])), line: #"{"id":1,"ok":true,"voices":[]}"#),
   ReplySample(
@@ -55,7 +59,7 @@ let replySamples: [ReplySample] = [
   ReplySample(
     op: .status, body: .status(sampleStatus),
     line:
-      #"{"id":1,"ok":true,"version":"0.2.0","pid":4242,"uptime":12.5,"device":{"name":"default","backend":"alsa","state":"lost","error":"No such device","format":"S16_LE","rate":48000,"periodFrames":240,"bufferFrames":960,"delayFrames":0,"opens":2,"losses":1},"voices":3,"voiceLimit":32,"plays":120,"underruns":0,"framesWritten":576000,"cues":5,"cueBytes":1048576,"clients":2,"players":1,"sounds":0,"systemVolume":0.8,"systemMuted":false,"deviceCurrentTime":12.25,"triggerLatency":{"count":120,"p50Us":850,"p99Us":2100.5,"maxUs":3000},"paging":{"played":4,"ignored":0,"too-soon":1,"late":0,"unbound":0,"merged":0,"unchanged":2,"failed":0,"outOfOrder":0,"settled":0},"eventsDropped":0,"refusedConnections":0,"socket":"/run/user/1000/cued/cued.sock","scheduling":{"policy":"other","refused":"Operation not permitted"}}"#
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":4242,"uptime":12.5,"device":{"name":"default","backend":"alsa","state":"lost","error":"No such device","format":"S16_LE","rate":48000,"periodFrames":240,"bufferFrames":960,"delayFrames":0,"opens":2,"losses":1},"voices":3,"voiceLimit":32,"plays":120,"underruns":0,"framesWritten":576000,"cues":5,"cueBytes":1048576,"clients":2,"players":1,"sounds":0,"systemVolume":0.8,"systemMuted":false,"deviceCurrentTime":12.25,"triggerLatency":{"count":120,"p50Us":850,"p99Us":2100.5,"maxUs":3000},"paging":{"played":4,"ignored":0,"too-soon":1,"late":0,"unbound":0,"merged":0,"unchanged":2,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/run/user/1000/cued/cued.sock","scheduling":{"policy":"other","refused":"Operation not permitted"}}"#
   ),
   ReplySample(
     op: .status,
@@ -63,7 +67,7 @@ let replySamples: [ReplySample] = [
       StatusReply(
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s")),
     line:
-      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other"}}"#
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other"}}"#
   ),
   // Real-time from RTKit after SCHED_FIFO was refused; and neither.
   ReplySample(
@@ -73,7 +77,7 @@ let replySamples: [ReplySample] = [
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s",
         scheduling: .init(policy: "rr", priority: 15, via: "rtkit"))),
     line:
-      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"rr","priority":15,"via":"rtkit"}}"#
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"rr","priority":15,"via":"rtkit"}}"#
   ),
   ReplySample(
     op: .status,
@@ -82,7 +86,7 @@ let replySamples: [ReplySample] = [
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s",
         scheduling: .init(policy: "other", refused: "Operation not permitted", rtkit: "not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"))),
     line:
-      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other","refused":"Operation not permitted","rtkit":"not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"}}"#
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other","refused":"Operation not permitted","rtkit":"not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"}}"#
   ),
   ReplySample(
     op: .reload,
@@ -127,9 +131,9 @@ let replySamples: [ReplySample] = [
   ReplySample(op: .playerPlay, body: .playerPlay(PlayerPlayReply()), line: #"{"id":1,"ok":true,"playing":true}"#),
   ReplySample(op: .playerDestroy, body: .playerDestroy(PlayerDestroyReply(destroyed: 4)), line: #"{"id":1,"ok":true,"destroyed":4}"#),
   ReplySample(op: .soundCreate, body: .soundCreate(SoundCreateReply(sound: 5)), line: #"{"id":1,"ok":true,"sound":5}"#),
-  ReplySample(op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9))), line: #"{"id":1,"ok":true,"voice":9}"#),
+  ReplySample(op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9))), line: #"{"id":1,"ok":true,"voice":9,"played":true}"#),
   ReplySample(
-    op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9, stole: 2))), line: #"{"id":1,"ok":true,"voice":9,"stole":2}"#),
+    op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9, stole: 2))), line: #"{"id":1,"ok":true,"voice":9,"played":true,"stole":2}"#),
   ReplySample(op: .soundPlay, body: .soundPlay(.muted), line: #"{"id":1,"ok":true,"muted":true}"#),
   ReplySample(
     op: .soundCompletion, body: .soundCompletion(SoundCompletionReply(sound: 5, completion: true)),

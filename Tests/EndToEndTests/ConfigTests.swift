@@ -40,6 +40,10 @@ struct ConfigTests {
       ("[system-sounds]\nvolume = 2\n", ":2:", "volume must be a number from 0"),
       ("device = \n", ":1:", "TOML syntax"),
       ("sounds = \"/one/dir\"\n", ":1:", "sounds must be a list"),
+      ("[cues.tick]\ncooldown = 0.1\npast-max = \"maybe\"\n", ":3:", "[cues.tick] past-max must be \"steal\""),
+      ("[cues.tick]\npriority = 101\n", ":2:", "priority must be a whole number from 0 to 100"),
+      ("[cues.set]\nvariations = [\"a\", { cue = \"b\", weight = 0 }]\n", ":2:", "weight must be a number above 0"),
+      ("[cues.tick]\nvolume = 1\n", ":2:", "unknown key volume; a cue's table takes variations,"),
     ])
   func errorsNameTheFileLineAndFix(_ text: String, _ line: String, _ fix: String) throws {
     try Self.expectRejected(text, at: line, saying: fix)

@@ -122,10 +122,13 @@ struct DaemonTests {
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
     // Built-in bindings, but this directory has no page-next: the decision is unbound.
     #expect(try daemon.cuectl(["page", "--from", "0", "--to", "1", "--count", "3"]).status == 0)
+    #expect(try daemon.cuectl(["play", "nosuch"]).status != 0)
     let json = try daemon.status()
     let text = try daemon.cuectl(["status"]).stdout
     #expect(text.contains("plays:     \(json["plays"] as? Int ?? -1) started; request to first frame p50 "), "\(text)")
     #expect(text.contains("paging:    played 0, ignored 0, too-soon 0, late 0, unbound 1,"), "\(text)")
+    #expect(text.contains("silent:    unknown 1, cooldown 0, cap 0, level 0, muted 0, group-muted 0, too-late 0"), "\(text)")
+    #expect((json["silenced"] as? [String: Any])?["unknown"] as? Int == 1)
     #expect(text.contains("objects:   0 players, 0 system sounds (system volume 1)"), "\(text)")
     #expect(text.contains(" connected, 0 refused, 0 events dropped for slow readers"), "\(text)")
     #expect(text.contains("frames mixed") && text.contains("opened 1 time"), "\(text)")

@@ -15,10 +15,15 @@ final class PacedCapture {
   let daemon: DaemonProcess
   var capturePath: String { directory + "/out.raw" }
 
-  init(cues: [String: String], extra: [String] = [], config: String? = nil, environment extraEnvironment: [String: String] = [:]) throws {
+  /// `prepare` gets the sound directory before cued starts (to add files of the test's own).
+  init(
+    cues: [String: String], extra: [String] = [], config: String? = nil, environment extraEnvironment: [String: String] = [:],
+    prepare: (String) throws -> Void = { _ in }
+  ) throws {
     directory = Harness.temporaryDirectory()
     pulse = try PulseServer(directory: directory)
     let sounds = try Harness.soundDirectory(in: directory, cues)
+    try prepare(sounds)
     var extra = extra
     if let config {
       try config.write(toFile: directory + "/cued.toml", atomically: true, encoding: .utf8)

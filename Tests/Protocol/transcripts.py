@@ -38,6 +38,8 @@ Options of a transcript (words split as a shell would):
                           its standard input (socat, nc); without it a "$ COMMAND" runs to its
                           end and every line after it, up to the next "$", is its output
     with-file=NAME        the fenced block before this one is saved as NAME where commands run
+    config                the fenced block before this one (TOML) is the daemon's config file
+                          (--config instead of --no-config)
 File actions: copy:FILE[>NAME] (from --sounds), remove:NAME, text:NAME (a file that is not
 audio), link:NAME>TARGET (a symlink).
 
@@ -87,7 +89,7 @@ DOC_DATA = "/tmp/docs/data"
 DAEMON_DEFAULTS = ["--device", "null", "--idle-timeout", "1", "--realtime-priority", "0", "--no-config"]
 DAEMON_EVENTS = set(schema_check.SCHEMA["$defs"]["events"])
 OPTIONS = {"session", "daemon", "sounds", "setup", "before", "together", "pause-after", "unordered", "elided",
-           "abbreviations", "interactive", "with-file"}
+           "abbreviations", "interactive", "with-file", "config"}
 
 
 # --- how values compare --------------------------------------------------------------------------
@@ -386,7 +388,7 @@ def read_blocks(text):
 class Daemon:
     """A cued of its own: a scratch directory with the sound directory and the socket."""
 
-    def __init__(self, cued, sounds, options):
+    def __init__(self, cued, sounds, options, config_text=None):
         self.directory = os.path.realpath(tempfile.mkdtemp(prefix="cued-tx-", dir="/tmp"))
         self.sounds, self.socket, self.source = self.directory + "/sounds", self.directory + "/cued.sock", sounds
         os.mkdir(self.sounds)
@@ -395,7 +397,12 @@ class Daemon:
             if name.endswith(".mp3") and (not wanted or name[:-4] in wanted.split(",")):
                 shutil.copy(os.path.join(sounds, name), self.sounds)
         self.act(options.get("setup", ""))
-        arguments = merge_options(DAEMON_DEFAULTS, shlex.split(options.get("daemon", "")))
+        defaults = DAEMON_DEFAULTS
+        if config_text is not None:
+            with open(self.directory + "/cued.toml", "w") as file:
+                file.write(config_text)
+            defaults = [word for word in DAEMON_DEFAULTS if word != "--no-config"] + ["--config", self.directory + "/cued.toml"]
+        arguments = merge_options(defaults, shlex.split(options.get("daemon", "")))
         self.log = open(self.directory + "/cued.log", "wb")
         # The sound-theme lookup's places, the same on every machine: an empty data home (shown as
         # DOC_DATA) and the XDG defaults, where sound-theme-freedesktop is installed.
@@ -656,7 +663,11 @@ class Replayer:
     def session_of(self, block):
         name = block.options.get("session", block.name)
         if name not in self.sessions:
-            self.sessions[name] = Session(Daemon(self.arguments.cued, self.arguments.sounds, block.options))
+            config_text = None
+            if "config" in block.options:
+                previous = [b for b in self.blocks if b.fence_line < block.fence_line][-1]
+                config_text = "\n".join(text for _, text in previous.lines) + "\n"
+            self.sessions[name] = Session(Daemon(self.arguments.cued, self.arguments.sounds, block.options, config_text))
         return self.sessions[name]
 
     def end_session(self, block):
