@@ -58,6 +58,8 @@ public enum VoiceEndReason: UInt8, Sendable, BitwiseCopyable, CaseIterable {
   case error
   /// A player paused or stopped it; the player keeps the position. Internal: never a `finished` event.
   case paused
+  /// The level changed and no longer allows it: it faded out.
+  case level
 
   /// The wire spelling, as in `docs/PROTOCOL.md`.
   public var name: String {
@@ -69,6 +71,7 @@ public enum VoiceEndReason: UInt8, Sendable, BitwiseCopyable, CaseIterable {
     case .deviceLost: "device-lost"
     case .error: "error"
     case .paused: "paused"
+    case .level: "level"
     }
   }
 }

@@ -38,6 +38,8 @@ final class ClientConnection {
   var lastReceived: UInt64 = 0
   /// The events this connection asked for with `subscribe` (nil: none).
   var subscription: EventFilter? = nil
+  /// The name its `hello` gave (`[clients.NAME]` in the config), if any.
+  var name: String? = nil
 
   /// While more than this much output waits, the client's requests are not read (backpressure).
   let readPauseBytes: Int

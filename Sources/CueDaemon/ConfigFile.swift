@@ -18,6 +18,10 @@ public struct ConfigValues: Sendable, Equatable {
   public var carousels: [String: CarouselBindings]?
   /// `[cues.NAME]` tables: each cue's variations, spreads and repeat rules.
   public var cueRules: [String: CueRule]?
+  /// `[groups.NAME]`, `[clients.NAME]` and `[quiet-hours]`.
+  public var groups: [String: GroupSettings]?
+  public var clients: [String: ClientSettings]?
+  public var quietHours: QuietHours?
 
   public init() {}
 
@@ -55,6 +59,9 @@ public struct ConfigValues: Sendable, Equatable {
     merged.settings.merge(other.settings) { mine, _ in mine }
     merged.carousels = carousels ?? other.carousels
     merged.cueRules = cueRules ?? other.cueRules
+    merged.groups = groups ?? other.groups
+    merged.clients = clients ?? other.clients
+    merged.quietHours = quietHours ?? other.quietHours
     return merged
   }
 }
@@ -135,6 +142,12 @@ public enum ConfigFile {
         values.carousels = try interpretCarousels(value, path: path, locator: locator)
       } else if key == "cues" {
         values.cueRules = try interpretCueRules(value, path: path, locator: locator)
+      } else if key == "groups" {
+        values.groups = try interpretGroups(value, path: path, locator: locator)
+      } else if key == "clients" {
+        values.clients = try interpretClients(value, path: path, locator: locator)
+      } else if key == "quiet-hours" {
+        values.quietHours = try interpretQuietHours(value, path: path, locator: locator)
       } else if Settings.tables.contains(key) {
         guard let table = value.objectValue else { throw fail(key, "\(key) must be a table: [\(key)]") }
         for (inner, innerValue) in table {
@@ -146,11 +159,17 @@ public enum ConfigFile {
           try check(setting, innerValue)
         }
       } else {
-        let names = (Settings.tables + ["carousel.NAME", "cues.NAME"]).map { "[\($0)]" }
+        let names = (Settings.tables + ["carousel.NAME", "cues.NAME", "groups.NAME", "clients.NAME", "quiet-hours"]).map { "[\($0)]" }
         let tables = names.dropLast().joined(separator: ", ") + " and " + names.last!
         throw fail(
           key, "unknown key \(key); the keys are \(Settings.topLevelKeys.joined(separator: ", ")) and the tables \(tables) (docs/CONFIG.md)")
       }
+    }
+    // A cue's group must be one the file defines (or `default`).
+    for (name, rule) in values.cueRules ?? [:] where rule.group != CueRule.defaultGroup && values.groups?[rule.group] == nil {
+      throw ConfigError(
+        path: path, line: locator.line(of: "group", in: "cues." + name),
+        message: "[cues.\(name)] plays in the group '\(rule.group)', which has no [groups.\(rule.group)] table")
     }
     return values
   }

@@ -42,17 +42,24 @@ public struct CueRule: Sendable, Equatable {
   public var priority = CueRule.defaultPriority
   /// Nothing of this cue plays (`muted`).
   public var muted = false
+  /// The group (bus) it plays in: its volume, mute, ducking and whether it plays at `quiet`.
+  public var group = CueRule.defaultGroup
+  /// It plays at the level `quiet`, and at `silent` for clients allowed to break silence.
+  public var important = false
   /// Where it was set (for messages), 0 when built in.
   public var line = 0
 
   public static let defaultPriority = 50
+  public static let defaultGroup = "default"
 
   public init() {}
 }
 
 extension ConfigFile {
   /// The keys a `[cues.NAME]` table takes.
-  static let cueRuleKeys = ["variations", "volume-spread", "rate-spread", "cooldown", "max-instances", "past-max", "priority", "muted"]
+  static let cueRuleKeys = [
+    "variations", "volume-spread", "rate-spread", "cooldown", "max-instances", "past-max", "priority", "muted", "group", "important",
+  ]
 
   /// Reads the `[cues.NAME]` tables.
   static func interpretCueRules(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: CueRule] {
@@ -94,6 +101,12 @@ extension ConfigFile {
         case "muted":
           guard let muted = setting.boolValue else { throw fail(key, "muted must be true or false") }
           rule.muted = muted
+        case "group":
+          guard let group = setting.stringValue, !group.isEmpty else { throw fail(key, "group must be the name of a [groups.NAME] table") }
+          rule.group = group
+        case "important":
+          guard let important = setting.boolValue else { throw fail(key, "important must be true or false") }
+          rule.important = important
         default:
           throw fail(key, "unknown key \(key); a cue's table takes \(cueRuleKeys.joined(separator: ", "))")
         }
@@ -209,8 +222,11 @@ final class CueRules {
     case silent(SilenceReason)
   }
 
-  func admit(_ name: String, rule: CueRule, now: UInt64, voices: VoiceTable) -> Admission {
+  func admit(
+    _ name: String, rule: CueRule, now: UInt64, voices: VoiceTable, levels: GroupsAndLevels, client: String?
+  ) -> Admission {
     if rule.muted { return .silent(.muted) }
+    if let reason = levels.silence(for: rule, client: client) { return .silent(reason) }
     if rule.cooldown > 0, let last = lastStart[name], now &- last < UInt64(rule.cooldown * 1e9) { return .silent(.cooldown) }
     if rule.maxInstances > 0 {
       let instances = voices.sounding { $0.rule == name }
@@ -234,7 +250,8 @@ extension VoiceTable {
   /// its rules; a silent play (its rules, or the voice limit taken by higher priorities) gets a
   /// voice id, a reply that says why, and a `finished` event with that reason.
   func startOneShot(
-    _ p: PlayParameters, named name: String, catalog: CueCatalog, rules: CueRules, events: EventRouter, owner: UInt64, arrival: UInt64
+    _ p: PlayParameters, named name: String, catalog: CueCatalog, rules: CueRules, levels: GroupsAndLevels, events: EventRouter,
+    owner: UInt64, client: String?, arrival: UInt64
   ) throws(ProtocolError) -> PlayReply {
     let choice: CueRules.Choice
     do {
@@ -244,7 +261,7 @@ extension VoiceTable {
       throw error
     }
     let now = clock.nanoseconds()
-    switch rules.admit(name, rule: choice.rule, now: now, voices: self) {
+    switch rules.admit(name, rule: choice.rule, now: now, voices: self, levels: levels, client: client) {
     case .silent(let reason):
       return silent(reason, cue: choice.cue, rules: rules, events: events, owner: owner, notify: p.notify)
     case .admit(let stealing):
@@ -256,6 +273,9 @@ extension VoiceTable {
       request.requestArrival = arrival
       request.rule = name
       request.priority = choice.rule.priority
+      request.group = choice.rule.group
+      request.lowestLevel = levels.lowestLevel(important: choice.rule.important, group: choice.rule.group, client: client)
+      request.ceiling = levels.ceiling(for: client)
       let started = try start(request, replacing: stealing.map { ($0, .stolen) })
       rules.started(name, now: now)
       return PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue ?? stealing.first?.rawValue, variation: choice.variation)

@@ -44,6 +44,7 @@ public final class Daemon<Device: OutputDevice> {
   let paging: Paging
   let reloader: Reloader
   let rules: CueRules
+  let levels: GroupsAndLevels
 
   /// From a request's last byte arriving to its voice's first frame handed to the device.
   var triggerLatency = LatencyHistogram()
@@ -74,7 +75,9 @@ public final class Daemon<Device: OutputDevice> {
     try self.init(configuration: configuration, device: device, logger: logger, clock: SystemClock())
   }
 
-  init(configuration: DaemonConfiguration, device sink: Device, logger: Logger, clock: DaemonClock) throws(StartupError) {
+  init(
+    configuration: DaemonConfiguration, device sink: Device, logger: Logger, clock: DaemonClock, wallClock: WallClock = LocalWallClock()
+  ) throws(StartupError) {
     self.logger = logger
     self.clock = clock
     startedAt = clock.nanoseconds()
@@ -111,7 +114,9 @@ public final class Daemon<Device: OutputDevice> {
       catalog: catalog, files: files, events: events, ids: ids)
     themeSounds = ThemeSounds(theme: configuration.soundTheme, voices: voices, files: files, events: events, ids: ids)
     rules = CueRules(seed: clock.nanoseconds() ^ UInt64(ProcessInfo.processID))
-    paging = Paging(voices: voices, catalog: catalog, rules: rules, events: events, clock: clock, sampleRate: configuration.sampleRate)
+    levels = GroupsAndLevels(voices: voices, events: events, wallClock: wallClock, sampleRate: rate)
+    paging = Paging(
+      voices: voices, catalog: catalog, rules: rules, levels: levels, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
   }
@@ -149,6 +154,8 @@ public final class Daemon<Device: OutputDevice> {
       if change == .restored { voices.dropLate(olderThan: UInt64(configuration.lateVoiceSeconds * 1e9)) }
     }
     sounds.onSilenced = { [unowned self] reason in rules.count(reason) }
+    voices.groupFactor = { [unowned self] group in levels.factor(group) }
+    voices.onStart = { [unowned self] id, voice in levels.voiceStarted(id, group: voice.group) }
     voices.onStopping = { [unowned self] id, voice in
       if case .player(let player) = voice.origin { players.voiceStopping(id, player: player) }
     }
@@ -211,6 +218,7 @@ public final class Daemon<Device: OutputDevice> {
     paging.setCarousels(values.carousels)
     rules.setRules(values.cueRules)
     catalog.setRules(rules.rules)
+    levels.configure(groups: values.groups, clients: values.clients, quietHours: values.quietHours)
   }
 
   /// Decodes every cue (in parallel) and logs what was loaded, skipped and why.
@@ -283,14 +291,16 @@ public final class Daemon<Device: OutputDevice> {
       clients.retireHalfClosed()
       if !ready[.listener].isEmpty { clients.acceptWaiting() }
       device.retryIfDue()
+      levels.checkQuietHours()
       watchdog?.feedIfDue(now: clock.nanoseconds(), engine: engine, notifier: notifier, logger: logger)
     }
     shutdown()
   }
 
   private func pollTimeout() -> Int32 {
-    guard let next = [device.retryDeadline, watchdog?.due].compactMap({ $0 }).min() else { return -1 }
     let now = clock.nanoseconds()
+    let quietHoursBoundary = levels.secondsToNextBoundary().map { now + UInt64(($0 + 0.01) * 1e9) }
+    guard let next = [device.retryDeadline, watchdog?.due, quietHoursBoundary].compactMap({ $0 }).min() else { return -1 }
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))
   }
@@ -331,7 +341,10 @@ public final class Daemon<Device: OutputDevice> {
   func perform(_ request: Request, waiter: Waiter, client: ClientConnection) throws(ProtocolError) -> ReplyBody? {
     switch request {
     case .hello(let name):
-      if let name { logger.debug("client \(client.serial) is \(name.prefix(64))") }
+      if let name {
+        logger.debug("client \(client.serial) is \(name.prefix(64))")
+        client.name = String(name.prefix(128))
+      }
       return .hello(HelloReply(capabilities: capabilities))
     case .ping:
       return .ping(PingReply())
@@ -345,7 +358,9 @@ public final class Daemon<Device: OutputDevice> {
         }
       }
       return .play(
-        try voices.startOneShot(p, named: p.cue, catalog: catalog, rules: rules, events: events, owner: client.serial, arrival: client.lastReceived))
+        try voices.startOneShot(
+          p, named: p.cue, catalog: catalog, rules: rules, levels: levels, events: events, owner: client.serial, client: client.name,
+          arrival: client.lastReceived))
     case .stop(let target, let fade):
       let fadeFrames = fade.map { Int($0 * Double(configuration.sampleRate)) }
       return .stop(StopReply(stopped: try voices.stop(target, fadeFrames: fadeFrames, catalog: catalog)))
@@ -375,6 +390,18 @@ public final class Daemon<Device: OutputDevice> {
     case .reload:
       try reloader.request(from: waiter)
       return nil
+    case .level(let level):
+      if let level { levels.setLevel(level, by: "client") }
+      return .level(levels.levelReply)
+    case .group(let name, let volume, let muted):
+      if let name {
+        guard name == CueRule.defaultGroup || levels.groups[name] != nil else {
+          let known = ([CueRule.defaultGroup] + levels.groups.keys.sorted()).joined(separator: ", ")
+          throw ProtocolError(.unknownGroup, "no group named '\(name.prefix(100))'; the groups are \(known) ([groups.NAME] in the config)")
+        }
+        levels.set(name, volume: volume, muted: muted)
+      }
+      return .group(levels.reply(name))
     }
   }
 
@@ -414,6 +441,7 @@ public final class Daemon<Device: OutputDevice> {
   /// A voice stopped sounding: forget it, and tell whoever is owed the news.
   private func voiceEnded(_ end: VoiceEnd) {
     guard let voice = voices.ended(end.id) else { return }
+    levels.voiceEnded(end.id, group: voice.group)
     switch voice.origin {
     case .oneShot: events.finished(end.id, voice, reason: end.reason, alsoTo: voice.notify ? [voice.owner] : [])
     case .player(let player): players.voiceEnded(end, voice: voice, player: player)

@@ -36,11 +36,16 @@ final class Paging {
   private let voices: VoiceTable
   private let catalog: CueCatalog
   private let rules: CueRules
+  private let levels: GroupsAndLevels
   private let events: EventRouter
   private let clock: DaemonClock
   private let sampleRate: Int
 
-  init(voices: VoiceTable, catalog: CueCatalog, rules: CueRules, events: EventRouter, clock: DaemonClock, sampleRate: Int) {
+  init(
+    voices: VoiceTable, catalog: CueCatalog, rules: CueRules, levels: GroupsAndLevels, events: EventRouter, clock: DaemonClock,
+    sampleRate: Int
+  ) {
+    self.levels = levels
     self.sampleRate = sampleRate
     self.voices = voices
     self.catalog = catalog
@@ -187,7 +192,7 @@ final class Paging {
       return (.late, binding.cue, nil)
     }
     var replacing: [(VoiceID, VoiceEndReason)] = []
-    switch rules.admit(binding.cue, rule: choice.rule, now: now, voices: voices) {
+    switch rules.admit(binding.cue, rule: choice.rule, now: now, voices: voices, levels: levels, client: nil) {
     case .silent(let reason):
       rules.count(reason)
       return (reason == .cooldown ? .tooSoon : .ignored, binding.cue, nil)
@@ -233,6 +238,8 @@ final class Paging {
     request.requestArrival = arrival
     request.rule = binding.cue
     request.priority = choice.rule.priority
+    request.group = choice.rule.group
+    request.lowestLevel = levels.lowestLevel(important: choice.rule.important, group: choice.rule.group, client: nil)
     // multi-page "each": the sounds after the first start page-spacing apart on the mixer clock.
     let sounds = binding.multiPage == .each ? min(max(pages, 1), MultiPage.maximumSounds) : 1
     let spacing = UInt64((binding.pageSpacing * Double(sampleRate)).rounded())

@@ -198,7 +198,7 @@ final class Players {
     if let voice, let cue = player.cue {
       if settings.volume != nil || settings.pan != nil {
         let ramp = Int((settings.fade ?? 0) * sampleRate)
-        send(.setGain(voice, player.gain(for: cue), rampFrames: ramp))
+        send(.setGain(voice, player.gain(for: cue).scaled(by: voices.groupFactor(CueRule.defaultGroup)), rampFrames: ramp))
       }
       if let rate = settings.rate { send(.setRate(voice, rate: rate)) }
       if let loops = settings.numberOfLoops { send(.setLoops(voice, loopsLeft: loops)) }

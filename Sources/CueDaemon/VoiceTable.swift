@@ -25,6 +25,12 @@ struct LiveVoice {
   let rule: String?
   /// Its cue's priority: at the voice limit only a voice of at most the new one's priority is taken.
   let priority: Int
+  /// Its group (bus), and its gain before the group's factor (what a group change scales anew).
+  let group: String
+  let baseGain: StereoGain
+  /// The lowest level at which it may sound, and its client's ceiling: a level change below either fades it out.
+  let lowestLevel: SoundLevel
+  let ceiling: SoundLevel
 }
 
 /// What to start: a cue with its gain, loops and position, and whose it is.
@@ -43,6 +49,9 @@ struct VoiceRequest {
   var requestArrival: UInt64 = 0
   var rule: String? = nil
   var priority = CueRule.defaultPriority
+  var group = CueRule.defaultGroup
+  var lowestLevel = SoundLevel.full
+  var ceiling = SoundLevel.full
 }
 
 /// Every voice the control side has started and not yet seen end: the one place voices start and stop.
@@ -64,6 +73,10 @@ final class VoiceTable {
   /// Told when a voice starts ending by the control side's word (stop, steal, late drop), so its
   /// owner's state follows at once rather than when the end arrives.
   var onStopping: (VoiceID, LiveVoice) -> Void = { _, _ in }
+  /// Told when a voice is queued to start (ducking counts its group's voices).
+  var onStart: (VoiceID, LiveVoice) -> Void = { _, _ in }
+  /// The factor a voice of a group gets now (volume, mute, ducking).
+  var groupFactor: (String) -> Float = { _ in 1 }
 
   init(engine: EngineControl, device: DeviceController, ids: IDAllocator, clock: DaemonClock, limit: Int, stopFadeFrames: Int) {
     self.engine = engine
@@ -133,14 +146,16 @@ final class VoiceTable {
     if let victim { stopQueued(victim, fadeFrames: stopFadeFrames, reason: .stolen) }
     let id = VoiceID(ids.make())
     let start = VoiceStart(
-      id: id, samples: request.cue.decoded.buffer.samples, gain: request.gain, loops: request.loops,
+      id: id, samples: request.cue.decoded.buffer.samples, gain: request.gain.scaled(by: groupFactor(request.group)), loops: request.loops,
       startPosition: request.startPosition, startAtFrame: request.startAtFrame, rate: request.rate)
     let queued = engine.send(.start(start))
     precondition(queued, "the command ring had room a moment ago")
     playsStarted += 1
     voices[id] = LiveVoice(
       cue: request.cue, owner: request.owner, notify: request.notify, startedAt: clock.nanoseconds(), loops: request.loops,
-      origin: request.origin, requestArrival: request.requestArrival, rule: request.rule, priority: request.priority)
+      origin: request.origin, requestArrival: request.requestArrival, rule: request.rule, priority: request.priority,
+      group: request.group, baseGain: request.gain, lowestLevel: request.lowestLevel, ceiling: request.ceiling)
+    onStart(id, voices[id]!)
     return (id, victim)
   }
 
@@ -170,6 +185,13 @@ final class VoiceTable {
     precondition(queued, "the command ring had room a moment ago")
     voices[id]?.stopping = true
     if let voice = voices[id] { onStopping(id, voice) }
+  }
+
+  /// Ramps a sounding voice to `gain` over `rampFrames`; nothing when the command ring is full (a
+  /// group change is best effort: the next one, or the voice's end, settles it).
+  func setGain(_ id: VoiceID, _ gain: StereoGain, rampFrames: Int) {
+    guard isSounding(id), engine.commandRoom >= 1 else { return }
+    _ = engine.send(.setGain(id, gain, rampFrames: rampFrames))
   }
 
   /// The engine reported `id`'s first frame: the voice, for its event and the trigger latency.

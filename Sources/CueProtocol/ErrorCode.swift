@@ -20,6 +20,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
   case unknownPlayer = "unknown-player"
   /// No system sound has that id, or it was disposed of.
   case unknownSound = "unknown-sound"
+  /// No group (bus) has that name.
+  case unknownGroup = "unknown-group"
   /// A path outside the sound directories, or a file that cannot be loaded.
   case badPath = "bad-path"
   /// The request needs a feature the object was not made with (rate without enableRate).

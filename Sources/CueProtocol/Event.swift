@@ -6,6 +6,7 @@ public enum EventKind: String, CaseIterable, Sendable {
   case decodeError = "decode-error"
   case eventsDropped = "events-dropped"
   case paging
+  case level
 
   /// Whether a subscription may name the kind: `events-dropped` goes to the connection that lost events, whatever it asked for.
   public var isSubscribable: Bool { self != .eventsDropped }
@@ -146,6 +147,7 @@ public enum Event: Sendable, Equatable {
   case decodeError(DecodeError)
   case eventsDropped(EventsDropped)
   case paging(Paging)
+  case level(LevelChange)
   /// A kind this version does not know (or a known kind it cannot read): the kind and the whole line.
   case unknown(kind: String, JSONValue)
 
@@ -383,6 +385,7 @@ public enum Event: Sendable, Equatable {
     case .decodeError: .decodeError
     case .eventsDropped: .eventsDropped
     case .paging: .paging
+    case .level: .level
     case .unknown: nil
     }
   }
@@ -396,7 +399,7 @@ public enum Event: Sendable, Equatable {
     case .completion(let e): [e.sound] + (e.voice.map { [$0] } ?? [])
     case .decodeError(let e): [e.player]
     case .paging(let e): e.outcome.voice.map { [$0] } ?? []
-    case .device, .reloaded, .eventsDropped, .unknown: []
+    case .device, .reloaded, .eventsDropped, .level, .unknown: []
     }
   }
 
@@ -427,6 +430,8 @@ public enum Event: Sendable, Equatable {
       members.append(("count", .int(e.count)))
     case .paging(let e):
       members += e.fields
+    case .level(let e):
+      members += [("level", .string(e.level.rawValue)), ("previous", .string(e.previous.rawValue)), ("setBy", .string(e.setBy))]
     case .unknown(_, let value):
       return value
     }
@@ -482,6 +487,12 @@ public enum Event: Sendable, Equatable {
           reason: try required(fields.string("reason"), "reason", in: what)))
     case .eventsDropped:
       self = .eventsDropped(EventsDropped(count: try required(fields.integer("count"), "count", in: what)))
+    case .level:
+      self = .level(
+        LevelChange(
+          level: try required(fields.value("level", as: SoundLevel.self), "level", in: what),
+          previous: try required(fields.value("previous", as: SoundLevel.self), "previous", in: what),
+          setBy: try fields.string("setBy") ?? "client"))
     case .paging:
       self = .paging(
         Paging(

@@ -130,6 +130,10 @@ public enum ProtocolFeature: String, CaseIterable, Sendable {
   case deferredReplies = "deferred-replies"
   /// The reply to a request comes before every event that request caused.
   case replyBeforeEvents = "reply-before-events"
+  /// A play may be silent and says why (`played`, `reason`); `status` counts silent plays.
+  case silentPlays = "silent-plays"
+  /// Cues may be variation sets (the play reply's `variation`).
+  case variations
 }
 
 /// `ping`: `pong`, always true.

@@ -23,6 +23,8 @@ public enum ReplyBody: Sendable, Equatable {
   case system(SystemReply)
   case paging(PagingOutcome)
   case voices(VoicesReply)
+  case level(LevelReply)
+  case group(GroupReply)
 
   /// The body's fields after `"id"` and `"ok"`, in the daemon's order.
   public var fields: [(String, JSONValue)] { value.fields }
@@ -50,6 +52,8 @@ public enum ReplyBody: Sendable, Equatable {
     case .system(let body): body
     case .paging(let body): body
     case .voices(let body): body
+    case .level(let body): body
+    case .group(let body): body
     }
   }
 
@@ -75,6 +79,8 @@ public enum ReplyBody: Sendable, Equatable {
     case .soundCompletion: self = .soundCompletion(try SoundCompletionReply(reply: reply))
     case .soundDispose: self = .soundDispose(try SoundDisposeReply(reply: reply))
     case .system: self = .system(try SystemReply(reply: reply))
+    case .level: self = .level(try LevelReply(reply: reply))
+    case .group: self = .group(try GroupReply(reply: reply))
     }
   }
 }

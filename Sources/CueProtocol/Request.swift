@@ -91,6 +91,7 @@ public enum Op: String, CaseIterable, Sendable {
   case soundCompletion = "sound.completion"
   case soundDispose = "sound.dispose"
   case system
+  case level, group
 
   /// The `unknown-op` error a family's decoder (`player.`, `sound.`) answers for an op of another family.
   func notOf(family prefix: String) -> ProtocolError {
@@ -124,6 +125,10 @@ public enum Request: Sendable, Equatable {
   case system(volume: Double?, muted: Bool?)
   /// Lists the voices sounding now.
   case voices
+  /// Reads or sets the level.
+  case level(SoundLevel?)
+  /// Reads or changes groups: one by name (nil: every group), its volume and mute (nil: unchanged).
+  case group(name: String?, volume: Double?, muted: Bool?)
 
   /// The operation, whose raw value is the `op` string.
   public var op: Op {
@@ -141,6 +146,8 @@ public enum Request: Sendable, Equatable {
     case .sound(let s): s.op
     case .system: .system
     case .voices: .voices
+    case .level: .level
+    case .group: .group
     }
   }
 
@@ -183,6 +190,12 @@ public enum Request: Sendable, Equatable {
     case .sound(let s):
       members += s.fields
     case .system(let volume, let muted):
+      if let volume { members.append(("volume", .number(volume))) }
+      if let muted { members.append(("muted", .bool(muted))) }
+    case .level(let level):
+      if let level { members.append(("level", .string(level.rawValue))) }
+    case .group(let name, let volume, let muted):
+      if let name { members.append(("group", .string(name))) }
       if let volume { members.append(("volume", .number(volume))) }
       if let muted { members.append(("muted", .bool(muted))) }
     }
@@ -347,6 +360,20 @@ public enum RequestDecoder {
       request = .unsubscribe
     case .system:
       request = .system(volume: try fields.optionalNumber("volume", in: 0...1), muted: try fields.bool("muted"))
+    case .level:
+      let level = try fields.string("level")
+      if let level, SoundLevel(rawValue: level) == nil {
+        throw ProtocolError(.outOfRange, "\"level\" is \(level.prefix(40)); it must be \"full\", \"quiet\" or \"silent\"")
+      }
+      request = .level(level.flatMap(SoundLevel.init(rawValue:)))
+    case .group:
+      let name = try fields.string("group")
+      let volume = try fields.optionalNumber("volume", in: 0...1)
+      let muted = try fields.bool("muted")
+      if name == nil && (volume != nil || muted != nil) {
+        throw ProtocolError(.invalidRequest, "group needs \"group\" (its name) to change its volume or mute")
+      }
+      request = .group(name: name, volume: volume, muted: muted)
     case .playerCreate, .playerPrepare, .playerPlay, .playerPause, .playerStop, .playerSet, .playerGet, .playerDestroy:
       request = .player(try PlayerRequest.decode(op: op, &fields))
     case .soundCreate, .soundPlay, .soundCompletion, .soundDispose:

@@ -234,6 +234,65 @@ struct SystemCommand: ParsableCommand {
   func run() throws { printFields(try Session(global).send(.system(volume: volume, muted: mute)), global: global) }
 }
 
+struct LevelCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "level", abstract: "Shows or sets the level: full, quiet (important cues and quiet groups) or silent.",
+    discussion: """
+      What the level no longer allows fades out at once. Quiet hours in the config set it too.
+
+      Examples:
+        cuectl level            # level: full, set by: start
+        cuectl level quiet
+      """)
+  @OptionGroup var global: GlobalOptions
+  @Argument(help: ArgumentHelp("full, quiet or silent.", valueName: "level")) var level: String?
+
+  func validate() throws {
+    if let level, SoundLevel(rawValue: level) == nil { throw ValidationError("the level must be full, quiet or silent") }
+  }
+
+  func run() throws {
+    let reply = try Session(global).send(.level(level.flatMap(SoundLevel.init(rawValue:))), as: LevelReply.self)
+    guard !global.json else { return }
+    var text = "level: \(reply.level.rawValue) (set by \(reply.setBy))"
+    if let hours = reply.quietHours { text += "\nquiet hours: \(hours)\(reply.inQuietHours ? ", now" : "")" }
+    writeToStandardOutput(text + "\n")
+  }
+}
+
+struct GroupCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "group", abstract: "Shows the groups (buses), or sets one's volume and mute.",
+    discussion: """
+      Examples:
+        cuectl group                 # every group: volume, muted, ducking now
+        cuectl group ui --volume 0.5
+        cuectl group alerts --mute
+      """)
+  @OptionGroup var global: GlobalOptions
+  @Argument(help: ArgumentHelp("A group's name ([groups.NAME] in the config, or default).", valueName: "name")) var name: String?
+  @Option(help: ArgumentHelp("The group's volume, 0 to 1.", valueName: "v")) var volume: Double?
+  @Flag(inversion: .prefixedNo, help: "Mute the group (its voices fade to silence and keep their place).") var mute: Bool?
+
+  func validate() throws {
+    if let volume { guard volume.isFinite, (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1") } }
+    if name == nil && (volume != nil || mute != nil) { throw ValidationError("name the group to change") }
+  }
+
+  func run() throws {
+    let reply = try Session(global).send(.group(name: name, volume: volume, muted: mute), as: GroupReply.self)
+    guard !global.json else { return }
+    var rows = [["GROUP", "VOLUME", "MUTED", "DUCKED", "AT QUIET"]]
+    for group in reply.groups {
+      rows.append([
+        group.name, String(format3: group.volume), group.muted ? "yes" : "no",
+        group.ducked < 1 ? String(format3: 20 * log10(group.ducked)) + " dB" : "-", group.atQuiet ? "yes" : "no",
+      ])
+    }
+    writeToStandardOutput(table(rows))
+  }
+}
+
 struct Monitor: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Prints events as they arrive (until interrupted).",

@@ -14,6 +14,13 @@ final class ManualClock: DaemonClock {
   func advance(milliseconds: UInt64) { now += milliseconds * 1_000_000 }
 }
 
+/// A time of day the test sets by hand, for quiet hours.
+final class ManualWallClock: WallClock {
+  var seconds: Double = 12 * 3600
+  func secondsOfDay() -> Double { seconds }
+  func set(_ hour: Int, _ minute: Int, _ second: Double = 0) { seconds = Double(hour * 3600 + minute * 60) + second }
+}
+
 /// An output device that keeps what it is given, and fails when told to.
 final class TestSink: OutputDevice, @unchecked Sendable {
   let name = "test"
@@ -123,6 +130,7 @@ final class EmbeddedDaemon {
   let daemon: Daemon<TestSink>
   let sink = TestSink()
   let clock = ManualClock()
+  let wallClock = ManualWallClock()
 
   init(voiceLimit: Int = 32, idleSeconds: Double = 0.02, sounds: [String]? = nil, configure: (inout DaemonConfiguration) -> Void = { _ in }) throws {
     var configuration = DaemonConfiguration(
@@ -132,7 +140,7 @@ final class EmbeddedDaemon {
     configure(&configuration)
     var logger = Logger(label: "cued-test")
     logger.logLevel = .critical
-    daemon = try Daemon(configuration: configuration, device: sink, logger: logger, clock: clock)
+    daemon = try Daemon(configuration: configuration, device: sink, logger: logger, clock: clock, wallClock: wallClock)
     daemon.loadCues()
   }
 

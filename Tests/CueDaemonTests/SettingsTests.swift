@@ -112,7 +112,7 @@ struct SettingsTests {
       Issue.record("bogus was accepted")
     } catch {
       let keys = Self.options.map(\.key).joined(separator: ", ")
-      #expect(error.message == "unknown key bogus; the keys are \(keys) and the tables [system-sounds], [carousel.NAME] and [cues.NAME] (docs/CONFIG.md)")
+      #expect(error.message == "unknown key bogus; the keys are \(keys) and the tables [system-sounds], [carousel.NAME], [cues.NAME], [groups.NAME], [clients.NAME] and [quiet-hours] (docs/CONFIG.md)")
     }
     do {
       _ = try Self.fromFile([("system-sounds", .object([("loud", .number(1))]))])

@@ -63,6 +63,12 @@ let eventSamples: [EventSample] = [
   EventSample(
     event: .paging(.init(carousel: "menu", message: "drag-began", outcome: PagingOutcome(decision: .tooSoon, cue: "grab"))),
     line: #"{"event":"paging","carousel":"menu","message":"drag-began","decision":"too-soon","cue":"grab"}"#, ids: []),
+  EventSample(
+    event: .level(.init(level: .quiet, previous: .full, setBy: "quiet-hours")),
+    line: #"{"event":"level","level":"quiet","previous":"full","setBy":"quiet-hours"}"#, ids: []),
+  EventSample(
+    event: .finished(.init(voice: 11, cue: "tick", reason: .level)),
+    line: #"{"event":"finished","voice":11,"cue":"tick","reason":"level","successfully":false}"#, ids: [11]),
 ]
 
 @Suite("Typed events")
@@ -115,7 +121,7 @@ struct EventTests {
   }
 
   @Test func subscriptionKindsAreTheSubscribableEventKinds() {
-    #expect(EventFilter.knownKinds == ["started", "finished", "completion", "device", "reloaded", "decode-error", "paging"])
+    #expect(EventFilter.knownKinds == ["started", "finished", "completion", "device", "reloaded", "decode-error", "paging", "level"])
     #expect(EventKind.allCases.map(\.rawValue).contains("events-dropped"))
   }
 
@@ -138,7 +144,7 @@ struct OpTests {
     case .playerPrepare, .playerPlay, .playerPause, .playerStop, .playerSet, .playerGet, .playerDestroy:
       #"{"op":"\#(op.rawValue)","player":1}"#
     case .soundPlay, .soundCompletion, .soundDispose: #"{"op":"\#(op.rawValue)","sound":1}"#
-    case .hello, .ping, .list, .status, .reload, .subscribe, .unsubscribe, .system, .voices: #"{"op":"\#(op.rawValue)"}"#
+    case .hello, .ping, .list, .status, .reload, .subscribe, .unsubscribe, .system, .voices, .level, .group: #"{"op":"\#(op.rawValue)"}"#
     }
   }
 
@@ -174,7 +180,7 @@ extension OpTests {
     ("sound.stop", #"unknown op "sound.stop"; the sound ops are sound.create, sound.play, sound.completion, sound.dispose"#),
     (
       "dance",
-      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system"#
+      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system, level, group"#
     ),
   ])
   func unknownOpMessages(_ name: String, _ message: String) {

@@ -28,6 +28,13 @@ let replySamples: [ReplySample] = [
   ReplySample(op: .ping, body: .ping(PingReply()), line: #"{"id":1,"ok":true,"pong":true}"#),
   ReplySample(op: .play, body: .play(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7,"played":true}"#),
   ReplySample(op: .play, body: .play(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"played":true,"stole":3}"#),
+  ReplySample(op: .level, body: .level(LevelReply(level: .quiet, setBy: "client")), line: #"{"id":1,"ok":true,"level":"quiet","setBy":"client"}"#),
+  ReplySample(
+    op: .level, body: .level(LevelReply(level: .quiet, setBy: "quiet-hours", quietHours: "22:00-07:00", inQuietHours: true)),
+    line: #"{"id":1,"ok":true,"level":"quiet","setBy":"quiet-hours","quietHours":"22:00-07:00","inQuietHours":true}"#),
+  ReplySample(
+    op: .group, body: .group(GroupReply(groups: [.init(name: "ui", volume: 0.5, muted: true, ducked: 0.25, atQuiet: false)])),
+    line: #"{"id":1,"ok":true,"groups":[{"name":"ui","volume":0.5,"muted":true,"ducked":0.25,"atQuiet":false}]}"#),
   ReplySample(
     op: .play, body: .play(PlayReply(voice: 8, silenced: .cooldown)), line: #"{"id":1,"ok":true,"voice":8,"played":false,"reason":"cooldown"}"#),
   ReplySample(

@@ -1,0 +1,375 @@
+import CueCore
+import CuePosix
+import CueProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A group lowering another while any of its cues plays.
+public struct Ducking: Sendable, Equatable {
+  /// The group lowered.
+  public var group: String
+  /// By how much, in dB (negative).
+  public var byDecibels: Double
+  /// How long the fall takes when the first cue of the ducking group starts, and the rise after its last ends.
+  public var attack: Double
+  public var release: Double
+}
+
+/// `[groups.NAME]`: a bus with its own volume and mute, that may play at `quiet` and may duck another.
+public struct GroupSettings: Sendable, Equatable {
+  public var volume = 1.0
+  public var muted = false
+  public var atQuiet = false
+  public var duck: Ducking? = nil
+}
+
+/// `[clients.NAME]`: what a client that says `hello` with that name may do.
+public struct ClientSettings: Sendable, Equatable {
+  /// Its plays never sound above this level.
+  public var ceiling = SoundLevel.full
+  /// Its important cues play even at `silent`.
+  public var breaksSilence = false
+}
+
+/// `[quiet-hours]`: a daily time range (local time) and the level it sets.
+public struct QuietHours: Sendable, Equatable {
+  /// Minutes after local midnight.
+  public var from: Int
+  public var to: Int
+  public var level = SoundLevel.quiet
+
+  /// Whether `minute` (after local midnight) falls inside; a range may cross midnight.
+  public func contains(_ minute: Int) -> Bool {
+    from <= to ? (minute >= from && minute < to) : (minute >= from || minute < to)
+  }
+
+  /// `22:00-07:00`.
+  public var text: String {
+    func hhmm(_ m: Int) -> String {
+      let h = m / 60, mm = m % 60
+      return (h < 10 ? "0" : "") + "\(h):" + (mm < 10 ? "0" : "") + "\(mm)"
+    }
+    return hhmm(from) + "-" + hhmm(to)
+  }
+}
+
+extension ConfigFile {
+  /// Reads the `[groups.NAME]` tables.
+  static func interpretGroups(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: GroupSettings] {
+    guard let tables = value.objectValue else {
+      throw ConfigError(path: path, line: locator.line(of: "groups", in: ""), message: "groups must hold tables: [groups.NAME]")
+    }
+    var groups: [String: GroupSettings] = [:]
+    for (name, table) in tables {
+      let section = "groups." + name
+      func fail(_ key: String, _ message: String) -> ConfigError {
+        ConfigError(path: path, line: locator.line(of: key, in: section), message: "[\(section)] " + message)
+      }
+      guard let members = table.objectValue else { throw fail(name, "must be a table: volume, muted, at-quiet, duck") }
+      var group = GroupSettings()
+      for (key, setting) in members {
+        switch key {
+        case "volume":
+          guard let v = setting.doubleValue, (0...1).contains(v) else { throw fail(key, "volume must be a number from 0 to 1") }
+          group.volume = v
+        case "muted":
+          guard let m = setting.boolValue else { throw fail(key, "muted must be true or false") }
+          group.muted = m
+        case "at-quiet":
+          guard let q = setting.boolValue else { throw fail(key, "at-quiet must be true or false") }
+          group.atQuiet = q
+        case "duck":
+          let usage = "duck must be a table like { group = \"ui\", by = -12, attack = 0.02, release = 0.3 }"
+          guard let fields = setting.objectValue, let target = setting["group"]?.stringValue, !target.isEmpty, target != name else {
+            throw fail(key, usage + " (another group)")
+          }
+          var duck = Ducking(group: target, byDecibels: -12, attack: 0.02, release: 0.3)
+          for (field, x) in fields {
+            func seconds() throws(ConfigError) -> Double {
+              guard let s = x.doubleValue, (0...10).contains(s) else { throw fail(key, "duck's \(field) must be seconds from 0 to 10") }
+              return s
+            }
+            switch field {
+            case "group": break
+            case "by":
+              guard let db = x.doubleValue, (-60...0).contains(db) else { throw fail(key, "duck's by must be dB from -60 to 0") }
+              duck.byDecibels = db
+            case "attack": duck.attack = try seconds()
+            case "release": duck.release = try seconds()
+            default: throw fail(key, usage)
+            }
+          }
+          group.duck = duck
+        default:
+          throw fail(key, "unknown key \(key); a group takes volume, muted, at-quiet and duck")
+        }
+      }
+      groups[name] = group
+    }
+    for (name, group) in groups {
+      if let target = group.duck?.group, groups[target] == nil, target != CueRule.defaultGroup {
+        throw ConfigError(
+          path: path, line: locator.line(of: "duck", in: "groups." + name),
+          message: "[groups.\(name)] ducks the group '\(target)', which has no [groups.\(target)] table")
+      }
+    }
+    return groups
+  }
+
+  /// Reads the `[clients.NAME]` tables.
+  static func interpretClients(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: ClientSettings] {
+    guard let tables = value.objectValue else {
+      throw ConfigError(path: path, line: locator.line(of: "clients", in: ""), message: "clients must hold tables: [clients.NAME]")
+    }
+    var clients: [String: ClientSettings] = [:]
+    for (name, table) in tables {
+      let section = "clients." + name
+      func fail(_ key: String, _ message: String) -> ConfigError {
+        ConfigError(path: path, line: locator.line(of: key, in: section), message: "[\(section)] " + message)
+      }
+      guard let members = table.objectValue else { throw fail(name, "must be a table: ceiling, breaks-silence") }
+      var client = ClientSettings()
+      for (key, setting) in members {
+        switch key {
+        case "ceiling":
+          guard let raw = setting.stringValue, let level = SoundLevel(rawValue: raw) else {
+            throw fail(key, "ceiling must be \"full\", \"quiet\" or \"silent\"")
+          }
+          client.ceiling = level
+        case "breaks-silence":
+          guard let b = setting.boolValue else { throw fail(key, "breaks-silence must be true or false") }
+          client.breaksSilence = b
+        default:
+          throw fail(key, "unknown key \(key); a client takes ceiling and breaks-silence")
+        }
+      }
+      clients[name] = client
+    }
+    return clients
+  }
+
+  /// Reads `[quiet-hours]`: `from = "22:00"`, `to = "07:00"`, `level = "quiet"`.
+  static func interpretQuietHours(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> QuietHours {
+    func fail(_ key: String, _ message: String) -> ConfigError {
+      ConfigError(path: path, line: locator.line(of: key, in: "quiet-hours"), message: "[quiet-hours] " + message)
+    }
+    guard let members = value.objectValue else { throw fail("quiet-hours", "must be a table: from, to, level") }
+    func minute(_ key: String) throws(ConfigError) -> Int {
+      let usage = "\(key) must be a time of day as \"HH:MM\" (24-hour, local time)"
+      guard let text = value[key]?.stringValue else { throw fail(key, usage) }
+      let parts = text.split(separator: ":")
+      guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let h = Int(parts[0]), let m = Int(parts[1]), (0..<24).contains(h),
+        (0..<60).contains(m)
+      else { throw fail(key, usage) }
+      return h * 60 + m
+    }
+    var hours = QuietHours(from: try minute("from"), to: try minute("to"))
+    for (key, setting) in members {
+      switch key {
+      case "from", "to": break
+      case "level":
+        guard let raw = setting.stringValue, let level = SoundLevel(rawValue: raw), level != .full else {
+          throw fail(key, "level must be \"quiet\" or \"silent\"")
+        }
+        hours.level = level
+      default: throw fail(key, "unknown key \(key); quiet hours take from, to and level")
+      }
+    }
+    guard hours.from != hours.to else { throw fail("to", "from and to are the same time; give a range") }
+    return hours
+  }
+}
+
+/// The local time of day, for quiet hours (tests inject their own).
+protocol WallClock {
+  /// Seconds after local midnight, now.
+  func secondsOfDay() -> Double
+}
+
+struct LocalWallClock: WallClock {
+  func secondsOfDay() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    var seconds = now.tv_sec
+    var local = tm()
+    localtime_r(&seconds, &local)
+    return Double(local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec) + Double(now.tv_nsec) / 1e9
+  }
+}
+
+/// Groups (buses) and the level: the volume factor a voice of each group gets, ducking, who may
+/// sound at the level in force, and the quiet hours that change it.
+///
+/// Group gain is applied on the control side: a voice starts at its group's factor, and a change
+/// (a `group` request, a duck's attack or release) sends each voice of the group a gain ramp over
+/// the change's time; the mixer ramps per sample, so the fall and rise are exact in length.
+final class GroupsAndLevels {
+  private(set) var groups: [String: GroupSettings] = [:]
+  private(set) var clients: [String: ClientSettings] = [:]
+  private(set) var quietHours: QuietHours? = nil
+  /// Runtime changes (`cuectl group`) over the config's, by group.
+  private var volumes: [String: Double] = [:]
+  private var mutes: [String: Bool] = [:]
+  /// The ducking each group is under now (linear factor, 1: none).
+  private var ducked: [String: Double] = [:]
+  /// Sounding voices of each ducking group.
+  private var duckerVoices: [String: Set<VoiceID>] = [:]
+  private(set) var level = SoundLevel.full
+  private(set) var setBy = "start"
+  /// The level quiet hours found when they began, and whether they are on.
+  private var inQuietHours = false
+  private var levelBeforeQuietHours = SoundLevel.full
+
+  private let voices: VoiceTable
+  private let events: EventRouter
+  private let wallClock: WallClock
+  private let sampleRate: Int
+  /// The fade of a voice the level no longer allows, and of a group volume change.
+  static let levelFadeSeconds = 0.05
+  static let volumeRampSeconds = 0.01
+
+  init(voices: VoiceTable, events: EventRouter, wallClock: WallClock, sampleRate: Int) {
+    self.voices = voices
+    self.events = events
+    self.wallClock = wallClock
+    self.sampleRate = sampleRate
+  }
+
+  /// The config's tables (a reload keeps runtime volume and mute changes of groups that still exist).
+  func configure(groups: [String: GroupSettings]?, clients: [String: ClientSettings]?, quietHours: QuietHours?) {
+    self.groups = groups ?? [:]
+    self.clients = clients ?? [:]
+    self.quietHours = quietHours
+    volumes = volumes.filter { self.groups[$0.key] != nil }
+    mutes = mutes.filter { self.groups[$0.key] != nil }
+    checkQuietHours()
+    for name in Set(self.groups.keys).union([CueRule.defaultGroup]) { apply(name, rampSeconds: Self.volumeRampSeconds) }
+  }
+
+  func settings(_ group: String) -> GroupSettings { groups[group] ?? GroupSettings() }
+  func volume(_ group: String) -> Double { volumes[group] ?? settings(group).volume }
+  func isMuted(_ group: String) -> Bool { mutes[group] ?? settings(group).muted }
+
+  /// What a voice of `group` is multiplied by now: volume, mute, ducking.
+  func factor(_ group: String) -> Float {
+    isMuted(group) ? 0 : Float(volume(group) * (ducked[group] ?? 1))
+  }
+
+  // MARK: - Who may sound
+
+  /// The lowest level at which a cue sounds for `client` (its hello name, if any).
+  func lowestLevel(important: Bool, group: String, client: String?) -> SoundLevel {
+    if important && (client.flatMap { clients[$0] }?.breaksSilence ?? false) { return .silent }
+    if important || settings(group).atQuiet { return .quiet }
+    return .full
+  }
+
+  /// The level a client's plays are held to: the level in force, or its ceiling when lower.
+  func ceiling(for client: String?) -> SoundLevel { client.flatMap { clients[$0] }?.ceiling ?? .full }
+
+  /// Why a play of `rule`'s cue for `client` is silent now, if it is.
+  func silence(for rule: CueRule, client: String?) -> SilenceReason? {
+    if min(level, ceiling(for: client)) < lowestLevel(important: rule.important, group: rule.group, client: client) { return .level }
+    if isMuted(rule.group) { return .groupMuted }
+    return nil
+  }
+
+  // MARK: - Changes
+
+  /// `level`: sets the level; what it no longer allows fades out (finished `level`); a `level`
+  /// event tells subscribers.
+  func setLevel(_ new: SoundLevel, by: String) {
+    let previous = level
+    setBy = by
+    guard new != previous else { return }
+    level = new
+    let fade = Int(Self.levelFadeSeconds * Double(sampleRate))
+    let tooLoud = voices.sounding { min(new, $0.ceiling) < $0.lowestLevel }
+    for id in tooLoud { voices.stop(id, fadeFrames: fade, reason: .level) }
+    events.emit(.level(Event.LevelChange(level: new, previous: previous, setBy: by)))
+  }
+
+  /// `group`: a group's volume and mute; its voices follow over a short ramp.
+  func set(_ group: String, volume: Double?, muted: Bool?) {
+    if let volume { volumes[group] = volume }
+    if let muted { mutes[group] = muted }
+    apply(group, rampSeconds: Self.volumeRampSeconds)
+  }
+
+  /// The groups, for the `group` reply: `name`'s, or every one the config names and `default`.
+  func reply(_ name: String?) -> GroupReply {
+    let names = name.map { [$0] } ?? Set(groups.keys).union([CueRule.defaultGroup]).sorted()
+    return GroupReply(groups: names.map { n in
+      GroupReply.Group(name: n, volume: volume(n), muted: isMuted(n), ducked: ducked[n] ?? 1, atQuiet: settings(n).atQuiet)
+    })
+  }
+
+  /// A voice started: a ducking group's first voice lowers its target over the attack.
+  func voiceStarted(_ id: VoiceID, group: String) {
+    guard let duck = settings(group).duck else { return }
+    let wasQuiet = duckerVoices[group, default: []].isEmpty
+    duckerVoices[group, default: []].insert(id)
+    if wasQuiet {
+      ducked[duck.group] = (ducked[duck.group] ?? 1) * pow(10, duck.byDecibels / 20)
+      apply(duck.group, rampSeconds: duck.attack)
+    }
+  }
+
+  /// A voice ended: a ducking group's last voice lets its target rise again over the release.
+  func voiceEnded(_ id: VoiceID, group: String) {
+    guard let duck = settings(group).duck, duckerVoices[group]?.remove(id) != nil, duckerVoices[group]?.isEmpty == true else { return }
+    let factor = (ducked[duck.group] ?? 1) / pow(10, duck.byDecibels / 20)
+    ducked[duck.group] = abs(factor - 1) < 1e-9 ? nil : factor
+    apply(duck.group, rampSeconds: duck.release)
+  }
+
+  /// Sends every sounding voice of `group` its gain at the group's factor now, over `rampSeconds`.
+  private func apply(_ group: String, rampSeconds: Double) {
+    let factor = self.factor(group)
+    let ramp = max(1, Int(rampSeconds * Double(sampleRate)))
+    for id in voices.sounding(where: { $0.group == group }) {
+      guard let voice = voices[id] else { continue }
+      voices.setGain(id, voice.baseGain.scaled(by: factor), rampFrames: ramp)
+    }
+  }
+
+  // MARK: - Quiet hours
+
+  /// Enters or leaves quiet hours when the time of day says so; call at start, on reload and at each boundary.
+  func checkQuietHours() {
+    guard let hours = quietHours else {
+      if inQuietHours {
+        inQuietHours = false
+        setLevel(levelBeforeQuietHours, by: "quiet-hours")
+      }
+      return
+    }
+    let minute = Int(wallClock.secondsOfDay() / 60)
+    let inside = hours.contains(minute)
+    guard inside != inQuietHours else { return }
+    inQuietHours = inside
+    if inside {
+      levelBeforeQuietHours = level
+      setLevel(min(level, hours.level), by: "quiet-hours")
+    } else {
+      setLevel(levelBeforeQuietHours, by: "quiet-hours")
+    }
+  }
+
+  /// Seconds until the next quiet-hours boundary (nil: no quiet hours), for the loop's timeout.
+  func secondsToNextBoundary() -> Double? {
+    guard let hours = quietHours else { return nil }
+    let now = wallClock.secondsOfDay()
+    func until(_ minute: Int) -> Double {
+      let t = Double(minute * 60) - now
+      return t > 0 ? t : t + 86400
+    }
+    return min(until(hours.from), until(hours.to))
+  }
+
+  var levelReply: LevelReply {
+    LevelReply(level: level, setBy: setBy, quietHours: quietHours?.text, inQuietHours: inQuietHours)
+  }
+}
