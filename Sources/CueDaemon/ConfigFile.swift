@@ -175,6 +175,29 @@ public enum ConfigFile {
   }
 }
 
+extension ConfigFile {
+  /// Reads each `[kind.NAME]` table of `value` with `read`, which gets the table's name, its keys
+  /// and a `fail` that names the file, the line of a key and the table.
+  static func namedTables<T>(
+    _ value: JSONValue, kind: String, path: String, locator: KeyLocator, keys: String,
+    _ read: (_ name: String, _ members: [(String, JSONValue)], _ fail: (String, String) -> ConfigError) throws(ConfigError) -> T
+  ) throws(ConfigError) -> [String: T] {
+    guard let tables = value.objectValue else {
+      throw ConfigError(path: path, line: locator.line(of: kind, in: ""), message: "\(kind) must hold tables: [\(kind).NAME]")
+    }
+    var result: [String: T] = [:]
+    for (name, table) in tables {
+      let section = kind + "." + name
+      func fail(_ key: String, _ message: String) -> ConfigError {
+        ConfigError(path: path, line: locator.line(of: key, in: section), message: "[\(section)] " + message)
+      }
+      guard let members = table.objectValue else { throw fail(name, "must be a table: \(keys)") }
+      result[name] = try read(name, members, fail)
+    }
+    return result
+  }
+}
+
 /// Finds the line a key is set on, by reading the TOML text (the parser keeps no positions).
 struct KeyLocator {
   let lines: [Substring]

@@ -63,18 +63,10 @@ extension ConfigFile {
 
   /// Reads the `[cues.NAME]` tables.
   static func interpretCueRules(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: CueRule] {
-    guard let tables = value.objectValue else {
-      throw ConfigError(path: path, line: locator.line(of: "cues", in: ""), message: "cues must hold tables: [cues.NAME]")
-    }
-    var rules: [String: CueRule] = [:]
-    for (name, table) in tables {
-      let section = "cues." + name
-      func fail(_ key: String, _ message: String) -> ConfigError {
-        ConfigError(path: path, line: locator.line(of: key, in: section), message: "[\(section)] " + message)
-      }
-      guard let members = table.objectValue else { throw fail(name, "must be a table of settings: \(cueRuleKeys.joined(separator: ", "))") }
+    try namedTables(value, kind: "cues", path: path, locator: locator, keys: cueRuleKeys.joined(separator: ", ")) {
+      (name, members, fail) throws(ConfigError) -> CueRule in
       var rule = CueRule()
-      rule.line = locator.line(of: section, in: section)
+      rule.line = locator.line(of: "cues." + name, in: "cues." + name)
       for (key, setting) in members {
         func number(_ range: ClosedRange<Double>, _ unit: String) throws(ConfigError) -> Double {
           guard let x = setting.doubleValue, x.isFinite, range.contains(x) else {
@@ -111,9 +103,8 @@ extension ConfigFile {
           throw fail(key, "unknown key \(key); a cue's table takes \(cueRuleKeys.joined(separator: ", "))")
         }
       }
-      rules[name] = rule
+      return rule
     }
-    return rules
   }
 
   /// `variations = ["a", "b", { cue = "c", weight = 2 }]`.

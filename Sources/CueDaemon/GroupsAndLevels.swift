@@ -58,16 +58,8 @@ public struct QuietHours: Sendable, Equatable {
 extension ConfigFile {
   /// Reads the `[groups.NAME]` tables.
   static func interpretGroups(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: GroupSettings] {
-    guard let tables = value.objectValue else {
-      throw ConfigError(path: path, line: locator.line(of: "groups", in: ""), message: "groups must hold tables: [groups.NAME]")
-    }
-    var groups: [String: GroupSettings] = [:]
-    for (name, table) in tables {
-      let section = "groups." + name
-      func fail(_ key: String, _ message: String) -> ConfigError {
-        ConfigError(path: path, line: locator.line(of: key, in: section), message: "[\(section)] " + message)
-      }
-      guard let members = table.objectValue else { throw fail(name, "must be a table: volume, muted, at-quiet, duck") }
+    let groups = try namedTables(value, kind: "groups", path: path, locator: locator, keys: "volume, muted, at-quiet, duck") {
+      (name, members, fail) throws(ConfigError) -> GroupSettings in
       var group = GroupSettings()
       for (key, setting) in members {
         switch key {
@@ -106,7 +98,7 @@ extension ConfigFile {
           throw fail(key, "unknown key \(key); a group takes volume, muted, at-quiet and duck")
         }
       }
-      groups[name] = group
+      return group
     }
     for (name, group) in groups {
       if let target = group.duck?.group, groups[target] == nil, target != CueRule.defaultGroup {
@@ -120,16 +112,8 @@ extension ConfigFile {
 
   /// Reads the `[clients.NAME]` tables.
   static func interpretClients(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: ClientSettings] {
-    guard let tables = value.objectValue else {
-      throw ConfigError(path: path, line: locator.line(of: "clients", in: ""), message: "clients must hold tables: [clients.NAME]")
-    }
-    var clients: [String: ClientSettings] = [:]
-    for (name, table) in tables {
-      let section = "clients." + name
-      func fail(_ key: String, _ message: String) -> ConfigError {
-        ConfigError(path: path, line: locator.line(of: key, in: section), message: "[\(section)] " + message)
-      }
-      guard let members = table.objectValue else { throw fail(name, "must be a table: ceiling, breaks-silence") }
+    try namedTables(value, kind: "clients", path: path, locator: locator, keys: "ceiling, breaks-silence") {
+      (_, members, fail) throws(ConfigError) -> ClientSettings in
       var client = ClientSettings()
       for (key, setting) in members {
         switch key {
@@ -145,9 +129,8 @@ extension ConfigFile {
           throw fail(key, "unknown key \(key); a client takes ceiling and breaks-silence")
         }
       }
-      clients[name] = client
+      return client
     }
-    return clients
   }
 
   /// Reads `[quiet-hours]`: `from = "22:00"`, `to = "07:00"`, `level = "quiet"`.
