@@ -10,7 +10,7 @@ import CueProtocol
 /// `sound.create` with a path). A reload looks the theme up afresh and forgets what was decoded.
 final class ThemeSounds {
   /// The most decoded theme files kept; past it the one played least recently is let go.
-  static let maximumCached = 64
+  var cacheLimit = 64
 
   private(set) var theme: String
   private var resolver: SoundThemeResolver
@@ -122,7 +122,7 @@ final class ThemeSounds {
   }
 
   private func store(_ cue: Cue, at path: String) {
-    if cache[path] == nil, cache.count >= Self.maximumCached, let oldest = lastUsed.min(by: { $0.value < $1.value })?.key {
+    if cache[path] == nil, cache.count >= cacheLimit, let oldest = lastUsed.min(by: { $0.value < $1.value })?.key {
       cache[oldest] = nil
       lastUsed[oldest] = nil
     }

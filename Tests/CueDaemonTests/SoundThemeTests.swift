@@ -267,3 +267,32 @@ struct SoundThemeTests {
     #expect(agreed == queries.count)
   }
 }
+
+/// The decoded theme files kept, in process: the least recently played goes past the limit.
+@Suite("Sound-theme cache")
+struct ThemeCacheTests {
+  /// Plays `event`; true when the reply came at once (its file was kept), false when it waited for a decode.
+  static func play(_ event: String, _ client: EmbeddedClient, _ embedded: EmbeddedDaemon) -> Bool {
+    let lines = client.request(#"{"id":1,"op":"play","event":"\#(event)"}"#)
+    if lines.contains(where: { $0["ok"] == .bool(true) }) { return true }
+    embedded.finishBackgroundWork()
+    #expect(client.received().contains { $0["ok"] == .bool(true) }, "\(event) was not answered after its decode")
+    return false
+  }
+
+  @Test(.enabled(if: Files.kind(of: "/usr/share/sounds/freedesktop/index.theme") == .regular, "sound-theme-freedesktop is installed"))
+  func pastTheLimitTheLeastRecentlyPlayedFileIsLetGo() throws {
+    let embedded = try EmbeddedDaemon()
+    embedded.daemon.themeSounds.cacheLimit = 2
+    let client = embedded.connect()
+    #expect(!Self.play("bell", client, embedded))
+    #expect(!Self.play("complete", client, embedded))
+    #expect(Self.play("bell", client, embedded))  // kept, and now the most recent
+    #expect(!Self.play("message", client, embedded))  // a third: `complete`, played least recently, goes
+    #expect(embedded.daemon.themeSounds.count == 2)
+    #expect(Self.play("bell", client, embedded))
+    #expect(Self.play("message", client, embedded))
+    #expect(!Self.play("complete", client, embedded))
+    #expect(embedded.daemon.themeSounds.count == 2)
+  }
+}
