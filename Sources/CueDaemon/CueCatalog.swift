@@ -40,13 +40,15 @@ final class CueCatalog {
     return "loaded: \(shown)\(names.count > 8 ? ", … (\(names.count) in all; `cuectl list`)" : "")"
   }
 
-  /// `list`'s entries, by name.
+  /// `list`'s entries, by name. Loudness and peaks to 0.01 dB: finer says nothing a listener hears.
   func listing() -> [CueInfo] {
-    cues.values.sorted { $0.name < $1.name }.map { cue in
+    func hundredths(_ x: Double?) -> Double? { x.map { ($0 * 100).rounded() / 100 } }
+    return cues.values.sorted { $0.name < $1.name }.map { cue in
       CueInfo(
         name: cue.name, duration: Double(cue.frameCount) / Double(sampleRate), frames: cue.frameCount,
         sourceRate: cue.decoded.sourceRate, channels: cue.decoded.sourceChannels, bytes: cue.byteCount,
-        gapless: cue.decoded.hasGaplessInfo, path: cue.path, format: cue.decoded.format)
+        gapless: cue.decoded.hasGaplessInfo, path: cue.path, format: cue.decoded.format,
+        loudness: hundredths(cue.loudness?.integratedLUFS), peak: hundredths(cue.loudness?.samplePeakDBFS))
     }
   }
 }

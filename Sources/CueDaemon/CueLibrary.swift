@@ -8,18 +8,24 @@ public final class Cue: Sendable {
   public let name: String
   public let path: String
   public let decoded: DecodedCue
+  /// Its EBU R128 loudness and peaks, measured once when it was decoded (nil only when
+  /// libebur128 could not allocate its state); `loudness-normalize` scales its voices by it.
+  public let loudness: LoudnessMeasurement?
   /// File identity when it was read, so a reload can keep what did not change.
   let fileStamp: FileStamp
 
-  /// A cue decoded on request (a player or system sound made from a path), outside the library.
-  convenience init(name: String, path: String, decoded: DecodedCue) {
-    self.init(name: name, path: path, decoded: decoded, fileStamp: FileStamp(size: -1, modified: 0, modifiedNanoseconds: 0, inode: 0))
+  /// A cue decoded on request (a player or system sound made from a path, a sound theme's file), outside the library.
+  convenience init(name: String, path: String, decoded: DecodedCue, loudness: LoudnessMeasurement?) {
+    self.init(
+      name: name, path: path, decoded: decoded, loudness: loudness,
+      fileStamp: FileStamp(size: -1, modified: 0, modifiedNanoseconds: 0, inode: 0))
   }
 
-  init(name: String, path: String, decoded: DecodedCue, fileStamp: FileStamp) {
+  init(name: String, path: String, decoded: DecodedCue, loudness: LoudnessMeasurement?, fileStamp: FileStamp) {
     self.name = name
     self.path = path
     self.decoded = decoded
+    self.loudness = loudness
     self.fileStamp = fileStamp
   }
 
@@ -145,7 +151,10 @@ public struct CueLoader: Sendable {
         // file replaced after this read has another inode or time, and the next reload reads it.
         let file = try MP3Decoder.readFile(path: candidate.path, options: options)
         let decoded = try AudioFileDecoder.decode(bytes: file.bytes, name: candidate.path, options: options)
-        let cue = Cue(name: candidate.name, path: candidate.path, decoded: decoded, fileStamp: FileStamp(file.status))
+        // Measured here, on this worker, once per decode: a cue kept from `previous` keeps its measurement.
+        let loudness = Loudness.measure(decoded.buffer, sampleRate: options.outputRate)
+        let cue = Cue(
+          name: candidate.name, path: candidate.path, decoded: decoded, loudness: loudness, fileStamp: FileStamp(file.status))
         slots.set(index, .success(cue))
       } catch {
         slots.set(index, .failure(error))

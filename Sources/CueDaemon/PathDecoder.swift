@@ -56,7 +56,8 @@ final class PathDecoder {
         let decoded = try AudioFileDecoder.decode(path: path, options: options)
         let file = path.split(separator: "/").last.map(String.init) ?? path
         let name = AudioFileDecoder.soundName(forFile: file) ?? file
-        return .decoded(token: token, .success(Cue(name: name, path: path, decoded: decoded)))
+        let loudness = Loudness.measure(decoded.buffer, sampleRate: options.outputRate)
+        return .decoded(token: token, .success(Cue(name: name, path: path, decoded: decoded, loudness: loudness)))
       } catch {
         return .decoded(token: token, .failure(error))
       }

@@ -50,6 +50,19 @@ struct CueLoaderTests {
     #expect(six.reason.contains("6 channels"))
   }
 
+  @Test func everyLoadedCueIsMeasuredAndAReloadKeepsTheMeasurementOfWhatDidNotChange() throws {
+    let dir = try makeDirectory(["pico.mp3": "tone-48000-mono.mp3", "silence.wav": "silence-8000-mono.wav"])
+    let loader = CueLoader(directories: [dir], options: DecodeOptions(), maximumTotalBytes: 1 << 30)
+    let first = loader.scan()
+    let pico = try #require(first.cues["pico"]?.loudness)
+    #expect(pico.integratedLUFS != nil && pico.isOneBlock)
+    let silence = try #require(first.cues["silence"]?.loudness)
+    #expect(silence.integratedLUFS == nil && silence.samplePeakDBFS == nil)
+    let again = loader.scan(previous: first.cues)
+    #expect(again.cues["pico"] === first.cues["pico"])
+    #expect(again.cues["pico"]?.loudness == pico)
+  }
+
   @Test func everyMP3InTheDirectoriesLoadsAndBrokenOnesAreSkippedWithAReason() throws {
     let dir = try makeDirectory([
       "pico.mp3": "tone-48000-mono.mp3", "wrap.mp3": "tone-44100-stereo.mp3", "bad.mp3": "not-audio.mp3",
