@@ -18,6 +18,11 @@ public struct StereoGain: Sendable, BitwiseCopyable, Equatable {
   public static let unity = StereoGain(ll: 1, lr: 0, rl: 0, rr: 1)
   public static let silent = StereoGain(ll: 0, lr: 0, rl: 0, rr: 0)
 
+  /// Every element times `factor` (linear): the same volume and pan, `factor` louder or quieter.
+  public func scaled(by factor: Float) -> StereoGain {
+    StereoGain(ll: ll * factor, lr: lr * factor, rl: rl * factor, rr: rr * factor)
+  }
+
   /// True when the matrix has no cross terms (each output reads only its own input).
   @inline(__always)
   public var isDiagonal: Bool { lr == 0 && rl == 0 }

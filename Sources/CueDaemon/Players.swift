@@ -198,7 +198,8 @@ final class Players {
     if let voice, let cue = player.cue {
       if settings.volume != nil || settings.pan != nil {
         let ramp = Int((settings.fade ?? 0) * sampleRate)
-        send(.setGain(voice, player.gain(for: cue), rampFrames: ramp))
+        // The voice started normalised (VoiceTable.start); its new gain is too.
+        send(.setGain(voice, voices.loudness.gain(player.gain(for: cue), for: cue), rampFrames: ramp))
       }
       if let rate = settings.rate { send(.setRate(voice, rate: rate)) }
       if let loops = settings.numberOfLoops { send(.setLoops(voice, loopsLeft: loops)) }

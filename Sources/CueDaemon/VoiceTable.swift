@@ -54,18 +54,24 @@ final class VoiceTable {
   var limit: Int
   /// The fade of a stop or a steal, in frames.
   let stopFadeFrames: Int
+  /// `loudness-normalize`: every start's gain goes through it.
+  let loudness: LoudnessNormalizer
   private(set) var playsStarted: UInt64 = 0
   /// Told when a voice starts ending by the control side's word (stop, steal, late drop), so its
   /// owner's state follows at once rather than when the end arrives.
   var onStopping: (VoiceID, LiveVoice) -> Void = { _, _ in }
 
-  init(engine: EngineControl, device: DeviceController, ids: IDAllocator, clock: DaemonClock, limit: Int, stopFadeFrames: Int) {
+  init(
+    engine: EngineControl, device: DeviceController, ids: IDAllocator, clock: DaemonClock, limit: Int, stopFadeFrames: Int,
+    loudness: LoudnessNormalizer
+  ) {
     self.engine = engine
     self.device = device
     self.ids = ids
     self.clock = clock
     self.limit = limit
     self.stopFadeFrames = stopFadeFrames
+    self.loudness = loudness
   }
 
   static let busy = ProtocolError(.busy, "the audio thread's queue is full; try again in a few milliseconds")
@@ -88,7 +94,8 @@ final class VoiceTable {
 
   /// Starts a voice: opens the device if it is closed (handing it to the audio thread after the
   /// start, so the cue is the device's first frame), steals the oldest voice past the limit,
-  /// takes an id and queues the start. Returns the new voice and the stolen one.
+  /// takes an id and queues the start. Returns the new voice and the stolen one. The request's
+  /// gain is scaled by `loudness` (the cue normalised to the target, when that is on).
   ///
   /// `deadline` (ns, daemon clock): refused when opening the device took it past that.
   /// `replacing`: voices to stop (fading) in the same step, once the start is sure to be queued.
@@ -110,7 +117,7 @@ final class VoiceTable {
     if let victim { stopQueued(victim, fadeFrames: stopFadeFrames, reason: .stolen) }
     let id = VoiceID(ids.make())
     let start = VoiceStart(
-      id: id, samples: request.cue.decoded.buffer.samples, gain: request.gain, loops: request.loops,
+      id: id, samples: request.cue.decoded.buffer.samples, gain: loudness.gain(request.gain, for: request.cue), loops: request.loops,
       startPosition: request.startPosition, startAtFrame: request.startAtFrame, rate: request.rate)
     let queued = engine.send(.start(start))
     precondition(queued, "the command ring had room a moment ago")
