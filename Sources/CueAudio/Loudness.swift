@@ -5,7 +5,7 @@ import CueCore
 import Glibc
 #endif
 
-/// A cue's loudness and sample peak, as EBU R128 (ITU-R BS.1770-4) defines them, measured once at load.
+/// A cue's loudness and sample peak, as EBU R128 (ITU-R BS.1770-4) defines them, measured once per cue.
 ///
 /// Measured on what is played: the decoded cue at the output rate, two channels (a mono file is
 /// counted in both, as it sounds). No true peak: libebur128's 4× oversampling for it quadruples

@@ -319,7 +319,7 @@ public enum Settings {
       "loudness-normalize", .boolean, default: false, .reloadable,
       help: "Play every cue at loudness-target: each voice is scaled by the cue's measured EBU R128 loudness",
       details:
-        "The gain is lowered where it would lift the cue's sample peak above 0 dBFS (logged once per cue); a silent cue is left as it is. Applies to voices that start after the change.",
+        "The gain is lowered where it would lift the cue's sample peak above 0 dBFS (logged once per cue); a silent cue is left as it is. Applies to voices that start after the change. With it on, each cue is measured as it is decoded, which start-up pays for (about 1 ms of work per second of audio).",
       sets: \.loudnessNormalize),
     Setting(
       "loudness-target", .number(-70...0), default: -23, valueName: "LUFS", .reloadable,
