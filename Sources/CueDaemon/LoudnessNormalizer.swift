@@ -2,8 +2,8 @@ import CueAudio
 import CueCore
 import Logging
 
-/// `loudness-normalize`: the gain that brings each cue to `loudness-target`, from the loudness
-/// measured when the cue was decoded.
+/// `loudness-normalize`: the gain that brings each cue to `loudness-target`, from the cue's
+/// measured loudness (`Cue.loudness`, measured once per cue).
 ///
 /// Used where a voice's gain is set: `VoiceTable.start` (every voice: `play`, players, system
 /// sounds, paging, theme events) and a player's volume or pan change. The gain is worked out per
