@@ -3,7 +3,7 @@ import PackageDescription
 
 // Module map (see docs/ARCHITECTURE.md):
 //   CueCore      pure mixing core: voices, mixer, ramps, lock-free rings, the engine cycle. No C, no Foundation.
-//   CueAudio     audio I/O: libmpg123 + libsyn123 decoding, ALSA, PipeWire and PulseAudio output, the audio thread. The only importer of the C libraries.
+//   CueAudio     audio I/O: libmpg123 + libsyn123 decoding, libebur128 loudness, ALSA, PipeWire and PulseAudio output, the audio thread. The only importer of the C libraries.
 //   CueProtocol  the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
 //   CueDBus      a small D-Bus client over a Unix socket, and RTKit (real-time for the audio thread without privilege).
 //   CuePosix     thin typed wrappers over the POSIX calls both sides need (sockets, poll sets, files, eventfd,
@@ -32,6 +32,8 @@ let package = Package(
     .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
     .systemLibrary(name: "CSyn123", pkgConfig: "libsyn123", providers: [.apt(["libmpg123-dev"])]),
     .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+    // EBU R128 loudness and peaks of each cue, measured at load (Loudness.swift).
+    .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
     // Stand-ins for what Swift cannot call in libasound (variadic error handler).
     .target(name: "CAudioShims", dependencies: ["CALSA"]),
     // A plain-C face of libpipewire-0.3 (one stream on a pw_thread_loop): SPA pods, variadic properties
@@ -56,7 +58,7 @@ let package = Package(
     .target(
       name: "CueAudio",
       dependencies: [
-        "CueCore", "CuePosix", "CueDBus", "CALSA", "CMPG123", "CSyn123", "CSndfile", "CAudioShims", "CPipeWireShims", "CPulseShims",
+        "CueCore", "CuePosix", "CueDBus", "CALSA", "CMPG123", "CSyn123", "CSndfile", "CEbur128", "CAudioShims", "CPipeWireShims", "CPulseShims",
       ]),
     .target(name: "CueProtocol"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"]),

@@ -134,6 +134,17 @@ def decode(quick, work):
                cued_ms=1000 * ours["seconds"], mpg123_cli_ms=1000 * min(cli), ratio=ours["seconds"] / min(cli))
 
 
+def loudness(quick):
+    """The EBU R128 measurement cued makes of each shipped cue at load (cued-bench loudness, best of N)."""
+    files = sorted(os.path.join(SOUNDS, f) for f in os.listdir(SOUNDS) if f.endswith(".mp3"))
+    out = subprocess.run([os.path.join(BIN, "cued-bench"), "loudness", *files, "--repeat", "5" if quick else "50"],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        r = json.loads(line)
+        record(benchmark="loudness", cue=os.path.basename(r["file"]), audio_ms=1000 * r["frames"] / 48000,
+               measure_us=1e6 * r["seconds"], lufs=r["lufs"], peak_dbfs=r["peakDBFS"])
+
+
 def startup(quick, work):
     """Start to READY=1 (sd_notify) with 10 and 200 cues."""
     for count in (10, 200):
@@ -432,7 +443,7 @@ def main():
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
     parser.add_argument("--cued-extra", default="", help="more cued options for the shell and pipewire-alsa runs, e.g. '--fill-target 480'")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,heard,heard-load,heard-load-pulse,heard-idle)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,loudness,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,heard,heard-load,heard-load-pulse,heard-idle)")
     args = parser.parse_args()
     SHELL_EXTRA.extend(args.cued_extra.split())
     if args.shell_period:
@@ -451,6 +462,7 @@ def main():
         if wanted("mixer"): mixer(args.quick)
         if wanted("decode"): decode(args.quick, work)
         if wanted("startup"): startup(args.quick, work)
+        if wanted("loudness"): loudness(args.quick)
         if wanted("carousel"): carousel(args.quick)
         if wanted("cuectl"): cuectl(args.quick)
         if wanted("carousel-latency"): carousel_latency(args.quick)

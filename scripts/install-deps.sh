@@ -21,12 +21,13 @@
 #   socat, netcat-openbsd          the shell transcripts of docs/PROTOCOL.md, which the tests run as
 #                                  they are shown (Tests/Protocol/transcripts.py)
 #   libsndfile1-dev                headers for libsndfile (CSndfile): Ogg Vorbis/Opus, WAV and FLAC files
+#   libebur128-dev                 headers for libebur128 (CEbur128): each cue's EBU R128 loudness and peaks
 #   sound-theme-freedesktop        the real theme the sound-theme lookup is tested on (SoundThemeTests),
 #   libcanberra0, strace           and libcanberra itself, traced, as its oracle
 set -euo pipefail
 packages=(libasound2-dev libmpg123-dev libasound2-plugins pulseaudio pulseaudio-utils
   pipewire pipewire-bin wireplumber dbus libpipewire-0.3-dev libspa-0.2-dev libpulse-dev bubblewrap systemd dpkg-dev binutils lintian tmux
-  socat netcat-openbsd libsndfile1-dev sound-theme-freedesktop libcanberra0 strace)
+  socat netcat-openbsd libsndfile1-dev libebur128-dev sound-theme-freedesktop libcanberra0 strace)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(sox libsox-fmt-all lame mpg123 opus-tools stress-ng)  # regenerate sounds/fixtures, benchmarks (stress-ng: under load)
 fi

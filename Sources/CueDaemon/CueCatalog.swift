@@ -1,3 +1,4 @@
+import CuePosix
 import CueProtocol
 
 /// The cues loaded now, by name: what `play`, players, sounds and paging look names up in.
@@ -75,14 +76,21 @@ final class CueCatalog {
     return "loaded: \(shown)\(names.count > 8 ? ", … (\(names.count) in all; `cuectl list`)" : "")"
   }
 
-  /// `list`'s entries, by name.
-  /// `list`'s entries, by name; a folder's files name their set.
+  /// `list`'s entries, by name; a folder's files name their set. Loudness and peaks to 0.01 dB:
+  /// finer says nothing a listener hears.
+  ///
+  /// The first `list` measures the cues not measured yet (all of them when `loudness-normalize`
+  /// is off), in parallel, one thread per core: about 1 ms of work per second of audio.
   func listing() -> [CueInfo] {
-    cues.values.sorted { $0.name < $1.name }.map { cue in
+    func hundredths(_ x: Double?) -> Double? { x.map { ($0 * 100).rounded() / 100 } }
+    let unmeasured = cues.values.filter { !$0.isMeasured }
+    Threads.parallelFor(unmeasured.count) { unmeasured[$0].measureLoudness() }
+    return cues.values.sorted { $0.name < $1.name }.map { cue in
       var info = CueInfo(
         name: cue.name, duration: Double(cue.frameCount) / Double(sampleRate), frames: cue.frameCount,
         sourceRate: cue.decoded.sourceRate, channels: cue.decoded.sourceChannels, bytes: cue.byteCount,
-        gapless: cue.decoded.hasGaplessInfo, path: cue.path, format: cue.decoded.format)
+        gapless: cue.decoded.hasGaplessInfo, path: cue.path, format: cue.decoded.format,
+        loudness: hundredths(cue.loudness?.integratedLUFS), peak: hundredths(cue.loudness?.samplePeakDBFS))
       if let slash = cue.name.firstIndex(of: "/") { info.set = String(cue.name[..<slash]) }
       return info
     }

@@ -8,20 +8,50 @@ public final class Cue: Sendable {
   public let name: String
   public let path: String
   public let decoded: DecodedCue
+  /// The rate `decoded` is at (the output rate): what its loudness is measured at.
+  let sampleRate: Int
   /// File identity when it was read, so a reload can keep what did not change.
   let fileStamp: FileStamp
+  /// Its loudness, once measured (the outer nil: not yet).
+  private let measured = Mutex<LoudnessMeasurement??>(nil)
 
-  /// A cue decoded on request (a player or system sound made from a path), outside the library.
-  convenience init(name: String, path: String, decoded: DecodedCue) {
-    self.init(name: name, path: path, decoded: decoded, fileStamp: FileStamp(size: -1, modified: 0, modifiedNanoseconds: 0, inode: 0))
+  /// A cue decoded on request (a player or system sound made from a path, a sound theme's file), outside the library.
+  convenience init(name: String, path: String, decoded: DecodedCue, sampleRate: Int) {
+    self.init(
+      name: name, path: path, decoded: decoded, sampleRate: sampleRate,
+      fileStamp: FileStamp(size: -1, modified: 0, modifiedNanoseconds: 0, inode: 0))
   }
 
-  init(name: String, path: String, decoded: DecodedCue, fileStamp: FileStamp) {
+  init(name: String, path: String, decoded: DecodedCue, sampleRate: Int, fileStamp: FileStamp) {
     self.name = name
     self.path = path
     self.decoded = decoded
+    self.sampleRate = sampleRate
     self.fileStamp = fileStamp
   }
+
+  /// Its EBU R128 loudness and sample peak (nil only when libebur128 could not allocate its
+  /// state); `loudness-normalize` scales its voices by it.
+  ///
+  /// Measured once, on first use, then kept: at load on the decode worker when normalising is on
+  /// (and always for files decoded on request), else when `list` first asks (CueCatalog). At
+  /// start the measurement would cost more than the 10 % of start-up it may (docs/PERFORMANCE.md).
+  /// Thread-safe: a second caller waits for the first one's measurement.
+  @discardableResult
+  public func measureLoudness() -> LoudnessMeasurement? {
+    measured.withLock { state in
+      if let done = state { return done }
+      let measurement = Loudness.measure(decoded.buffer, sampleRate: sampleRate)
+      state = .some(measurement)
+      return measurement
+    }
+  }
+
+  /// The measurement, measured now if it was not yet (`measureLoudness`).
+  public var loudness: LoudnessMeasurement? { measureLoudness() }
+
+  /// Whether the loudness has been measured.
+  public var isMeasured: Bool { measured.withLock { $0 != nil } }
 
   public var frameCount: Int { decoded.buffer.frameCount }
   public var byteCount: Int { decoded.buffer.byteCount }
@@ -76,12 +106,18 @@ public struct CueLoader: Sendable {
   public var maximumTotalBytes: Int
   /// The most cues loaded.
   public var maximumCues: Int
+  /// Measure each cue's loudness on the decode workers (`loudness-normalize` is on: its first
+  /// plays need it); otherwise it is measured when first asked for.
+  public var measuresLoudness: Bool
 
-  public init(directories: [String], options: DecodeOptions, maximumTotalBytes: Int, maximumCues: Int = 4096) {
+  public init(
+    directories: [String], options: DecodeOptions, maximumTotalBytes: Int, maximumCues: Int = 4096, measuresLoudness: Bool = false
+  ) {
     self.directories = directories
     self.options = options
     self.maximumTotalBytes = maximumTotalBytes
     self.maximumCues = maximumCues
+    self.measuresLoudness = measuresLoudness
   }
 
   /// The cue name for a file name: the name without its extension (`.mp3`, `.oga`, `.ogg`,
@@ -159,11 +195,14 @@ public struct CueLoader: Sendable {
     // Decode what is new or changed, in parallel.
     let slots = ResultSlots(count: candidates.count)
     let options = options
+    let measuresLoudness = measuresLoudness
     let work = candidates
     Threads.parallelFor(work.count) { index in
       let candidate = work[index]
       let stamp = FileStamp.of(candidate.path)
       if let old = previous[candidate.name], old.path == candidate.path, let stamp, old.fileStamp == stamp {
+        // A kept cue keeps its measurement; one not measured yet is measured here if it is wanted now.
+        if measuresLoudness { old.measureLoudness() }
         slots.set(index, .success(old))
         return
       }
@@ -173,7 +212,9 @@ public struct CueLoader: Sendable {
         // file replaced after this read has another inode or time, and the next reload reads it.
         let file = try MP3Decoder.readFile(path: candidate.path, options: options)
         let decoded = try AudioFileDecoder.decode(bytes: file.bytes, name: candidate.path, options: options)
-        let cue = Cue(name: candidate.name, path: candidate.path, decoded: decoded, fileStamp: FileStamp(file.status))
+        let cue = Cue(
+          name: candidate.name, path: candidate.path, decoded: decoded, sampleRate: options.outputRate, fileStamp: FileStamp(file.status))
+        if measuresLoudness { cue.measureLoudness() }
         slots.set(index, .success(cue))
       } catch {
         slots.set(index, .failure(error))

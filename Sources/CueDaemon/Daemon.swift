@@ -100,7 +100,8 @@ public final class Daemon<Device: OutputDevice> {
     device = DeviceController(device: sink, engine: engine, clock: clock, logger: logger)
     voices = VoiceTable(
       engine: engine, device: device, ids: ids, clock: clock, limit: configuration.voiceLimit,
-      stopFadeFrames: max(1, Int(configuration.stopFadeSeconds * Double(rate))))
+      stopFadeFrames: max(1, Int(configuration.stopFadeSeconds * Double(rate))),
+      loudness: LoudnessNormalizer(policy: LoudnessNormalizer.Policy(configuration), logger: logger))
     clients = ClientServer(limits: Self.clientLimits(configuration), clock: clock, logger: logger)
     events = EventRouter(clients: clients)
     files = PathDecoder(
@@ -181,6 +182,7 @@ public final class Daemon<Device: OutputDevice> {
     }
     reloader.apply = { [unowned self] configuration, values in
       voices.limit = configuration.voiceLimit
+      voices.loudness.policy = LoudnessNormalizer.Policy(configuration)
       players.maximum = configuration.maximumPlayers
       sounds.maximum = configuration.maximumSounds
       clients.limits = Self.clientLimits(configuration)

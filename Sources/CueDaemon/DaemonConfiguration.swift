@@ -46,6 +46,10 @@ public struct DaemonConfiguration: Sendable {
   public var allowAnyPath = false
   /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`).
   public var soundTheme = "freedesktop"
+  /// Scale every voice so that its cue sounds at `loudnessTargetLUFS` (`--loudness-normalize`).
+  public var loudnessNormalize = false
+  /// The integrated loudness (EBU R128, LUFS) cues are normalised to.
+  public var loudnessTargetLUFS: Double = -23
   /// The fade used by stop and by stealing, in seconds.
   public var stopFadeSeconds: Double = 0.008
   /// Fade applied to everything on SIGTERM, in seconds (at most 50 ms).

@@ -56,7 +56,10 @@ final class PathDecoder {
         let decoded = try AudioFileDecoder.decode(path: path, options: options)
         let file = path.split(separator: "/").last.map(String.init) ?? path
         let name = AudioFileDecoder.soundName(forFile: file) ?? file
-        return .decoded(token: token, .success(Cue(name: name, path: path, decoded: decoded)))
+        let cue = Cue(name: name, path: path, decoded: decoded, sampleRate: options.outputRate)
+        // Here on the worker, as the decode: it is one file, and its play may need it at once.
+        cue.measureLoudness()
+        return .decoded(token: token, .success(cue))
       } catch {
         return .decoded(token: token, .failure(error))
       }

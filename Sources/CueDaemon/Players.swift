@@ -198,7 +198,9 @@ final class Players {
     if let voice, let cue = player.cue {
       if settings.volume != nil || settings.pan != nil {
         let ramp = Int((settings.fade ?? 0) * sampleRate)
-        send(.setGain(voice, player.gain(for: cue).scaled(by: voices.groupFactor(CueRule.defaultGroup)), rampFrames: ramp))
+        // The voice started normalised (VoiceTable.start) in the default group; its new gain is too.
+        let gain = voices.loudness.gain(player.gain(for: cue), for: cue).scaled(by: voices.groupFactor(CueRule.defaultGroup))
+        send(.setGain(voice, gain, rampFrames: ramp))
       }
       if let rate = settings.rate { send(.setRate(voice, rate: rate)) }
       if let loops = settings.numberOfLoops { send(.setLoops(voice, loopsLeft: loops)) }

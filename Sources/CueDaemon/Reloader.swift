@@ -47,7 +47,8 @@ final class Reloader {
     CueLoader(
       directories: configuration.soundDirectories,
       options: DecodeOptions(outputRate: configuration.sampleRate, maximumSeconds: configuration.maximumCueSeconds),
-      maximumTotalBytes: configuration.maximumDecodedBytes, maximumCues: configuration.maximumCues)
+      maximumTotalBytes: configuration.maximumDecodedBytes, maximumCues: configuration.maximumCues,
+      measuresLoudness: configuration.loudnessNormalize)
   }
 
   /// The first cue a binding names that is not loaded (or about to be), with its config line.

@@ -316,6 +316,18 @@ public enum Settings {
         "Looked up as libcanberra does: $XDG_DATA_HOME/sounds, then each of $XDG_DATA_DIRS/sounds; the locale from LC_ALL, LC_MESSAGES or LANG; the stereo profile.",
       sets: \.soundTheme),
     Setting(
+      "loudness-normalize", .boolean, default: false, .reloadable,
+      help: "Play every cue at loudness-target: each voice is scaled by the cue's measured EBU R128 loudness",
+      details:
+        "The gain is lowered where it would lift the cue's sample peak above 0 dBFS (logged once per cue); a silent cue is left as it is. Applies to voices that start after the change. With it on, each cue is measured as it is decoded, which start-up pays for (about 1 ms of work per second of audio).",
+      sets: \.loudnessNormalize),
+    Setting(
+      "loudness-target", .number(-70...0), default: -23, valueName: "LUFS", .reloadable,
+      help: "The loudness loudness-normalize brings every cue to, in LUFS",
+      details:
+        "-23 is EBU R128's programme level and the median of the freedesktop sound theme; a cue shorter than 400 ms counts as its energy over 400 ms.",
+      sets: \.loudnessTargetLUFS),
+    Setting(
       "allow-group", .group, default: nil, valueName: "group", .reloadable,
       help: "Let members of this group connect too (the system-wide mode); otherwise only cued's own user may",
       details: "A group name or number. Connections from any other user are refused, whatever the socket file's mode.",

@@ -69,6 +69,8 @@ final class VoiceTable {
   var limit: Int
   /// The fade of a stop or a steal, in frames.
   let stopFadeFrames: Int
+  /// `loudness-normalize`: every start's gain goes through it.
+  let loudness: LoudnessNormalizer
   private(set) var playsStarted: UInt64 = 0
   /// Told when a voice starts ending by the control side's word (stop, steal, late drop), so its
   /// owner's state follows at once rather than when the end arrives.
@@ -78,13 +80,17 @@ final class VoiceTable {
   /// The factor a voice of a group gets now (volume, mute, ducking).
   var groupFactor: (String) -> Float = { _ in 1 }
 
-  init(engine: EngineControl, device: DeviceController, ids: IDAllocator, clock: DaemonClock, limit: Int, stopFadeFrames: Int) {
+  init(
+    engine: EngineControl, device: DeviceController, ids: IDAllocator, clock: DaemonClock, limit: Int, stopFadeFrames: Int,
+    loudness: LoudnessNormalizer
+  ) {
     self.engine = engine
     self.device = device
     self.ids = ids
     self.clock = clock
     self.limit = limit
     self.stopFadeFrames = stopFadeFrames
+    self.loudness = loudness
   }
 
   static let busy = ProtocolError(.busy, "the audio thread's queue is full; try again in a few milliseconds")
@@ -126,7 +132,8 @@ final class VoiceTable {
 
   /// Starts a voice: opens the device if it is closed (handing it to the audio thread after the
   /// start, so the cue is the device's first frame), steals the oldest voice past the limit,
-  /// takes an id and queues the start. Returns the new voice and the stolen one.
+  /// takes an id and queues the start. Returns the new voice and the stolen one. The request's
+  /// gain is scaled by `loudness` (the cue normalised to the target, when that is on).
   ///
   /// `deadline` (ns, daemon clock): refused when opening the device took it past that.
   /// `replacing`: voices to stop (fading) in the same step, once the start is sure to be queued.
@@ -145,8 +152,10 @@ final class VoiceTable {
     for (id, reason) in replaced { stopQueued(id, fadeFrames: stopFadeFrames, reason: reason) }
     if let victim { stopQueued(victim, fadeFrames: stopFadeFrames, reason: .stolen) }
     let id = VoiceID(ids.make())
+    // Normalised to the loudness target (when that is on), then the group's factor on top.
+    let normalised = loudness.gain(request.gain, for: request.cue)
     let start = VoiceStart(
-      id: id, samples: request.cue.decoded.buffer.samples, gain: request.gain.scaled(by: groupFactor(request.group)), loops: request.loops,
+      id: id, samples: request.cue.decoded.buffer.samples, gain: normalised.scaled(by: groupFactor(request.group)), loops: request.loops,
       startPosition: request.startPosition, startAtFrame: request.startAtFrame, rate: request.rate)
     let queued = engine.send(.start(start))
     precondition(queued, "the command ring had room a moment ago")
@@ -154,7 +163,7 @@ final class VoiceTable {
     voices[id] = LiveVoice(
       cue: request.cue, owner: request.owner, notify: request.notify, startedAt: clock.nanoseconds(), loops: request.loops,
       origin: request.origin, requestArrival: request.requestArrival, rule: request.rule, priority: request.priority,
-      group: request.group, baseGain: request.gain, lowestLevel: request.lowestLevel, ceiling: request.ceiling)
+      group: request.group, baseGain: normalised, lowestLevel: request.lowestLevel, ceiling: request.ceiling)
     onStart(id, voices[id]!)
     return (id, victim)
   }

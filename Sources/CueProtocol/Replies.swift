@@ -220,12 +220,16 @@ public struct CueInfo: Sendable, Equatable {
   public var path: String
   /// `MP3`, `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`, `FLAC`…; nil from a daemon that does not say.
   public var format: String?
+  /// Integrated loudness (EBU R128) in LUFS; nil for a silent cue, or from a daemon that does not say.
+  public var loudness: Double?
+  /// Sample peak in dBFS; nil for a cue of digital silence, or from a daemon that does not say.
+  public var peak: Double?
   /// For a file in a folder of a sound directory: the folder, the variation set it belongs to.
   public var set: String?
 
   public init(
     name: String, duration: Double, frames: Int, sourceRate: Int, channels: Int, bytes: Int, gapless: Bool, path: String,
-    format: String? = nil
+    format: String? = nil, loudness: Double? = nil, peak: Double? = nil
   ) {
     self.name = name
     self.duration = duration
@@ -236,14 +240,20 @@ public struct CueInfo: Sendable, Equatable {
     self.gapless = gapless
     self.path = path
     self.format = format
+    self.loudness = loudness
+    self.peak = peak
   }
 
-  /// The cue as one object, fields in the daemon's order.
+  /// The cue as one object, fields in the daemon's order; the optional ones only when known.
   public var json: JSONValue {
-    .object([
-      ("name", .string(name)), ("duration", .number(duration)), ("frames", .int(frames)), ("sourceRate", .int(sourceRate)),
-      ("channels", .int(channels)), ("bytes", .int(bytes)), ("gapless", .bool(gapless)), ("path", .string(path)),
-    ] + (format.map { [("format", .string($0))] } ?? []) + (set.map { [("set", .string($0))] } ?? []))
+    let optional: [(String, JSONValue?)] = [
+      ("format", format.map(JSONValue.string)), ("loudness", loudness.map(JSONValue.number)), ("peak", peak.map(JSONValue.number)), ("set", set.map(JSONValue.string)),
+    ]
+    return .object(
+      [
+        ("name", .string(name)), ("duration", .number(duration)), ("frames", .int(frames)), ("sourceRate", .int(sourceRate)),
+        ("channels", .int(channels)), ("bytes", .int(bytes)), ("gapless", .bool(gapless)), ("path", .string(path)),
+      ] + optional.compactMap { key, value in value.map { (key, $0) } })
   }
 
   /// Decodes one cue object of a `list` reply.
@@ -259,6 +269,8 @@ public struct CueInfo: Sendable, Equatable {
     gapless = try required(fields.bool("gapless"), "gapless", in: what)
     path = try required(fields.string("path"), "path", in: what)
     format = try fields.string("format")
+    loudness = try fields.double("loudness")
+    peak = try fields.double("peak")
     set = try fields.string("set")
   }
 }

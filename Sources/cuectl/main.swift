@@ -227,7 +227,9 @@ struct Stop: ParsableCommand {
 }
 
 struct List: ParsableCommand {
-  static let configuration = CommandConfiguration(abstract: "Lists the loaded cues: duration, source rate, channels, memory, format.")
+  static let configuration = CommandConfiguration(
+    abstract: "Lists the loaded cues: duration, source rate, channels, memory, loudness, peak, format.",
+    discussion: "LOUDNESS is the EBU R128 integrated loudness (LUFS) and PEAK the sample peak (dBFS); '-' for a silent cue.")
 
   @OptionGroup var global: GlobalOptions
 
@@ -235,9 +237,12 @@ struct List: ParsableCommand {
     let session = try Session(global)
     let cues = try session.send(.list, as: ListReply.self).cues
     guard !global.json else { return }
-    var rows = [["NAME", "DURATION", "RATE", "CH", "MEMORY", "FORMAT"]]
+    var rows = [["NAME", "DURATION", "RATE", "CH", "MEMORY", "LOUDNESS", "PEAK", "FORMAT"]]
     for cue in cues {
-      rows.append([cue.name, formatSeconds(cue.duration), "\(cue.sourceRate) Hz", "\(cue.channels)", formatBytes(cue.bytes), cue.format ?? "-"])
+      rows.append([
+        cue.name, formatSeconds(cue.duration), "\(cue.sourceRate) Hz", "\(cue.channels)", formatBytes(cue.bytes),
+        formatDecibels(cue.loudness, unit: "LUFS"), formatDecibels(cue.peak, unit: "dBFS"), cue.format ?? "-",
+      ])
     }
     writeToStandardOutput(table(rows))
     if cues.isEmpty { writeToStandardError("cuectl: no cues are loaded\n") }
@@ -394,6 +399,13 @@ func formatSeconds(_ seconds: Double) -> String {
   let whole = Int(seconds)
   if whole < 3600 { return "\(whole / 60)m\(whole % 60)s" }
   return "\(whole / 3600)h\((whole % 3600) / 60)m"
+}
+
+/// `-18.3 LUFS`, `-1.2 dBFS`: one decimal; `-` when there is no value.
+func formatDecibels(_ value: Double?, unit: String) -> String {
+  guard let value, value.isFinite else { return "-" }
+  let tenths = Int((value * 10).rounded())
+  return "\(tenths < 0 ? "-" : "")\(abs(tenths) / 10).\(abs(tenths) % 10) \(unit)"
 }
 
 func formatBytes(_ bytes: Int) -> String {

@@ -6,6 +6,9 @@
 //                                      decode + rate conversion time of one file with MP3Decoder (best
 //                                      of N, with the page faults of that run, and the warnings);
 //                                      --dump writes the decoded interleaved stereo as raw float32
+//   cued-bench loudness FILE... [--repeat N]
+//                                      the EBU R128 measurement cued makes of each cue at load
+//                                      (`Loudness.measure` on the decoded cue, best of N), and its result
 //
 // Prints one JSON object per line. Build it in release (`swift build -c release`).
 import CueAudio
@@ -142,7 +145,36 @@ case "decode":
     ("frames", "\(frames)"), ("sourceRate", "\(sourceRate)"), ("pageFaults", "\(bestFaults)"),
     ("warnings", "[" + warnings.map(jsonString).joined(separator: ",") + "]"),
   ])
+case "loudness":
+  let repeats = max(Int(option("--repeat", 20)), 1)
+  let files = arguments.dropFirst().prefix { !$0.hasPrefix("--") }
+  guard !files.isEmpty else {
+    print("usage: cued-bench loudness FILE... [--repeat N]")
+    exit(2)
+  }
+  for file in files {
+    let decoded: DecodedCue
+    do {
+      decoded = try AudioFileDecoder.decode(path: file)
+    } catch {
+      print("{\"error\":\(jsonString(error.description))}")
+      exit(1)
+    }
+    var best = UInt64.max
+    var measured: LoudnessMeasurement? = nil
+    for _ in 0..<repeats {
+      let began = now()
+      measured = Loudness.measure(decoded.buffer, sampleRate: 48000)
+      best = min(best, now() - began)
+    }
+    func number(_ x: Double?) -> String { x.map { String($0) } ?? "null" }
+    emit([
+      ("benchmark", "\"loudness\""), ("file", jsonString(file)), ("frames", "\(decoded.buffer.frameCount)"),
+      ("seconds", String(Double(best) / 1e9)), ("lufs", number(measured?.integratedLUFS)),
+      ("peakDBFS", number(measured?.samplePeakDBFS)),
+    ])
+  }
 default:
-  print("usage: cued-bench mixer [--seconds S] | decode FILE [--repeat N] [--dump OUT.f32]")
+  print("usage: cued-bench mixer [--seconds S] | decode FILE [--repeat N] [--dump OUT.f32] | loudness FILE... [--repeat N]")
   exit(2)
 }

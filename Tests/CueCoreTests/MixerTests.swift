@@ -93,6 +93,13 @@ struct MixerTests {
     #expect(StereoGain.voice(volume: 1, pan: -1, sourceIsMono: false).rr == 0)
   }
 
+  @Test func scalingAGainScalesVolumeAndKeepsThePan() {
+    let panned = StereoGain.voice(volume: 0.8, pan: 0.5, sourceIsMono: false)
+    let scaled = panned.scaled(by: 0.5)
+    #expect(scaled == StereoGain.voice(volume: 0.4, pan: 0.5, sourceIsMono: false))
+    #expect(StereoGain.unity.scaled(by: 2) == StereoGain(ll: 2, lr: 0, rl: 0, rr: 2))
+  }
+
   @Test("mono pan keeps constant power", arguments: stride(from: -1.0, through: 1.0, by: 0.125).map { $0 })
   func monoPanKeepsConstantPower(_ pan: Double) {
     let g = StereoGain.voice(volume: 1, pan: pan, sourceIsMono: true)

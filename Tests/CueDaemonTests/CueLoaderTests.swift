@@ -50,6 +50,31 @@ struct CueLoaderTests {
     #expect(six.reason.contains("6 channels"))
   }
 
+  /// When normalising, the workers measure every cue as they decode it; otherwise a cue is
+  /// measured when first asked, and a rescan that wants the measurements measures kept cues too.
+  @Test func cuesAreMeasuredAtLoadWhenAskedAndAReloadKeepsTheMeasurement() throws {
+    let dir = try makeDirectory(["pico.mp3": "tone-48000-mono.mp3", "silence.wav": "silence-8000-mono.wav"])
+    var loader = CueLoader(directories: [dir], options: DecodeOptions(), maximumTotalBytes: 1 << 30)
+    let lazy = loader.scan()
+    #expect(lazy.cues.values.allSatisfy { !$0.isMeasured })
+    loader.measuresLoudness = true
+    let rescanned = loader.scan(previous: lazy.cues)
+    #expect(rescanned.cues["pico"] === lazy.cues["pico"] && rescanned.cues.values.allSatisfy { $0.isMeasured })
+
+    let first = loader.scan()
+    #expect(first.cues.values.allSatisfy { $0.isMeasured })
+    let pico = try #require(first.cues["pico"]?.loudness)
+    #expect(pico.integratedLUFS != nil && pico.isOneBlock)
+    let silence = try #require(first.cues["silence"]?.loudness)
+    #expect(silence.integratedLUFS == nil && silence.samplePeakDBFS == nil)
+    let again = loader.scan(previous: first.cues)
+    #expect(again.cues["pico"] === first.cues["pico"])
+    #expect(again.cues["pico"]?.loudness == pico)
+    // Measured when first asked, the same as at load.
+    let asked = try #require(lazy.cues["pico"])
+    #expect(asked.loudness == pico)
+  }
+
   @Test func everyMP3InTheDirectoriesLoadsAndBrokenOnesAreSkippedWithAReason() throws {
     let dir = try makeDirectory([
       "pico.mp3": "tone-48000-mono.mp3", "wrap.mp3": "tone-44100-stereo.mp3", "bad.mp3": "not-audio.mp3",

@@ -5,8 +5,8 @@ import Testing
 /// The real cued, through the real libasound, into an ALSA `file` PCM: exact samples, no sound card.
 @Suite("ALSA file-PCM capture", .serialized)
 struct AlsaCaptureTests {
-  /// Starts cued playing into `<dir>/out.raw` through a `file` PCM named `capture`.
-  static func startDaemon(in dir: String, cues: [String: String]) throws -> DaemonProcess {
+  /// Starts cued (with `extra` arguments) playing into `<dir>/out.raw` through a `file` PCM named `capture`.
+  static func startDaemon(in dir: String, cues: [String: String], extra: [String] = []) throws -> DaemonProcess {
     let sounds = try Harness.soundDirectory(in: dir, cues)
     let config = """
       </usr/share/alsa/alsa.conf>
@@ -15,7 +15,7 @@ struct AlsaCaptureTests {
     try config.write(toFile: dir + "/asound.conf", atomically: true, encoding: .utf8)
     return try DaemonProcess(
       socket: dir + "/cued.sock",
-      arguments: ["--sounds", sounds, "--device", "capture", "--idle-timeout", "0.2"],
+      arguments: ["--sounds", sounds, "--device", "capture", "--idle-timeout", "0.2"] + extra,
       environment: ["ALSA_CONFIG_PATH": dir + "/asound.conf"], logPath: dir + "/cued.log")
   }
 

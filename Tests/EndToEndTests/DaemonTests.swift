@@ -1,3 +1,4 @@
+import CueAudio
 import CuePosix
 import CueProtocol
 import Foundation
@@ -370,6 +371,33 @@ struct DaemonTests {
     #expect(cue["channels"]?.intValue == 2)
     #expect(cue["frames"]?.intValue == 5760)
     #expect(cue["bytes"]?.intValue == 5760 * 8)
+  }
+
+  /// Loudness and peak as measured at load (the sine: 1 kHz at -20 dBFS, about -20 LUFS); silence has neither.
+  @Test func listAndCuectlListShowLoudnessAndPeak() throws {
+    let sineFixture = "sine-1k-20dbfs-48000.mp3"
+    let (daemon, _) = try Self.start(sounds: ["sine": sineFixture, "silence": "silence-8000-mono.wav"])
+    defer { daemon.stop() }
+    let result = try daemon.cuectl(["list", "--json"])
+    let cues = try #require(try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["cues"]?.arrayValue)
+    let sine = try #require(cues.first { $0["name"] == "sine" })
+    let silence = try #require(cues.first { $0["name"] == "silence" })
+    let decoded = try MP3Decoder.decode(path: Harness.fixture(sineFixture)).buffer
+    let expected = try #require(Loudness.measure(decoded, sampleRate: 48000))
+    let loudness = try #require(sine["loudness"]?.doubleValue)
+    let peak = try #require(sine["peak"]?.doubleValue)
+    #expect(abs(loudness - (expected.integratedLUFS ?? 0)) <= 0.005)
+    #expect(abs(peak - (expected.samplePeakDBFS ?? 0)) <= 0.005)
+    #expect(abs(peak - -20) < 0.5 && abs(loudness - -20) < 0.5, "\(loudness) LUFS, \(peak) dBFS")
+    // Silence has neither: the fields are absent.
+    #expect(silence["loudness"] == nil && silence["peak"] == nil)
+
+    let table = try daemon.cuectl(["list"]).stdout.split(separator: "\n").map(String.init)
+    #expect(table.first?.contains("LOUDNESS") == true && table.first?.contains("PEAK") == true, "\(table)")
+    let sineRow = try #require(table.first { $0.hasPrefix("sine ") })
+    #expect(sineRow.contains(String(format: "%.1f LUFS", loudness)) && sineRow.contains(String(format: "%.1f dBFS", peak)), "\(sineRow)")
+    let silenceRow = try #require(table.first { $0.hasPrefix("silence ") })
+    #expect(silenceRow.split(separator: " ").filter { $0 == "-" }.count == 2, "\(silenceRow)")
   }
 
   @Test func onceIdleTheDaemonUsesNoCPU() throws {

@@ -71,6 +71,13 @@ lame --quiet --noreplaygain -m s -b 128 --resample 44.1 "$WORK/lr.wav" "$OUT/ste
 tone "$WORK/loop.wav" 48000 2 4800 480
 lame --quiet --noreplaygain -b 128 --resample 48 "$WORK/loop.wav" "$OUT/loop-48000-stereo.mp3"
 
+# --- loudness (LoudnessNormalizationTests): long enough for whole 400 ms gating blocks ---
+# A 1 kHz sine, 1.5 s at 48 kHz, peak 0.1 (-20 dBFS): about -20 LUFS, played in both channels.
+# Not `tone` (peak 0.5, 0.12 s): a cue normalised up and down by whole 400 ms blocks.
+# 64 kbit/s: at 32 (96-byte frames) lame writes no Info tag, and the cue would not be gapless.
+sox -D -r 48000 -c 1 -n -e signed-integer -b 16 "$WORK/sine-1k.wav" synth 72000s sine 1000 vol 0.1
+lame --quiet --noreplaygain -m m -b 64 --resample 48 "$WORK/sine-1k.wav" "$OUT/sine-1k-20dbfs-48000.mp3"
+
 # --- tagged variants of tone-44100-stereo.mp3 and the non-audio fixtures -------
 # The MPEG audio in the three tagged files is byte-identical to
 # tone-44100-stereo.mp3; only the tag bytes are added.
@@ -176,6 +183,7 @@ EXPECT=(
     "tone-44100-notag.mp3   44100 2 6912"
     "stereo-lr-44100.mp3    44100 2 5292"
     "loop-48000-stereo.mp3  48000 2 4800"
+    "sine-1k-20dbfs-48000.mp3 48000 1 72000"
 )
 
 status=0
@@ -237,5 +245,10 @@ head -c 3000 "$OUT/tone-48000-stereo.ogg" > "$OUT/truncated.ogg"
 for f in tone-48000-mono.wav tone-48000-mono.flac tone-44100-stereo.flac tone-48000-stereo.ogg tone-48000-stereo.opus six-channels.wav; do
     printf '%-24s %6d bytes  %s\n' "$f" "$(wc -c < "$OUT/$f")" "$(soxi -t "$OUT/$f" 2>/dev/null || echo '?') $(soxi -s "$OUT/$f" 2>/dev/null || echo '?') samples"
 done
+
+# --- loudness: a cue with no loudness (LoudnessNormalizationTests) ---
+# 0.1 s of digital silence: a cue that has no loudness.
+sox -D -r 8000 -c 1 -n -e signed-integer -b 16 "$OUT/silence-8000-mono.wav" trim 0 800s
+printf '%-24s %6d bytes  %s\n' silence-8000-mono.wav "$(wc -c < "$OUT/silence-8000-mono.wav")" "$(soxi -s "$OUT/silence-8000-mono.wav") samples"
 
 exit "$status"
