@@ -102,9 +102,13 @@ struct PulseAudioTests {
     // Once idle, cued closes the device: no stream left on the server.
     try daemon.waitForDevice("closed", timeout: 5)
     #expect(try pulse.sinkInputs().isEmpty)
-    // And cued uses no CPU: no stream, no wake-ups.
-    usleep(200_000)
-    try Harness.expectIdle(daemon.pid, for: 2)
+    // And cued uses no CPU: no stream, no wake-ups. On the native path libpulse's context stays
+    // connected (the next cue needs no handshake) and its mainloop thread answers the server's
+    // last messages about the deleted stream; Linux charges CPU time a whole tick at a time to
+    // whatever runs when the tick lands, so those microseconds were charged one tick in two CI runs
+    // of many. One tick in 2 s is tolerated there: a wake-up that repeats would cost many.
+    usleep(500_000)
+    try Harness.expectIdle(daemon.pid, for: 2, allowance: path == .native ? 1 : 0)
     #expect(daemon.stop() == 0)
   }
 
