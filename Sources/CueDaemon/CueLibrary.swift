@@ -129,6 +129,12 @@ public struct CueLoader: Sendable {
   /// cue: the first in the search order, and in a directory the first by file name.
   public static func cueName(forFile file: String) -> String? { AudioFileDecoder.soundName(forFile: file) }
 
+  /// Whether the entry `file` of a sound directory is a folder that makes a variation set of that
+  /// name: a directory whose name has no dot and is not hidden.
+  public static func isVariationFolder(_ file: String, in directory: String) -> Bool {
+    !file.hasPrefix(".") && !file.contains(".") && Files.kind(of: directory + "/" + file) == .directory
+  }
+
   /// Scans every directory and decodes in parallel, reusing cues from `previous` whose file did not change.
   public func scan(previous: [String: Cue] = [:]) -> LibraryScan {
     var warnings: [String] = []
@@ -148,7 +154,7 @@ public struct CueLoader: Sendable {
       var sets: [(name: String, path: String)] = []
       for (file, isValidUTF8) in names {
         guard let name = Self.cueName(forFile: file) else {
-          if isValidUTF8, !file.hasPrefix("."), !file.contains("."), Files.kind(of: directory + "/" + file) == .directory {
+          if isValidUTF8, Self.isVariationFolder(file, in: directory) {
             sets.append((file, directory + "/" + file))
           }
           continue

@@ -68,17 +68,11 @@ extension ConfigFile {
       var rule = CueRule()
       rule.line = locator.line(of: "cues." + name, in: "cues." + name)
       for (key, setting) in members {
-        func number(_ range: ClosedRange<Double>, _ unit: String) throws(ConfigError) -> Double {
-          guard let x = setting.doubleValue, x.isFinite, range.contains(x) else {
-            throw fail(key, "\(key) must be a number of \(unit) from \(range.lowerBound) to \(range.upperBound)")
-          }
-          return x
-        }
         switch key {
         case "variations": rule.variations = try variations(setting, fail: { fail(key, $0) })
-        case "volume-spread": rule.volumeSpread = try number(0...24, "dB")
-        case "rate-spread": rule.rateSpread = try number(0...12, "semitones")
-        case "cooldown": rule.cooldown = try number(0...3600, "seconds")
+        case "volume-spread": rule.volumeSpread = try unit(setting, key, 0...24, fail, of: "dB")
+        case "rate-spread": rule.rateSpread = try unit(setting, key, 0...12, fail, of: "semitones")
+        case "cooldown": rule.cooldown = try unit(setting, key, 0...3600, fail, of: "seconds")
         case "max-instances":
           guard let n = setting.intValue, (0...256).contains(n) else { throw fail(key, "max-instances must be a whole number from 0 (no cap) to 256") }
           rule.maxInstances = n
@@ -90,15 +84,11 @@ extension ConfigFile {
         case "priority":
           guard let n = setting.intValue, (0...100).contains(n) else { throw fail(key, "priority must be a whole number from 0 to 100 (default 50)") }
           rule.priority = n
-        case "muted":
-          guard let muted = setting.boolValue else { throw fail(key, "muted must be true or false") }
-          rule.muted = muted
+        case "muted": rule.muted = try flag(setting, key, fail)
         case "group":
           guard let group = setting.stringValue, !group.isEmpty else { throw fail(key, "group must be the name of a [groups.NAME] table") }
           rule.group = group
-        case "important":
-          guard let important = setting.boolValue else { throw fail(key, "important must be true or false") }
-          rule.important = important
+        case "important": rule.important = try flag(setting, key, fail)
         default:
           throw fail(key, "unknown key \(key); a cue's table takes \(cueRuleKeys.joined(separator: ", "))")
         }
@@ -226,7 +216,7 @@ final class CueRules {
         return .admit(stealing: Array(instances.prefix(instances.count - rule.maxInstances + 1)))
       }
     }
-    if !voices.hasRoom(priority: rule.priority, freeing: 0) { return .silent(.cap) }
+    if voices.limitVictim(priority: rule.priority) == nil { return .silent(.cap) }
     return .admit(stealing: [])
   }
 

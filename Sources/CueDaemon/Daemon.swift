@@ -397,8 +397,8 @@ public final class Daemon<Device: OutputDevice> {
       return .level(levels.levelReply)
     case .group(let name, let volume, let muted):
       if let name {
-        guard name == CueRule.defaultGroup || levels.groups[name] != nil else {
-          let known = ([CueRule.defaultGroup] + levels.groups.keys.sorted()).joined(separator: ", ")
+        guard levels.groupNames.contains(name) else {
+          let known = ([CueRule.defaultGroup] + levels.groupNames.filter { $0 != CueRule.defaultGroup }).joined(separator: ", ")
           throw ProtocolError(.unknownGroup, "no group named '\(name.prefix(100))'; the groups are \(known) ([groups.NAME] in the config)")
         }
         levels.set(name, volume: volume, muted: muted)

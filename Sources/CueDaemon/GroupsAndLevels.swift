@@ -63,33 +63,23 @@ extension ConfigFile {
       var group = GroupSettings()
       for (key, setting) in members {
         switch key {
-        case "volume":
-          guard let v = setting.doubleValue, (0...1).contains(v) else { throw fail(key, "volume must be a number from 0 to 1") }
-          group.volume = v
-        case "muted":
-          guard let m = setting.boolValue else { throw fail(key, "muted must be true or false") }
-          group.muted = m
-        case "at-quiet":
-          guard let q = setting.boolValue else { throw fail(key, "at-quiet must be true or false") }
-          group.atQuiet = q
+        case "volume": group.volume = try unit(setting, key, 0...1, fail)
+        case "muted": group.muted = try flag(setting, key, fail)
+        case "at-quiet": group.atQuiet = try flag(setting, key, fail)
         case "duck":
           let usage = "duck must be a table like { group = \"ui\", by = -12, attack = 0.02, release = 0.3 }"
           guard let fields = setting.objectValue, let target = setting["group"]?.stringValue, !target.isEmpty, target != name else {
             throw fail(key, usage + " (another group)")
           }
           var duck = Ducking(group: target, byDecibels: -12, attack: 0.02, release: 0.3)
+          // Messages name the key (`duck`) for its line, and the field as "duck's FIELD".
+          let failField = { (_: String, message: String) in fail(key, message) }
           for (field, x) in fields {
-            func seconds() throws(ConfigError) -> Double {
-              guard let s = x.doubleValue, (0...10).contains(s) else { throw fail(key, "duck's \(field) must be seconds from 0 to 10") }
-              return s
-            }
             switch field {
             case "group": break
-            case "by":
-              guard let db = x.doubleValue, (-60...0).contains(db) else { throw fail(key, "duck's by must be dB from -60 to 0") }
-              duck.byDecibels = db
-            case "attack": duck.attack = try seconds()
-            case "release": duck.release = try seconds()
+            case "by": duck.byDecibels = try unit(x, "duck's by", -60...0, failField, of: "dB")
+            case "attack": duck.attack = try unit(x, "duck's attack", 0...10, failField, of: "seconds")
+            case "release": duck.release = try unit(x, "duck's release", 0...10, failField, of: "seconds")
             default: throw fail(key, usage)
             }
           }
@@ -122,9 +112,7 @@ extension ConfigFile {
             throw fail(key, "ceiling must be \"full\", \"quiet\" or \"silent\"")
           }
           client.ceiling = level
-        case "breaks-silence":
-          guard let b = setting.boolValue else { throw fail(key, "breaks-silence must be true or false") }
-          client.breaksSilence = b
+        case "breaks-silence": client.breaksSilence = try flag(setting, key, fail)
         default:
           throw fail(key, "unknown key \(key); a client takes ceiling and breaks-silence")
         }
@@ -228,7 +216,7 @@ final class GroupsAndLevels {
     volumes = volumes.filter { self.groups[$0.key] != nil }
     mutes = mutes.filter { self.groups[$0.key] != nil }
     checkQuietHours()
-    for name in Set(self.groups.keys).union([CueRule.defaultGroup]) { apply(name, rampSeconds: Self.volumeRampSeconds) }
+    for name in groupNames { apply(name, rampSeconds: Self.volumeRampSeconds) }
   }
 
   func settings(_ group: String) -> GroupSettings { groups[group] ?? GroupSettings() }
@@ -281,9 +269,12 @@ final class GroupsAndLevels {
     apply(group, rampSeconds: Self.volumeRampSeconds)
   }
 
-  /// The groups, for the `group` reply: `name`'s, or every one the config names and `default`.
+  /// Every group: `default` and those the config names, sorted.
+  var groupNames: [String] { Set(groups.keys).union([CueRule.defaultGroup]).sorted() }
+
+  /// The groups, for the `group` reply: `name`'s, or every one.
   func reply(_ name: String?) -> GroupReply {
-    let names = name.map { [$0] } ?? Set(groups.keys).union([CueRule.defaultGroup]).sorted()
+    let names = name.map { [$0] } ?? groupNames
     return GroupReply(groups: names.map { n in
       GroupReply.Group(name: n, volume: volume(n), muted: isMuted(n), ducked: ducked[n] ?? 1, atQuiet: settings(n).atQuiet)
     })

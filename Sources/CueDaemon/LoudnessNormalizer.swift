@@ -46,11 +46,9 @@ final class LoudnessNormalizer {
     if normalization.capped, cappedLogged.insert(cue.path).inserted {
       let wanted = policy.targetLUFS - loudness
       logger.notice(
-        "cue '\(cue.name)' (\(tenths(loudness)) LUFS, peak \(tenths(measured.samplePeakDBFS ?? 0)) dBFS) would need \(tenths(wanted)) dB to reach \(tenths(policy.targetLUFS)) LUFS; it gets \(tenths(-(measured.samplePeakDBFS ?? 0))) dB, which brings its peak to 0 dBFS"
+        "cue '\(cue.name)' (\(formatTenths(loudness)) LUFS, peak \(formatTenths(measured.samplePeakDBFS ?? 0)) dBFS) would need \(formatTenths(wanted)) dB to reach \(formatTenths(policy.targetLUFS)) LUFS; it gets \(formatTenths(-(measured.samplePeakDBFS ?? 0))) dB, which brings its peak to 0 dBFS"
       )
     }
     return gain.scaled(by: Float(normalization.gain))
   }
-
-  private func tenths(_ decibels: Double) -> String { String((decibels * 10).rounded() / 10) }
 }

@@ -128,13 +128,20 @@ extension ConfigFile {
     return carousels
   }
 
-  private static func unit(
-    _ value: JSONValue, _ key: String, _ range: ClosedRange<Double>, _ fail: (String, String) -> ConfigError
+  /// A number within `range` (of `unit`, for the message), or `fail` naming the key and the range.
+  static func unit(
+    _ value: JSONValue, _ key: String, _ range: ClosedRange<Double>, _ fail: (String, String) -> ConfigError, of unit: String? = nil
   ) throws(ConfigError) -> Double {
     guard let x = value.doubleValue, x.isFinite, range.contains(x) else {
-      throw fail(key, "\(key) must be a number from \(range.lowerBound) to \(range.upperBound)")
+      throw fail(key, "\(key) must be a number\(unit.map { " of " + $0 } ?? "") from \(range.lowerBound) to \(range.upperBound)")
     }
     return x
+  }
+
+  /// `true` or `false`, or `fail` naming the key.
+  static func flag(_ value: JSONValue, _ key: String, _ fail: (String, String) -> ConfigError) throws(ConfigError) -> Bool {
+    guard let flag = value.boolValue else { throw fail(key, "\(key) must be true or false") }
+    return flag
   }
 
   /// A binding: a cue name, `false` or `""` for nothing, or `{ cue = "…", volume = …, … }`.

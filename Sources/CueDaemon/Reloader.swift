@@ -64,7 +64,7 @@ final class Reloader {
     report(scan)
     let elapsed = Double(MonotonicClock.nanoseconds() - began) / 1e6
     logger.info(
-      "loaded \(scan.cues.count) cue\(scan.cues.count == 1 ? "" : "s") (\(scan.totalBytes / 1024) KiB decoded) in \(formatMilliseconds(elapsed)) ms",
+      "loaded \(scan.cues.count) cue\(scan.cues.count == 1 ? "" : "s") (\(scan.totalBytes / 1024) KiB decoded) in \(formatTenths(elapsed)) ms",
       metadata: ["directories": "\(configuration.soundDirectories.joined(separator: ":"))"])
     if let missing = missingBoundCue(in: carousels, known: catalog.names) {
       // The built-in bindings name the shipped sounds; a sound directory of one's own need not have
@@ -105,8 +105,8 @@ final class Reloader {
         for file in (try? Files.list(directory: directory)) ?? [] {
           if let name = CueLoader.cueName(forFile: file) {
             names.insert(name)
-          } else if !file.hasPrefix("."), Files.kind(of: directory + "/" + file) == .directory {
-            names.insert(file)  // a folder: a variation set
+          } else if CueLoader.isVariationFolder(file, in: directory) {
+            names.insert(file)
           }
         }
       }
@@ -195,7 +195,8 @@ final class Reloader {
   }
 }
 
-func formatMilliseconds(_ value: Double) -> String {
+/// `value` to one decimal (milliseconds, dB): `12.3`.
+func formatTenths(_ value: Double) -> String {
   let tenths = (value * 10).rounded() / 10
   return String(tenths)
 }

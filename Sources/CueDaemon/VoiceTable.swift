@@ -112,7 +112,8 @@ final class VoiceTable {
   }
 
   /// The voice to take at the limit for a new voice of `priority`, when `freeing` others make no
-  /// room: the oldest of the lowest priority not above it. `.some(nil)`: no need; nil: none may be taken.
+  /// room: the oldest of the lowest priority not above it. `.some(nil)`: no need; nil: none may be
+  /// taken (the new voice would have no room).
   func limitVictim(priority: Int, excluding freeing: Set<VoiceID> = []) -> VoiceID?? {
     guard soundingCount - freeing.count >= limit else { return .some(nil) }
     var best: (id: VoiceID, priority: Int)? = nil
@@ -123,11 +124,6 @@ final class VoiceTable {
       best = (id, voice.priority)
     }
     return best.map { .some($0.id) } ?? nil
-  }
-
-  /// Whether a voice of `priority` can start with `freeing` voices on their way out.
-  func hasRoom(priority: Int, freeing: Int) -> Bool {
-    soundingCount - freeing < limit || limitVictim(priority: priority) != nil
   }
 
   /// Starts a voice: opens the device if it is closed (handing it to the audio thread after the

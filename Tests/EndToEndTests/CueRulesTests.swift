@@ -1,6 +1,10 @@
 import CueProtocol
-import Foundation
+import FoundationEssentials
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A 16-bit stereo WAV at 48 kHz whose every sample is `value` (so the capture says which file
 /// played: libsndfile reads it as exactly value/32768, and unity gain keeps it).

@@ -1,6 +1,10 @@
 import CueAudio
-import Foundation
+import FoundationEssentials
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `loudness-normalize` through the real cued: what the device gets (an ALSA `file` PCM, as
 /// AlsaCaptureTests), measured again there.
