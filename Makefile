@@ -1,15 +1,26 @@
-# cued: build, run, test. `make run` and `make test` install what they need on Debian first.
+# cued: build, run, test. Each target installs only what it needs on Debian first
+# (scripts/install-deps.sh: --run for building and running, --test for the test servers and tools,
+# --tools for regenerating sounds and benchmarks) and never removes or replaces an installed package.
 SWIFT ?= swift
 CONFIG ?= debug
 DEVICE ?= auto
 BUILD_FLAGS ?=
 
-.PHONY: all deps build release run test sounds fixtures clean bench bench-quick
+.PHONY: all deps test-deps tool-deps package-deps build release run test sounds fixtures clean bench bench-quick
 
 all: build
 
 deps:
-	@scripts/install-deps.sh
+	@SWIFT="$(SWIFT)" scripts/install-deps.sh --run
+
+test-deps:
+	@SWIFT="$(SWIFT)" scripts/install-deps.sh --test
+
+tool-deps:
+	@SWIFT="$(SWIFT)" scripts/install-deps.sh --tools
+
+package-deps:
+	@SWIFT="$(SWIFT)" scripts/install-deps.sh --package
 
 build: deps
 	$(SWIFT) build -c $(CONFIG) $(BUILD_FLAGS)
@@ -22,10 +33,12 @@ run: build
 	$$($(SWIFT) build -c $(CONFIG) --show-bin-path)/cued --sounds sounds --device $(DEVICE)
 
 # Every test: unit, decoder fixtures, ALSA file-PCM captures, PulseAudio and PipeWire end-to-end;
-# then the suites named here once more on the native PipeWire output.
+# then the suites named here once more on the native PipeWire output, and the PulseAudio suites on
+# the other PulseAudio-protocol server.
+PULSE_SUITES = PulseAudioTests|PlayerTests|SandboxTests
 PIPEWIRE_SUITES = DaemonTests|SoundAndEventTests|PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests|OutsideClientTests
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-test.log
 	@if grep -E '^/.*(Sources|Tests)/.*: warning:' .build-test.log; then echo "build has warnings (above)"; exit 1; fi
 	# One test at a time: many tests run real daemons, sound servers and a release build, and on a
@@ -34,6 +47,12 @@ test: deps
 	# The device-agnostic end-to-end suites again, on the native PipeWire output into a headless
 	# PipeWire (Tests/EndToEndTests/Harness.swift, sharedOutput) instead of the null sink.
 	CUED_TEST_DEVICE=pipewire $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PIPEWIRE_SUITES)'
+	# The PulseAudio-protocol suites again against a private pipewire-pulse, when the first pass used
+	# the pulseaudio server: both arrangements a user's machine may have (scripts/install-deps.sh).
+	@if [ -x /usr/bin/pulseaudio ] && [ "$${CUED_TEST_PULSE_SERVER:-pulseaudio}" = pulseaudio ]; then \
+	  echo "CUED_TEST_PULSE_SERVER=pipewire-pulse $(SWIFT) test --filter '$(PULSE_SUITES)'"; \
+	  CUED_TEST_PULSE_SERVER=pipewire-pulse $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PULSE_SUITES)'; \
+	fi
 
 # The transcripts of docs/PROTOCOL.md, rewritten where they differ from what this build's daemon
 # sends (Tests/Protocol/transcripts.py --update; `make test` checks them). Read the diff: the prose
@@ -42,16 +61,14 @@ TRANSCRIPTS_ARGS ?=
 
 .PHONY: transcripts
 
-transcripts: deps
+transcripts: test-deps
 	$(SWIFT) build $(BUILD_FLAGS)
 	python3 Tests/Protocol/transcripts.py --update --cued "$$($(SWIFT) build --show-bin-path $(BUILD_FLAGS))/cued" $(TRANSCRIPTS_ARGS)
 
-sounds:
-	@scripts/install-deps.sh --with-tools
+sounds: tool-deps
 	sounds/make-sounds.sh
 
-fixtures:
-	@scripts/install-deps.sh --with-tools
+fixtures: tool-deps
 	Tests/Fixtures/make-fixtures.sh
 
 clean:
@@ -114,7 +131,7 @@ uninstall-user:
 	@$(MAKE) uninstall PREFIX="$(HOME)/.local" DESTDIR=
 
 # Debian puts zsh functions of packages in vendor-completions (site-functions is for /usr/local).
-deb:
+deb: package-deps
 	rm -rf "$(DEB_WORK)" "$(DEB_FILE)"
 	@$(MAKE) install DESTDIR="$(DEB_ROOT)" PREFIX=/usr ZSH_COMPLETIONDIR=/usr/share/zsh/vendor-completions
 	@DEB_ROOT="$(DEB_ROOT)" DEB_VERSION="$(DEB_VERSION)" DEB_ARCH="$(DEB_ARCH)" DEB_FILE="$(DEB_FILE)" \
@@ -123,13 +140,11 @@ deb:
 
 # Benchmarks (docs/PERFORMANCE.md), on the binaries as installed (RELEASE_FLAGS). bench-quick is the
 # short mode CI runs: it checks that they work.
-bench: deps
-	@scripts/install-deps.sh --with-tools
+bench: tool-deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --out .build/bench-results.json
 
-bench-quick: deps
-	@scripts/install-deps.sh --with-tools
+bench-quick: tool-deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --quick --device null
 
@@ -146,7 +161,7 @@ fuzz:
 	SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The decoders and sniffers under libFuzzer (FUZZ_TARGET=decode, Fuzz/decode-corpus).
-fuzz-decode: deps
+fuzz-decode: test-deps
 	FUZZ_TARGET=decode SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The soak test (scripts/soak.sh, docs/RELIABILITY.md): a release cued on the null sink through
@@ -159,7 +174,7 @@ SOAK_ARGS ?=
 
 .PHONY: soak
 
-soak: deps
+soak: test-deps
 	SWIFT="$(SWIFT)" scripts/soak.sh $(SOAK_ARGS)
 
 # The test suite under a sanitizer (scripts/sanitize.sh, docs/RELIABILITY.md), in its own scratch path
@@ -174,5 +189,5 @@ SANITIZE_FILTER ?=
 
 .PHONY: sanitize
 
-sanitize: deps
+sanitize: test-deps
 	SWIFT="$(SWIFT)" scripts/sanitize.sh $(SANITIZER) $(if $(SANITIZE_FILTER),'$(SANITIZE_FILTER)')

@@ -343,7 +343,7 @@ def heard_under_load(record, bin_dir, quick, pulse_server):
     cycle times, so no onsets there)."""
     seconds = 10 if quick else 60
     if not shutil.which("stress-ng"):
-        record(benchmark="heard-under-load", error="stress-ng is not installed (scripts/install-deps.sh --with-tools)")
+        record(benchmark="heard-under-load", error="stress-ng is not installed (scripts/install-deps.sh --tools)")
         return
     pw = PipeWire()
     work = tempfile.mkdtemp(prefix="cued-bench-load-")

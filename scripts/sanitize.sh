@@ -26,7 +26,8 @@
 #   SWIFT                  default swift
 #   SANITIZE_SCRATCH_PATH  default .build-tsan / .build-asan
 #   SANITIZE_SKIP          a `swift test --skip` regular expression. By default the install tests
-#                          (they build and install uninstrumented release binaries, in .build);
+#                          (they build and install uninstrumented release binaries, in .build) and
+#                          the set-up tests (they run scripts/install-deps.sh and apt, no Swift code);
 #                          under AddressSanitizer also the soak test (it judges RSS growth, and
 #                          ASan's quarantine of freed memory grows RSS by ~150 MiB). Empty: run
 #                          all. (The tests' idle-CPU checks see CUED_SANITIZER and are not made:
@@ -43,7 +44,7 @@ usage() { echo "usage: scripts/sanitize.sh thread|address [SWIFT_TEST_FILTER...]
 [[ $# -ge 1 ]] || usage
 sanitizer="$1"
 shift
-default_skip='InstallTests'
+default_skip='InstallTests|SetupTests'
 case "$sanitizer" in
   thread)
     short=tsan

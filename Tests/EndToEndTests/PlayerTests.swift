@@ -31,7 +31,7 @@ final class PacedCapture {
     }
     let config = """
       </usr/share/alsa/alsa.conf>
-      pcm.tee { type file slave.pcm "pulse:t" file "\(directory)/out.raw" format "raw" perm 0644 }
+      pcm.tee { type file slave.pcm "pulse:\(pulse.sink)" file "\(directory)/out.raw" format "raw" perm 0644 }
       """
     try config.write(toFile: directory + "/asound.conf", atomically: true, encoding: .utf8)
     var environment = pulse.environment

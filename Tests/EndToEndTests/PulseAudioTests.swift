@@ -7,29 +7,68 @@ import Testing
 import Glibc
 #endif
 
-/// A private PulseAudio server with a null sink named `t` (paced, like a real card), in its own directory.
+/// The PulseAudio-protocol server the tests start: the pulseaudio server, or on a machine whose
+/// sound stack is PipeWire (where scripts/install-deps.sh does not install pulseaudio) a private
+/// pipewire-pulse. `CUED_TEST_PULSE_SERVER=pulseaudio|pipewire-pulse` chooses; `make test` runs the
+/// PulseAudio suites under both where both can run.
+enum PulseArrangement: String, Sendable {
+  case pulseaudio
+  case pipewirePulse = "pipewire-pulse"
+
+  static let current: PulseArrangement = {
+    if let chosen = ProcessInfo.processInfo.environment["CUED_TEST_PULSE_SERVER"], !chosen.isEmpty {
+      guard let arrangement = PulseArrangement(rawValue: chosen) else {
+        fatalError("CUED_TEST_PULSE_SERVER is '\(chosen)': give pulseaudio or pipewire-pulse")
+      }
+      return arrangement
+    }
+    return FileManager.default.isExecutableFile(atPath: "/usr/bin/pulseaudio") ? .pulseaudio : .pipewirePulse
+  }()
+}
+
+/// A private PulseAudio-protocol server with a paced null sink (`sink`), its socket at
+/// `directory/pulse/native`: the pulseaudio server with a null sink named `t`, or a pipewire-pulse in
+/// front of the headless PipeWire of scripts/pipewire-env.sh (in `directory/pipewire`, its sink
+/// `cued-test-sink`). `process` is the server that speaks the protocol: killing it is the server's death.
 final class PulseServer {
   let directory: String
+  let arrangement = PulseArrangement.current
   let process: ChildProcess
+  /// The PipeWire that pipewire-pulse fronts.
+  private let pipewire: PipeWireEnvironment?
+  var sink: String { arrangement == .pulseaudio ? "t" : "cued-test-sink" }
   var serverAddress: String { "unix:\(directory)/pulse/native" }
   var environment: [String: String] { ["PULSE_SERVER": serverAddress, "XDG_RUNTIME_DIR": directory, "HOME": directory] }
 
   init(directory: String) throws {
     self.directory = directory
-    process = try ChildProcess(
-      "/usr/bin/pulseaudio",
-      [
-        "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disable-shm=yes",
-        "-L", "module-null-sink sink_name=t rate=48000 channels=2 format=float32le norewinds=1",
-        "-L", "module-native-protocol-unix auth-anonymous=1",
-      ], environment: ["PULSE_SERVER": "unix:\(directory)/pulse/native", "XDG_RUNTIME_DIR": directory, "HOME": directory],
-      standardOutput: .null, standardError: .file(directory + "/pulseaudio.log", append: true))
+    let environment = ["PULSE_SERVER": "unix:\(directory)/pulse/native", "XDG_RUNTIME_DIR": directory, "HOME": directory]
+    switch arrangement {
+    case .pulseaudio:
+      pipewire = nil
+      process = try ChildProcess(
+        "/usr/bin/pulseaudio",
+        [
+          "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disable-shm=yes",
+          "-L", "module-null-sink sink_name=t rate=48000 channels=2 format=float32le norewinds=1",
+          "-L", "module-native-protocol-unix auth-anonymous=1",
+        ], environment: environment,
+        standardOutput: .null, standardError: .file(directory + "/pulseaudio.log", append: true))
+    case .pipewirePulse:
+      let core = try PipeWireEnvironment(directory: directory + "/pipewire")
+      pipewire = core
+      process = try ChildProcess(
+        "/usr/bin/pipewire", ["-c", Harness.repositoryRoot + "/Tests/PipeWire/pipewire-pulse.conf"],
+        environment: environment.merging(core.environment.filter { $0.key != "XDG_RUNTIME_DIR" }) { old, _ in old }
+          .merging(["DISABLE_RTKIT": "1"]) { $1 },
+        standardOutput: .null, standardError: .file(directory + "/pipewire-pulse.log", append: true))
+    }
     let deadline = Date().addingTimeInterval(10)
     while Date() < deadline {
       if (try? run("/usr/bin/pactl", ["info"], environment: environment, timeout: 5).status) == 0 { return }
       usleep(50_000)
     }
-    throw HarnessError("pulseaudio did not start within 10 s (is the pulseaudio package installed?)")
+    throw HarnessError("\(arrangement.rawValue) did not start within 10 s (scripts/install-deps.sh --test installs what it needs)")
   }
 
   func sinkInputs() throws -> [String] {
@@ -42,7 +81,7 @@ final class PulseServer {
   func recordMonitor(to path: String) throws -> ChildProcess {
     let recorder = try ChildProcess(
       "/usr/bin/parec",
-      ["-d", "t.monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
+      ["-d", sink + ".monitor", "--latency-msec=5", "--format=float32le", "--rate=48000", "--channels=2", "--raw"],
       environment: environment, standardOutput: .file(path), standardError: .file(directory + "/parec.log", append: true))
     usleep(2_500_000)
     return recorder
@@ -50,6 +89,7 @@ final class PulseServer {
 
   deinit {
     process.terminate(grace: 2)
+    _ = try? pipewire?.stop()
   }
 }
 
@@ -59,8 +99,8 @@ enum PulsePath: String, CaseIterable, CustomTestStringConvertible, Sendable {
   case native
   case alsaPlugin
 
-  var testDescription: String { self == .native ? "--device pulseaudio:t" : "--device pulse:t (ALSA's pulse plugin)" }
-  var device: String { self == .native ? "pulseaudio:t" : "pulse:t" }
+  var testDescription: String { self == .native ? "--device pulseaudio:SINK" : "--device pulse:SINK (ALSA's pulse plugin)" }
+  func device(_ server: PulseServer) -> String { (self == .native ? "pulseaudio:" : "pulse:") + server.sink }
   var backend: String { self == .native ? "pulseaudio" : "alsa" }
 }
 
@@ -74,17 +114,20 @@ struct PulseAudioTests {
     defer { recorder.terminate(grace: 1) }
     let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
     let daemon = try DaemonProcess(
-      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", path.device, "--idle-timeout", "0.5"],
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", path.device(pulse), "--idle-timeout", "0.5"],
       environment: pulse.environment, logPath: dir + "/cued.log")
     defer { daemon.stop() }
 
+    // The server is the arrangement this run chose (pipewire-pulse names itself "PulseAudio (on PipeWire …)").
+    let info = try run("/usr/bin/pactl", ["info"], environment: pulse.environment).stdout
+    #expect(info.contains("on PipeWire") == (pulse.arrangement == .pipewirePulse), "\(info)")
     let played = try daemon.cuectl(["play", "pico", "--wait"])
     #expect(played.status == 0, "\(played.stderr)")
     #expect(try daemon.deviceState() == "open")
     #expect(try pulse.sinkInputs().count == 1)
     let device = try #require(daemon.status()["device"] as? [String: Any])
     #expect(device["backend"] as? String == path.backend)
-    #expect(device["name"] as? String == path.device)
+    #expect(device["name"] as? String == path.device(pulse))
     if path == .native {
       // It says what it is, so the server's policy (role ducking, per-role volumes) applies.
       let inputs = try run("/usr/bin/pactl", ["list", "sink-inputs"], environment: pulse.environment).stdout
@@ -119,7 +162,7 @@ struct PulseAudioTests {
     let environment = pulse!.environment
     let sounds = try Harness.soundDirectory(in: dir, ["loop": "loop-48000-stereo.mp3", "pico": "tone-48000-mono.mp3"])
     let daemon = try DaemonProcess(
-      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", path.device, "--idle-timeout", "0.5"],
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", path.device(pulse!), "--idle-timeout", "0.5"],
       environment: environment, logPath: dir + "/cued.log")
     defer { daemon.stop() }
     #expect(try daemon.cuectl(["play", "loop", "--loops", "-1"]).status == 0)
@@ -178,7 +221,7 @@ struct PulseAudioTests {
     defer { recorder.terminate(grace: 1) }
     let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
     let daemon = try DaemonProcess(
-      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulseaudio:t", "--idle-timeout", "5"],
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulseaudio:" + pulse.sink, "--idle-timeout", "5"],
       environment: pulse.environment, logPath: dir + "/cued.log")
     defer { daemon.stop() }
     // Open the stream with a silent cue, and let it end: the queue then holds only silence.
@@ -208,7 +251,7 @@ struct PulseAudioTests {
     let sounds = try Harness.soundDirectory(in: dir, ["wrap": "loop-48000-stereo.mp3"])
     let daemon = try DaemonProcess(
       socket: dir + "/cued.sock",
-      arguments: ["--sounds", sounds, "--device", "pulseaudio:t", "--idle-timeout", "30", "--pulseaudio-latency-max", "1920", "--latency-decay", "1.5"],
+      arguments: ["--sounds", sounds, "--device", "pulseaudio:" + pulse.sink, "--idle-timeout", "30", "--pulseaudio-latency-max", "1920", "--latency-decay", "1.5"],
       environment: pulse.environment, logPath: dir + "/cued.log")
     defer { daemon.stop() }
     #expect(try daemon.cuectl(["play", "wrap", "--loops", "-1", "--volume", "0"]).status == 0)

@@ -47,7 +47,7 @@ struct SandboxTests {
   @Test func thePulsePluginWorksInTheSandbox() throws {
     let dir = Harness.temporaryDirectory()
     let pulse = try PulseServer(directory: dir)
-    let played = try Sandbox.playThrough(device: "pulse:t", runtime: dir, environment: pulse.environment)
+    let played = try Sandbox.playThrough(device: "pulse:" + pulse.sink, runtime: dir, environment: pulse.environment)
     #expect(played.status == 0, "\(played.stderr)\n\((try? String(contentsOfFile: dir + "/cued.log", encoding: .utf8)) ?? "")")
   }
 
