@@ -37,10 +37,11 @@ def event(kind, **fields):
     return lambda line: line.get("event") == kind and all(line.get(k) == v for k, v in fields.items())
 
 
-def read_until(client, predicate, timeout=5.0):
-    """Reads lines until one matches `predicate`; returns every line read (in order)."""
+def read_until(client, predicate, timeout=5.0, since=None):
+    """Reads lines until one matches `predicate`; returns every line read (in order) from now, or
+    from index `since` of the lines already read (events that came while earlier replies were read)."""
     deadline = time.monotonic() + timeout
-    start = len(client.lines)
+    start = len(client.lines) if since is None else since
     while True:
         if any(predicate(line) for line in client.lines[start:]):
             return client.lines[start:]
@@ -155,8 +156,10 @@ def main(socket_path, sounds):
             time.sleep(0.05)
 
     # Events across one connection arrive once each, in the order produced: started before finished for every voice.
+    # A voice may start (even finish) while a later play's reply is read: look from the first play on.
+    mark = len(c.lines)
     voices = [c.request("play", cue="tick", notify=True)["voice"] for _ in range(5)]
-    lines = read_until(c, lambda l: l.get("event") == "finished" and l.get("voice") == voices[-1])
+    lines = read_until(c, lambda l: l.get("event") == "finished" and l.get("voice") == voices[-1], since=mark)
     for voice in voices:
         started, finished = position(lines, event("started", voice=voice)), position(lines, event("finished", voice=voice))
         check(None not in (started, finished) and started < finished
