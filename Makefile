@@ -35,7 +35,7 @@ run: build
 # Every test: unit, decoder fixtures, ALSA file-PCM captures, PulseAudio and PipeWire end-to-end;
 # then the suites named here once more on the native PipeWire output, and the PulseAudio suites on
 # the other PulseAudio-protocol server.
-PULSE_SUITES = PulseAudioTests|PlayerTests|SandboxTests
+PULSE_SUITES = PulseAudioTests|PlayerTests|GatedCaptureTests|SandboxTests
 PIPEWIRE_SUITES = DaemonTests|SoundAndEventTests|PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests|OutsideClientTests
 
 test: test-deps

@@ -385,7 +385,7 @@ public actor CueClient {
     case .soundCompletion(let handler):
       switch try? SoundPlayReply(reply: reply) {
       case .playing(let play)?: completions[play.voice] = (serial, handler)
-      case .muted?, nil: handler(false)
+      case .silent?, nil: handler(false)
       }
     }
   }

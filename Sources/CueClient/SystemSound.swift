@@ -29,7 +29,7 @@ public final class SystemSound: Sendable {
     Task { await client.releaseSound(key) }
   }
 
-  /// Plays the sound once and returns without waiting for it; returns the voice id (nil when system sounds are muted).
+  /// Plays the sound once and returns without waiting for it; returns the voice id (nil when the play is silent: system sounds muted, the level, …).
   ///
   /// With a `completion`, the client turns on the sound's `completion` events and calls
   /// `completion` once for this play when it has ended: `true` when it was heard to its end,

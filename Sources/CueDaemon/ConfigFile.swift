@@ -166,7 +166,7 @@ public enum ConfigFile {
       }
     }
     // A cue's group must be one the file defines (or `default`).
-    for (name, rule) in values.cueRules ?? [:] where rule.group != CueRule.defaultGroup && values.groups?[rule.group] == nil {
+    for (name, rule) in values.cueRules ?? [:] where !CueRule.builtInGroups.contains(rule.group) && values.groups?[rule.group] == nil {
       throw ConfigError(
         path: path, line: locator.line(of: "group", in: "cues." + name),
         message: "[cues.\(name)] plays in the group '\(rule.group)', which has no [groups.\(rule.group)] table")

@@ -51,6 +51,11 @@ public struct CueRule: Sendable, Equatable {
 
   public static let defaultPriority = 50
   public static let defaultGroup = "default"
+  /// The group system sounds play in when their cue's table names none: `cuectl system` is its
+  /// volume and mute.
+  public static let systemGroup = "system"
+  /// The groups that exist without a `[groups.NAME]` table.
+  public static let builtInGroups: Set<String> = [defaultGroup, systemGroup]
 
   public init() {}
 }
@@ -127,8 +132,9 @@ extension ConfigFile {
 /// Per-cue rules for every play: the variation picked, the random spreads, the cooldown, the cap
 /// on instances, priority, and the tally of silent plays by reason.
 ///
-/// Owned by the control thread. `choose` picks what to start; `admit` applies the repeat rules
-/// (its victims are started's `replacing`); `started` records the start for the cooldown.
+/// Owned by the control thread. `choose` picks what to start; `VoiceGate` applies the rules
+/// (muted, cooldown, max-instances, priority) with the level and groups; `started` records a start
+/// for the cooldown.
 final class CueRules {
   private(set) var rules: [String: CueRule] = [:]
   /// When each cue last started (daemon clock, ns).
@@ -196,80 +202,11 @@ final class CueRules {
     return Choice(cue: pick.cue, variation: members.count > 1 ? pick.name : nil, gainFactor: gain, rateFactor: rate, rule: rule)
   }
 
-  /// The repeat rules for a play of `name` now: silent (`cooldown`, `cap`, `muted`), or the
-  /// instances to fade out to make room (past `max-instances` with `steal`).
-  enum Admission {
-    case admit(stealing: [VoiceID])
-    case silent(SilenceReason)
-  }
-
-  func admit(
-    _ name: String, rule: CueRule, now: UInt64, voices: VoiceTable, levels: GroupsAndLevels, client: String?
-  ) -> Admission {
-    if rule.muted { return .silent(.muted) }
-    if let reason = levels.silence(for: rule, client: client) { return .silent(reason) }
-    if rule.cooldown > 0, let last = lastStart[name], now &- last < UInt64(rule.cooldown * 1e9) { return .silent(.cooldown) }
-    if rule.maxInstances > 0 {
-      let instances = voices.sounding { $0.rule == name }
-      if instances.count >= rule.maxInstances {
-        if rule.pastMaximum == .refuse { return .silent(.cap) }
-        return .admit(stealing: Array(instances.prefix(instances.count - rule.maxInstances + 1)))
-      }
-    }
-    if voices.limitVictim(priority: rule.priority) == nil { return .silent(.cap) }
-    return .admit(stealing: [])
-  }
-
   /// A play of `name` started now: its cooldown runs from here.
   func started(_ name: String, now: UInt64) {
     lastStart[name] = now
   }
-}
 
-extension VoiceTable {
-  /// Starts a one-shot voice of the cue `name` (or of a member of its set) as `play` asks, under
-  /// its rules; a silent play (its rules, or the voice limit taken by higher priorities) gets a
-  /// voice id, a reply that says why, and a `finished` event with that reason.
-  func startOneShot(
-    _ p: PlayParameters, named name: String, catalog: CueCatalog, rules: CueRules, levels: GroupsAndLevels, events: EventRouter,
-    owner: UInt64, client: String?, arrival: UInt64
-  ) throws(ProtocolError) -> PlayReply {
-    let choice: CueRules.Choice
-    do {
-      choice = try rules.choose(name, catalog: catalog)
-    } catch {
-      rules.count(.unknown)
-      throw error
-    }
-    let now = clock.nanoseconds()
-    switch rules.admit(name, rule: choice.rule, now: now, voices: self, levels: levels, client: client) {
-    case .silent(let reason):
-      return silent(reason, cue: choice.cue, rules: rules, events: events, owner: owner, notify: p.notify)
-    case .admit(let stealing):
-      var request = VoiceRequest(
-        cue: choice.cue,
-        gain: StereoGain.voice(volume: p.volume, pan: p.pan, sourceIsMono: choice.cue.isMono).scaled(by: choice.gainFactor),
-        loops: LoopCount(numberOfLoops: p.loops), owner: owner, notify: p.notify)
-      request.rate = max(0.5, min(2, choice.rateFactor))
-      request.requestArrival = arrival
-      request.rule = name
-      request.priority = choice.rule.priority
-      request.group = choice.rule.group
-      request.lowestLevel = levels.lowestLevel(important: choice.rule.important, group: choice.rule.group, client: client)
-      request.ceiling = levels.ceiling(for: client)
-      let started = try start(request, replacing: stealing.map { ($0, .stolen) })
-      rules.started(name, now: now)
-      return PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue ?? stealing.first?.rawValue, variation: choice.variation)
-    }
-  }
-
-  /// A play that does not sound: an id of its own, the count, and its `finished` (after the reply).
-  func silent(_ reason: SilenceReason, cue: Cue, rules: CueRules, events: EventRouter, owner: UInt64, notify: Bool) -> PlayReply {
-    rules.count(reason)
-    let id = VoiceID(ids.make())
-    events.emit(
-      .finished(Event.Finished(voice: id.rawValue, cue: cue.name, origin: .oneShot, reason: FinishReason(reason))),
-      alsoTo: notify ? [owner] : [])
-    return PlayReply(voice: id.rawValue, silenced: reason)
-  }
+  /// When a play of `name` last started (daemon clock, ns), for its cooldown.
+  func lastStart(_ name: String) -> UInt64? { lastStart[name] }
 }

@@ -45,6 +45,8 @@ public final class Daemon<Device: OutputDevice> {
   let reloader: Reloader
   let rules: CueRules
   let levels: GroupsAndLevels
+  /// The one admission path of every play.
+  let gate: VoiceGate
 
   /// From a request's last byte arriving to its voice's first frame handed to the device.
   var triggerLatency = LatencyHistogram()
@@ -75,8 +77,10 @@ public final class Daemon<Device: OutputDevice> {
     try self.init(configuration: configuration, device: device, logger: logger, clock: SystemClock())
   }
 
+  /// `environment`: where the sound-theme lookup reads XDG_DATA_HOME and friends (tests give their own).
   init(
-    configuration: DaemonConfiguration, device sink: Device, logger: Logger, clock: DaemonClock, wallClock: WallClock = LocalWallClock()
+    configuration: DaemonConfiguration, device sink: Device, logger: Logger, clock: DaemonClock, wallClock: WallClock = LocalWallClock(),
+    environment: @escaping (String) -> String? = { ProcessInfo.environment($0) }
   ) throws(StartupError) {
     self.logger = logger
     self.clock = clock
@@ -107,19 +111,19 @@ public final class Daemon<Device: OutputDevice> {
     files = PathDecoder(
       soundDirectories: configuration.soundDirectories, allowAnyPath: configuration.allowAnyPath,
       options: Reloader.loader(for: configuration).options, work: work)
-    players = Players(
-      maximum: configuration.maximumPlayers, voices: voices, device: device, catalog: catalog, files: files, events: events,
-      engine: engine, ids: ids, sampleRate: rate, logger: logger)
-    sounds = SystemSounds(
-      maximum: configuration.maximumSounds, volume: configuration.systemVolume, muted: configuration.systemMuted, voices: voices,
-      catalog: catalog, files: files, events: events, ids: ids)
-    themeSounds = ThemeSounds(theme: configuration.soundTheme, voices: voices, files: files, events: events, ids: ids)
     rules = CueRules(seed: clock.nanoseconds() ^ UInt64(ProcessInfo.processID))
     levels = GroupsAndLevels(voices: voices, events: events, wallClock: wallClock, sampleRate: rate)
-    paging = Paging(
-      voices: voices, catalog: catalog, rules: rules, levels: levels, events: events, clock: clock, sampleRate: configuration.sampleRate)
+    gate = VoiceGate(voices: voices, rules: rules, levels: levels)
+    players = Players(
+      maximum: configuration.maximumPlayers, gate: gate, device: device, catalog: catalog, files: files, events: events, ids: ids,
+      sampleRate: rate, logger: logger)
+    sounds = SystemSounds(maximum: configuration.maximumSounds, gate: gate, catalog: catalog, files: files, events: events, ids: ids)
+    themeSounds = ThemeSounds(
+      theme: configuration.soundTheme, gate: gate, files: files, events: events, ids: ids, environment: environment)
+    paging = Paging(gate: gate, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
+    levels.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
   }
 
   /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence, for the rest of the idle
@@ -154,7 +158,8 @@ public final class Daemon<Device: OutputDevice> {
       events.emit(.device(Event.Device(change: change, device: device.name)))
       if change == .restored { voices.dropLate(olderThan: UInt64(configuration.lateVoiceSeconds * 1e9)) }
     }
-    sounds.onSilenced = { [unowned self] reason in rules.count(reason) }
+    players.clientName = { [unowned self] serial in clients.connection(serial)?.name }
+    sounds.clientName = { [unowned self] serial in clients.connection(serial)?.name }
     voices.groupFactor = { [unowned self] group in levels.factor(group) }
     voices.onStart = { [unowned self] id, voice in levels.voiceStarted(id, group: voice.group) }
     voices.onStopping = { [unowned self] id, voice in
@@ -182,7 +187,12 @@ public final class Daemon<Device: OutputDevice> {
     }
     reloader.apply = { [unowned self] configuration, values in
       voices.limit = configuration.voiceLimit
-      voices.loudness.policy = LoudnessNormalizer.Policy(configuration)
+      let loudness = LoudnessNormalizer.Policy(configuration)
+      if loudness != voices.loudness.policy {
+        voices.loudness.policy = loudness
+        // Normalisation on, off or to another target: what sounds follows over the group ramp.
+        voices.refreshGains(rampFrames: Int(GroupsAndLevels.volumeRampSeconds * Double(configuration.sampleRate)))
+      }
       players.maximum = configuration.maximumPlayers
       sounds.maximum = configuration.maximumSounds
       clients.limits = Self.clientLimits(configuration)
@@ -190,9 +200,9 @@ public final class Daemon<Device: OutputDevice> {
       files.allowAnyPath = configuration.allowAnyPath
       themeSounds.reload(theme: configuration.soundTheme)
       files.options = reloader.loader.options
-      if let volume = values.systemVolume { sounds.volume = volume }
-      if let muted = values.systemMuted { sounds.muted = muted }
       applyTables(values)
+      // Given in the file: the system group's volume and mute (else what `cuectl system` set stays).
+      levels.set(CueRule.systemGroup, volume: values.systemVolume, muted: values.systemMuted)
     }
   }
 
@@ -315,7 +325,7 @@ public final class Daemon<Device: OutputDevice> {
       client.send(.failure(id: failure.id, failure.error))
     case .success(.carousel(let message)):
       events.holding {
-        let outcome = paging.handle(message, arrivedAt: client.lastReceived)
+        let outcome = paging.handle(message, arrivedAt: client.lastReceived, client: client.name)
         // Fire-and-forget: a reply only when the message asked for one with an id.
         if let id = message.id { client.send(.success(id: id, .paging(outcome))) }
       }
@@ -353,16 +363,15 @@ public final class Daemon<Device: OutputDevice> {
     case .play(let p):
       if let event = p.event {
         do {
-          return try themeSounds.play(p, event: event, waiter: waiter, arrival: client.lastReceived)
+          return try themeSounds.play(p, event: event, waiter: waiter, client: client.name, arrival: client.lastReceived)
         } catch {
           if error.code == .unknownEvent { rules.count(.unknown) }
           throw error
         }
       }
       return .play(
-        try voices.startOneShot(
-          p, named: p.cue, catalog: catalog, rules: rules, levels: levels, events: events, owner: client.serial, client: client.name,
-          arrival: client.lastReceived))
+        try gate.playOneShot(
+          p, named: p.cue, owner: client.serial, client: client.name, arrival: client.lastReceived, events: events, catalog: catalog))
     case .stop(let target, let fade):
       let fadeFrames = fade.map { Int($0 * Double(configuration.sampleRate)) }
       return .stop(StopReply(stopped: try voices.stop(target, fadeFrames: fadeFrames, catalog: catalog)))
@@ -388,7 +397,9 @@ public final class Daemon<Device: OutputDevice> {
     case .sound(let request):
       return try sounds.perform(request, waiter: waiter, arrival: client.lastReceived)
     case .system(let volume, let muted):
-      return .system(sounds.setSystem(volume: volume, muted: muted))
+      // The system-sound switch is the `system` group's volume and mute.
+      levels.set(CueRule.systemGroup, volume: volume, muted: muted)
+      return .system(SystemReply(volume: levels.volume(CueRule.systemGroup), muted: levels.isMuted(CueRule.systemGroup)))
     case .reload:
       try reloader.request(from: waiter)
       return nil

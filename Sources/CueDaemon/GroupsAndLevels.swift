@@ -91,7 +91,7 @@ extension ConfigFile {
       return group
     }
     for (name, group) in groups {
-      if let target = group.duck?.group, groups[target] == nil, target != CueRule.defaultGroup {
+      if let target = group.duck?.group, groups[target] == nil, !CueRule.builtInGroups.contains(target) {
         throw ConfigError(
           path: path, line: locator.line(of: "duck", in: "groups." + name),
           message: "[groups.\(name)] ducks the group '\(target)', which has no [groups.\(target)] table")
@@ -213,8 +213,9 @@ final class GroupsAndLevels {
     self.groups = groups ?? [:]
     self.clients = clients ?? [:]
     self.quietHours = quietHours
-    volumes = volumes.filter { self.groups[$0.key] != nil }
-    mutes = mutes.filter { self.groups[$0.key] != nil }
+    let kept = { (name: String) in self.groups[name] != nil || CueRule.builtInGroups.contains(name) }
+    volumes = volumes.filter { kept($0.key) }
+    mutes = mutes.filter { kept($0.key) }
     checkQuietHours()
     for name in groupNames { apply(name, rampSeconds: Self.volumeRampSeconds) }
   }
@@ -240,10 +241,11 @@ final class GroupsAndLevels {
   /// The level a client's plays are held to: the level in force, or its ceiling when lower.
   func ceiling(for client: String?) -> SoundLevel { client.flatMap { clients[$0] }?.ceiling ?? .full }
 
-  /// Why a play of `rule`'s cue for `client` is silent now, if it is.
-  func silence(for rule: CueRule, client: String?) -> SilenceReason? {
-    if min(level, ceiling(for: client)) < lowestLevel(important: rule.important, group: rule.group, client: client) { return .level }
-    if isMuted(rule.group) { return .groupMuted }
+  /// Why a play in `group` that may sound down to `lowest` is silent now for a client held to
+  /// `ceiling`, if it is. The `system` group's mute is the system-sound switch: its plays say `muted`.
+  func silence(group: String, lowest: SoundLevel, ceiling: SoundLevel) -> SilenceReason? {
+    if min(level, ceiling) < lowest { return .level }
+    if isMuted(group) { return group == CueRule.systemGroup ? .muted : .groupMuted }
     return nil
   }
 
@@ -269,8 +271,8 @@ final class GroupsAndLevels {
     apply(group, rampSeconds: Self.volumeRampSeconds)
   }
 
-  /// Every group: `default` and those the config names, sorted.
-  var groupNames: [String] { Set(groups.keys).union([CueRule.defaultGroup]).sorted() }
+  /// Every group: `default`, `system` and those the config names, sorted.
+  var groupNames: [String] { Set(groups.keys).union([CueRule.defaultGroup, CueRule.systemGroup]).sorted() }
 
   /// The groups, for the `group` reply: `name`'s, or every one.
   func reply(_ name: String?) -> GroupReply {
@@ -299,14 +301,10 @@ final class GroupsAndLevels {
     apply(duck.group, rampSeconds: duck.release)
   }
 
-  /// Sends every sounding voice of `group` its gain at the group's factor now, over `rampSeconds`.
+  /// Every sounding voice of `group` goes to its gain with the group's factor now, over `rampSeconds`
+  /// (each from its own source gain: a player's volume stays what it set).
   private func apply(_ group: String, rampSeconds: Double) {
-    let factor = self.factor(group)
-    let ramp = max(1, Int(rampSeconds * Double(sampleRate)))
-    for id in voices.sounding(where: { $0.group == group }) {
-      guard let voice = voices[id] else { continue }
-      voices.setGain(id, voice.baseGain.scaled(by: factor), rampFrames: ramp)
-    }
+    voices.refreshGains(rampFrames: max(1, Int(rampSeconds * Double(sampleRate)))) { $0.group == group }
   }
 
   // MARK: - Quiet hours

@@ -36,20 +36,19 @@ final class Paging {
   private let voices: VoiceTable
   private let catalog: CueCatalog
   private let rules: CueRules
-  private let levels: GroupsAndLevels
+  private let gate: VoiceGate
   private let events: EventRouter
   private let clock: DaemonClock
   private let sampleRate: Int
 
   init(
-    voices: VoiceTable, catalog: CueCatalog, rules: CueRules, levels: GroupsAndLevels, events: EventRouter, clock: DaemonClock,
-    sampleRate: Int
+    gate: VoiceGate, catalog: CueCatalog, events: EventRouter, clock: DaemonClock, sampleRate: Int
   ) {
-    self.levels = levels
+    self.gate = gate
+    self.voices = gate.voices
+    self.rules = gate.rules
     self.sampleRate = sampleRate
-    self.voices = voices
     self.catalog = catalog
-    self.rules = rules
     self.events = events
     self.clock = clock
   }
@@ -70,10 +69,9 @@ final class Paging {
   }
 
   /// Handles one carousel message; returns the reply fields (sent only when the message had an id).
-  func handle(_ message: CarouselMessage, arrivedAt arrival: UInt64) -> PagingOutcome {
-    var decision: PagingDecision
-    var cue: String? = nil
-    var voice: VoiceID? = nil
+  /// `client`: the sender's `hello` name (its ceiling holds the bound cues too).
+  func handle(_ message: CarouselMessage, arrivedAt arrival: UInt64, client: String? = nil) -> PagingOutcome {
+    var played = Played(decision: .unbound)
     var move: (from: Int, to: Int)? = nil
     var pagesCrossed: Int? = nil
     var echo = Event.Paging(carousel: message.carousel, message: message.event.name, outcome: PagingOutcome(decision: .unbound))
@@ -83,7 +81,7 @@ final class Paging {
     case .pageChanged(let from, let to, let count, let reason, let given):
       echo.reason = reason
       guard from != to else {
-        decision = .unchanged
+        played.decision = .unchanged
         break
       }
       let forward = (to - from + count) % count
@@ -97,44 +95,45 @@ final class Paging {
       let wraps = (isNext && to < from) || (!isNext && to > from)
       if wraps, bindings.bindings["wrap"] != nil {
         if mergesWithLastWrap(carousel, from: from, to: to, byPageChange: true) {
-          decision = .merged
+          played.decision = .merged
         } else {
-          (decision, cue, voice) = play("wrap", of: carousel, direction: isNext ? 1 : -1, page: (to, count), arrival: arrival)
+          played = play("wrap", of: carousel, direction: isNext ? 1 : -1, page: (to, count), arrival: arrival, client: client)
           state.lastWrap[carousel] = (from, to, true, clock.nanoseconds())
         }
       } else {
         var name = isNext ? "page-next" : "page-prev"
         if to == 0, bindings.bindings["first-page"] != nil { name = "first-page" }
         if to == count - 1, count > 1, bindings.bindings["last-page"] != nil { name = "last-page" }
-        (decision, cue, voice) = play(name, of: carousel, direction: isNext ? 1 : -1, page: (to, count), pages: pages, arrival: arrival)
+        played = play(name, of: carousel, direction: isNext ? 1 : -1, page: (to, count), pages: pages, arrival: arrival, client: client)
       }
       move = (from, to)
       if pages > 1 { pagesCrossed = pages }
     case .wrapped(let from, let to, let count):
       let isNext = (to - from + count) % count <= (from - to + count) % count
       if mergesWithLastWrap(carousel, from: from, to: to, byPageChange: false) {
-        decision = .merged
+        played.decision = .merged
       } else {
-        (decision, cue, voice) = play("wrap", of: carousel, direction: isNext ? 1 : -1, page: (to, count), arrival: arrival)
+        played = play("wrap", of: carousel, direction: isNext ? 1 : -1, page: (to, count), arrival: arrival, client: client)
         state.lastWrap[carousel] = (from, to, false, clock.nanoseconds())
       }
       move = (from, to)
     case .edge(let edge):
       echo.edge = edge
-      (decision, cue, voice) = play("edge", of: carousel, direction: edge == .end ? 1 : -1, page: nil, arrival: arrival)
+      played = play("edge", of: carousel, direction: edge == .end ? 1 : -1, page: nil, arrival: arrival, client: client)
     case .dragBegan, .willEndDragging, .dragEnded, .willBeginDecelerating, .decelerationEnded, .scrollAnimationEnded:
       if case .willEndDragging(let velocity, let targetPage) = message.event {
         echo.velocity = velocity
         echo.targetPage = targetPage
       }
       if case .dragEnded(let decelerate) = message.event { echo.decelerate = decelerate }
-      (decision, cue, voice) = play(message.event.name, of: carousel, direction: 0, page: nil, arrival: arrival)
+      played = play(message.event.name, of: carousel, direction: 0, page: nil, arrival: arrival, client: client)
     }
-    state.counts[decision, default: 0] += 1
+    state.counts[played.decision, default: 0] += 1
     if !inOrder { state.outOfOrder += 1 }
     let settles = state.scrolls[carousel]?.settledNow ?? false
     let outcome = PagingOutcome(
-      decision: decision, cue: cue, voice: voice?.rawValue, pages: pagesCrossed, outOfOrder: !inOrder, settled: settles)
+      decision: played.decision, cue: played.cue, voice: played.voice?.rawValue, reason: played.silenced, pages: pagesCrossed,
+      outOfOrder: !inOrder, settled: settles)
     echo.from = move?.from
     echo.to = move?.to
     echo.outcome = outcome
@@ -143,13 +142,13 @@ final class Paging {
       // The seeds' rule (003): the scroll has settled on didEndDragging(decelerate: false), on
       // didEndDecelerating, or when a programmatic scroll's animation ended; once per scroll.
       state.settled += 1
-      let (settledDecision, settledCue, settledVoice) = play("settled", of: carousel, direction: 0, page: nil, arrival: arrival)
-      state.counts[settledDecision, default: 0] += 1
+      let settled = play("settled", of: carousel, direction: 0, page: nil, arrival: arrival, client: client)
+      state.counts[settled.decision, default: 0] += 1
       events.emit(
         .paging(
           Event.Paging(
             carousel: carousel, message: "settled",
-            outcome: PagingOutcome(decision: settledDecision, cue: settledCue, voice: settledVoice?.rawValue))))
+            outcome: PagingOutcome(decision: settled.decision, cue: settled.cue, voice: settled.voice?.rawValue, reason: settled.silenced))))
     }
     return outcome
   }
@@ -168,37 +167,39 @@ final class Paging {
     return false
   }
 
+  /// What playing a binding came to: the decision, the cue and voice, and why the gate kept it silent.
+  struct Played {
+    var decision: PagingDecision
+    var cue: String? = nil
+    var voice: VoiceID? = nil
+    var silenced: SilenceReason? = nil
+  }
+
   /// Plays `bindingName` of `carousel` under the binding's policy. `page`: the page landed on and
   /// the page count (for rate-by-page and pan-by-position); `pages`: how many pages the move crossed.
   func play(
-    _ bindingName: String, of carousel: String, direction: Int, page: (index: Int, count: Int)?, pages: Int = 1, arrival: UInt64
-  ) -> (PagingDecision, String?, VoiceID?) {
+    _ bindingName: String, of carousel: String, direction: Int, page: (index: Int, count: Int)?, pages: Int = 1, arrival: UInt64,
+    client: String? = nil
+  ) -> Played {
     let bindings = state.bindings(for: carousel)
-    guard let binding = bindings.bindings[bindingName] else { return (.unbound, nil, nil) }
+    guard let binding = bindings.bindings[bindingName] else { return Played(decision: .unbound) }
     // The cue's own rules apply as to any play: its variations and spreads, its repeat rules.
-    guard let choice = try? rules.choose(binding.cue, catalog: catalog) else { return (.unbound, binding.cue, nil) }
+    guard let choice = try? rules.choose(binding.cue, catalog: catalog) else { return Played(decision: .unbound, cue: binding.cue) }
     let cue = choice.cue
     let key = carousel + "/" + bindingName
     let now = clock.nanoseconds()
     // Forget voices that have ended.
     let sounding = soundingVoices(key)
-    if binding.retrigger == .ignoreWhilePlaying && !sounding.isEmpty { return (.ignored, binding.cue, nil) }
+    if binding.retrigger == .ignoreWhilePlaying && !sounding.isEmpty { return Played(decision: .ignored, cue: binding.cue) }
     if binding.minInterval > 0, let last = state.lastStart[key], now - last < UInt64(binding.minInterval * 1e9) {
-      return (.tooSoon, binding.cue, nil)
+      return Played(decision: .tooSoon, cue: binding.cue)
     }
     let deadline = arrival + UInt64(binding.deadline * 1e9)
     if now > deadline {
       rules.count(.tooLate)
-      return (.late, binding.cue, nil)
+      return Played(decision: .late, cue: binding.cue)
     }
     var replacing: [(VoiceID, VoiceEndReason)] = []
-    switch rules.admit(binding.cue, rule: choice.rule, now: now, voices: voices, levels: levels, client: nil) {
-    case .silent(let reason):
-      rules.count(reason)
-      return (reason == .cooldown ? .tooSoon : .ignored, binding.cue, nil)
-    case .admit(let stealing):
-      replacing = stealing.map { ($0, .stolen) }
-    }
     switch binding.retrigger {
     case .restart:
       replacing += sounding.map { ($0, .stopped) }
@@ -236,34 +237,36 @@ final class Paging {
       loops: .count(binding.loops))
     request.rate = max(0.5, min(2, rate))
     request.requestArrival = arrival
-    request.rule = binding.cue
-    request.priority = choice.rule.priority
-    request.group = choice.rule.group
-    request.lowestLevel = levels.lowestLevel(important: choice.rule.important, group: choice.rule.group, client: nil)
-    // multi-page "each": the sounds after the first start page-spacing apart on the mixer clock.
+    // multi-page "each": the sounds after the first start page-spacing apart on the mixer clock;
+    // they are the same play (no cooldown or instance count of their own), admitted each in turn.
     let sounds = binding.multiPage == .each ? min(max(pages, 1), MultiPage.maximumSounds) : 1
     let spacing = UInt64((binding.pageSpacing * Double(sampleRate)).rounded())
     let first = voices.nextMixFrame()
     var id = VoiceID(0)
     for index in 0..<sounds {
       if index > 0 { request.startAtFrame = first + UInt64(index) * spacing }
+      var play = VoiceGate.Play(request: request, rule: binding.cue, client: client, repeatRules: index == 0, deadline: deadline)
+      if index == 0 { play.replacing = replacing }
       do {
-        let started = try voices.start(request, deadline: deadline, replacing: index == 0 ? replacing : []).id
-        if index == 0 { id = started }
-        state.voices[key, default: []].append(started)
+        switch try gate.start(play) {
+        case .started(let started, _):
+          if index == 0 { id = started }
+          state.voices[key, default: []].append(started)
+        case .silent(let reason):
+          if index == 0 { return Played(decision: reason == .cooldown ? .tooSoon : .ignored, cue: binding.cue, silenced: reason) }
+        }
       } catch {
         // Opening the device may itself have taken the event past its deadline.
         if index == 0 {
           let late = clock.nanoseconds() > deadline
           if late { rules.count(.tooLate) }
-          return (late ? .late : .failed, binding.cue, nil)
+          return Played(decision: late ? .late : .failed, cue: binding.cue)
         }
         break
       }
     }
     state.lastStart[key] = now
-    rules.started(binding.cue, now: now)
-    return (.played, binding.cue, id)
+    return Played(decision: .played, cue: binding.cue, voice: id)
   }
 
   /// The voices of `key` ("carousel/binding") still sounding; forgets those that ended.

@@ -8,33 +8,36 @@ final class Players {
   private(set) var players: [UInt64: PlayerState] = [:]
   /// `--max-players`; reloadable.
   var maximum: Int
+  private let gate: VoiceGate
   private let voices: VoiceTable
   private let device: DeviceController
   private let catalog: CueCatalog
   private let files: PathDecoder
   private let events: EventRouter
-  private let engine: EngineControl
   private let ids: IDAllocator
   private let logger: Logger
   private let sampleRate: Double
 
   init(
-    maximum: Int, voices: VoiceTable, device: DeviceController, catalog: CueCatalog, files: PathDecoder,
-    events: EventRouter, engine: EngineControl, ids: IDAllocator, sampleRate: Int, logger: Logger
+    maximum: Int, gate: VoiceGate, device: DeviceController, catalog: CueCatalog, files: PathDecoder,
+    events: EventRouter, ids: IDAllocator, sampleRate: Int, logger: Logger
   ) {
     self.maximum = maximum
-    self.voices = voices
+    self.gate = gate
+    self.voices = gate.voices
     self.device = device
     self.catalog = catalog
     self.files = files
     self.events = events
-    self.engine = engine
     self.ids = ids
     self.sampleRate = Double(sampleRate)
     self.logger = logger
   }
 
   var count: Int { players.count }
+
+  /// The `hello` name of a connection (by serial), for its ceiling.
+  var clientName: (UInt64) -> String? = { _ in nil }
 
   /// Carries out a `player.*` request; nil when the reply is deferred (it goes to `waiter` later).
   func perform(_ request: PlayerRequest, waiter: Waiter) throws(ProtocolError) -> ReplyBody? {
@@ -52,8 +55,8 @@ final class Players {
       if try device.prepare() { device.attach() }
       return .player(properties(player))
     case .play(let id, let at):
-      try play(try player(id), atDeviceTime: at)
-      return .playerPlay(PlayerPlayReply())
+      let silenced = try play(try player(id), atDeviceTime: at)
+      return .playerPlay(PlayerPlayReply(playing: silenced == nil, silenced: silenced))
     case .pause(let id):
       // Answered with the exact position once the audio thread reports where the voice stopped.
       return try end(try player(id), fadeFrames: 0, waiter: waiter)
@@ -107,29 +110,42 @@ final class Players {
     files.decode(path: path, token: player.id)
   }
 
-  private func play(_ player: PlayerState, atDeviceTime: Double?) throws(ProtocolError) {
+  /// Plays, or says why the gate keeps it silent (the owner then hears `finished` with that reason).
+  private func play(_ player: PlayerState, atDeviceTime: Double?) throws(ProtocolError) -> SilenceReason? {
     switch player.phase {
     case .playing:
-      return  // already playing, as AVAudioPlayer's play()
+      return nil  // already playing, as AVAudioPlayer's play()
     case .idle where player.cue != nil:
-      try startVoice(player, atDeviceTime: atDeviceTime)
+      return try startVoice(player, atDeviceTime: atDeviceTime)
     case .idle, .decoding, .ending:
       // Decoding, or the last voice is still ending: start as soon as it is done.
       player.pendingPlay = PlayerState.PendingPlay(atDeviceTime: atDeviceTime)
       decode(player)
+      return nil
     }
   }
 
-  private func startVoice(_ player: PlayerState, atDeviceTime: Double?) throws(ProtocolError) {
-    guard let cue = player.cue else { return }
+  /// Starts the player's voice through the gate (its cue's rules, the level, its group, the
+  /// owner's ceiling; not the repeat rules: a player is one instance). A silent play leaves the
+  /// player where it was and tells the owner why.
+  private func startVoice(_ player: PlayerState, atDeviceTime: Double?) throws(ProtocolError) -> SilenceReason? {
+    guard let cue = player.cue else { return nil }
     if player.position >= cue.frameCount { player.position = 0 }
     let loops: LoopCount = player.numberOfLoops < 0 ? .forever : .count(max(player.loopsLeft, 0))
     var request = VoiceRequest(cue: cue, gain: player.gain(for: cue), loops: loops, origin: .player(player.id), owner: player.owner)
     request.startPosition = player.position
     if let atDeviceTime { request.startAtFrame = UInt64(max(0, atDeviceTime * sampleRate).rounded()) }
     request.rate = player.voiceRate
-    let started = try voices.start(request)
-    player.phase = .playing(voice: started.id, startPosition: player.position, firstFrame: nil)
+    let play = VoiceGate.Play(request: request, rule: cue.name, client: clientName(player.owner), repeatRules: false)
+    switch try gate.start(play) {
+    case .started(let id, _):
+      player.phase = .playing(voice: id, startPosition: player.position, firstFrame: nil)
+      return nil
+    case .silent(let reason):
+      events.emit(
+        .finished(Event.Finished(voice: nil, cue: cue.name, origin: .player(player.id), reason: FinishReason(reason))), alsoTo: [player.owner])
+      return reason
+    }
   }
 
   /// A play that waited (for a decode or the last voice's end) starts now; if it cannot, the
@@ -138,7 +154,7 @@ final class Players {
     guard let pending = player.pendingPlay else { return }
     player.pendingPlay = nil
     do {
-      try startVoice(player, atDeviceTime: pending.atDeviceTime)
+      _ = try startVoice(player, atDeviceTime: pending.atDeviceTime)
     } catch {
       logger.warning("player \(player.id): the play it was waiting for could not start: \(error.message)")
       events.emit(.finished(.decodeFailed(player: player.id)), alsoTo: [player.owner])
@@ -177,7 +193,7 @@ final class Players {
     if case .playing(let playing, _, _) = player.phase { voice = playing }
     if voice != nil {
       let needed = [settings.volume != nil || settings.pan != nil, settings.rate != nil, settings.numberOfLoops != nil, settings.currentTime != nil]
-      guard engine.commandRoom >= needed.filter({ $0 }).count else { throw VoiceTable.busy }
+      guard voices.commandRoom >= needed.filter({ $0 }).count else { throw VoiceTable.busy }
     }
     if let volume = settings.volume { player.volume = volume }
     if let pan = settings.pan { player.pan = pan }
@@ -197,18 +213,17 @@ final class Players {
     }
     if let voice, let cue = player.cue {
       if settings.volume != nil || settings.pan != nil {
-        let ramp = Int((settings.fade ?? 0) * sampleRate)
-        // The voice started normalised (VoiceTable.start) in the default group; its new gain is too.
-        let gain = voices.loudness.gain(player.gain(for: cue), for: cue).scaled(by: voices.groupFactor(CueRule.defaultGroup))
-        send(.setGain(voice, gain, rampFrames: ramp))
+        // The voice's source gain: the table's chain (loudness, the group) applies on top, now
+        // and at every later change of the group.
+        voices.setSourceGain(voice, player.gain(for: cue), rampFrames: Int((settings.fade ?? 0) * sampleRate))
       }
-      if let rate = settings.rate { send(.setRate(voice, rate: rate)) }
-      if let loops = settings.numberOfLoops { send(.setLoops(voice, loopsLeft: loops)) }
+      if let rate = settings.rate { voices.setRate(voice, rate) }
+      if let loops = settings.numberOfLoops { voices.setLoops(voice, loopsLeft: loops) }
     }
     if let time = settings.currentTime {
       let target = min(Int((time * sampleRate).rounded()), player.cue?.frameCount ?? Int.max)
       if let voice {
-        send(.seek(voice, position: target))
+        voices.seek(voice, to: target)
         // The target is mixed in the next block, heard a device delay from now: until then
         // currentTime reads the target, then advances with what is heard.
         player.phase = .playing(voice: voice, startPosition: target, firstFrame: device.mixFrame())
@@ -216,12 +231,6 @@ final class Players {
         player.position = target
       }
     }
-  }
-
-  /// Queues a command the caller made room for.
-  private func send(_ command: EngineCommand) {
-    let queued = engine.send(command)
-    precondition(queued, "the command ring had room a moment ago")
   }
 
   // MARK: - News from the engine and the decoder

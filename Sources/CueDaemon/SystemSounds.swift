@@ -26,27 +26,26 @@ final class SoundState {
   }
 }
 
-/// System Sound Services: sound ids, fire-and-forget plays with a completion each, a dispose that
-/// never cuts what plays, and the daemon-wide volume and mute switch.
+/// System Sound Services: sound ids, fire-and-forget plays with a completion each, and a dispose
+/// that never cuts what plays. The system-sound volume and mute switch is the `system` group's
+/// (GroupsAndLevels): system sounds play in it unless their cue's table names another group.
 final class SystemSounds {
   private(set) var sounds: [UInt64: SoundState] = [:]
   /// Recently disposed sound ids, for a clear error when one is played again.
   private var disposed: [UInt64] = []
   /// `--max-sounds`; reloadable.
   var maximum: Int
-  var volume: Double
-  var muted: Bool
+  private let gate: VoiceGate
   private let voices: VoiceTable
   private let catalog: CueCatalog
   private let files: PathDecoder
   private let events: EventRouter
   private let ids: IDAllocator
 
-  init(maximum: Int, volume: Double, muted: Bool, voices: VoiceTable, catalog: CueCatalog, files: PathDecoder, events: EventRouter, ids: IDAllocator) {
+  init(maximum: Int, gate: VoiceGate, catalog: CueCatalog, files: PathDecoder, events: EventRouter, ids: IDAllocator) {
     self.maximum = maximum
-    self.volume = volume
-    self.muted = muted
-    self.voices = voices
+    self.gate = gate
+    self.voices = gate.voices
     self.catalog = catalog
     self.files = files
     self.events = events
@@ -88,8 +87,8 @@ final class SystemSounds {
     }
   }
 
-  /// Told of each play that does not sound, for the `silenced` counters.
-  var onSilenced: (SilenceReason) -> Void = { _ in }
+  /// The `hello` name of a connection (by serial), for its ceiling.
+  var clientName: (UInt64) -> String? = { _ in nil }
 
   private func sound(_ id: UInt64, allowDisposed: Bool = false) throws(ProtocolError) -> SoundState {
     if let sound = sounds[id], allowDisposed || !sound.disposed { return sound }
@@ -103,19 +102,21 @@ final class SystemSounds {
     guard let cue = sound.cue else {
       throw ProtocolError(.busy, "system sound \(sound.id) is still loading; play it once sound.create has answered")
     }
-    if muted {
-      onSilenced(.muted)
-      // Like the "sound effects" switch: nothing plays, and the completion says so.
-      events.emit(.completion(.muted(sound: sound.id)), alsoTo: sound.completionClients)
-      return .muted
-    }
     var request = VoiceRequest(
-      cue: cue, gain: StereoGain.voice(volume: volume, pan: 0, sourceIsMono: cue.isMono), loops: .count(0), origin: .sound(sound.id),
+      cue: cue, gain: StereoGain.voice(volume: 1, pan: 0, sourceIsMono: cue.isMono), loops: .count(0), origin: .sound(sound.id),
       owner: client)
     request.requestArrival = arrival
-    let started = try voices.start(request)
-    sound.liveVoices.insert(started.id)
-    return .playing(PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue))
+    let play = VoiceGate.Play(request: request, rule: cue.name, client: clientName(client), fallbackGroup: CueRule.systemGroup)
+    switch try gate.start(play) {
+    case .started(let id, let stole):
+      sound.liveVoices.insert(id)
+      return .playing(PlayReply(voice: id.rawValue, stole: stole?.rawValue))
+    case .silent(let reason):
+      // Like the "sound effects" switch: nothing plays, and the completion says why.
+      let completion = Event.Completion(sound: sound.id, voice: nil, reason: CompletionReason(FinishReason(reason)))
+      events.emit(.completion(completion), alsoTo: sound.completionClients)
+      return .silent(reason)
+    }
   }
 
   /// Stops taking plays at once; what plays finishes (or, `now`, fades out in a few milliseconds).
@@ -159,13 +160,6 @@ final class SystemSounds {
       events.fail(waiter, PathDecoder.failure(error))
     }
     return true
-  }
-
-  /// `system`: reads or changes the volume and the mute switch.
-  func setSystem(volume: Double?, muted: Bool?) -> SystemReply {
-    if let volume { self.volume = volume }
-    if let muted { self.muted = muted }
-    return SystemReply(volume: self.volume, muted: self.muted)
   }
 
   // MARK: - Connections

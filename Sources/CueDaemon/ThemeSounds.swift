@@ -21,21 +21,22 @@ final class ThemeSounds {
     let parameters: PlayParameters
     let event: String
     let waiter: Waiter
+    let client: String?
   }
   private var pending: [String: [Waiting]] = [:]
   private var tokens: [UInt64: String] = [:]
-  private let voices: VoiceTable
+  private let gate: VoiceGate
   private let files: PathDecoder
   private let events: EventRouter
   private let ids: IDAllocator
   private let environment: (String) -> String?
 
   init(
-    theme: String, voices: VoiceTable, files: PathDecoder, events: EventRouter, ids: IDAllocator,
+    theme: String, gate: VoiceGate, files: PathDecoder, events: EventRouter, ids: IDAllocator,
     environment: @escaping (String) -> String? = { ProcessInfo.environment($0) }
   ) {
     self.theme = theme
-    self.voices = voices
+    self.gate = gate
     self.files = files
     self.events = events
     self.ids = ids
@@ -60,8 +61,9 @@ final class ThemeSounds {
     lastUsed.removeAll()
   }
 
-  /// Plays the theme's sound for `event`; nil when the reply comes once its file is decoded.
-  func play(_ p: PlayParameters, event: String, waiter: Waiter, arrival: UInt64) throws(ProtocolError) -> ReplyBody? {
+  /// Plays the theme's sound for `event`; nil when the reply comes once its file is decoded. The
+  /// play goes through the gate under the rules of `[cues.EVENT]` (the level, its group, …).
+  func play(_ p: PlayParameters, event: String, waiter: Waiter, client: String?, arrival: UInt64) throws(ProtocolError) -> ReplyBody? {
     switch resolver.resolve(event) {
     case .notFound:
       let places = resolver.baseDirectories.map { $0 + "/sounds" }.joined(separator: ", ")
@@ -73,10 +75,10 @@ final class ThemeSounds {
     case .file(let path):
       if let cue = cache[path] {
         touch(path)
-        return .play(try voices.startOneShot(p, cue: cue, owner: waiter.client, arrival: arrival, file: path))
+        return .play(try start(p, event: event, cue: cue, file: path, owner: waiter.client, client: client, arrival: arrival))
       }
       let first = pending[path] == nil
-      pending[path, default: []].append(Waiting(parameters: p, event: event, waiter: waiter))
+      pending[path, default: []].append(Waiting(parameters: p, event: event, waiter: waiter, client: client))
       if first {
         let token = ids.make()
         tokens[token] = path
@@ -85,6 +87,13 @@ final class ThemeSounds {
       }
       return nil
     }
+  }
+
+  private func start(
+    _ p: PlayParameters, event: String, cue: Cue, file: String, owner: UInt64, client: String?, arrival: UInt64
+  ) throws(ProtocolError) -> PlayReply {
+    let choice = CueRules.Choice(cue: cue, variation: nil, gainFactor: 1, rateFactor: 1, rule: gate.rules.rule(for: event))
+    return try gate.playOneShot(p, choice: choice, rule: event, file: file, owner: owner, client: client, arrival: arrival, events: events)
   }
 
   /// A theme file finished decoding: start the plays that waited for it. False when `token` is not ours.
@@ -97,7 +106,9 @@ final class ThemeSounds {
       for play in waiting {
         // Arrival unknown (0): the wait for the decode is not trigger latency.
         do throws(ProtocolError) {
-          events.reply(to: play.waiter, .play(try voices.startOneShot(play.parameters, cue: cue, owner: play.waiter.client, arrival: 0, file: path)))
+          let reply = try start(
+            play.parameters, event: play.event, cue: cue, file: path, owner: play.waiter.client, client: play.client, arrival: 0)
+          events.reply(to: play.waiter, .play(reply))
         } catch {
           events.fail(play.waiter, error)
         }

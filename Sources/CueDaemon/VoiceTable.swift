@@ -25,9 +25,10 @@ struct LiveVoice {
   let rule: String?
   /// Its cue's priority: at the voice limit only a voice of at most the new one's priority is taken.
   let priority: Int
-  /// Its group (bus), and its gain before the group's factor (what a group change scales anew).
+  /// Its group (bus), and its source gain: the play's own volume and pan (and spread), before
+  /// loudness normalisation and the group's factor. Every change recomputes the chain from it.
   let group: String
-  let baseGain: StereoGain
+  var sourceGain: StereoGain
   /// The lowest level at which it may sound, and its client's ceiling: a level change below either fades it out.
   let lowestLevel: SoundLevel
   let ceiling: SoundLevel
@@ -36,6 +37,7 @@ struct LiveVoice {
 /// What to start: a cue with its gain, loops and position, and whose it is.
 struct VoiceRequest {
   var cue: Cue
+  /// The source gain (volume, pan, spread); the table applies loudness and the group.
   var gain: StereoGain
   var loops: LoopCount
   var origin: VoiceOrigin = .oneShot
@@ -54,11 +56,14 @@ struct VoiceRequest {
   var ceiling = SoundLevel.full
 }
 
-/// Every voice the control side has started and not yet seen end: the one place voices start and stop.
+/// Every voice the control side has started and not yet seen end: the only writer of engine voice
+/// commands (start, stop, gain, rate, loops, seek). Plays reach it through `VoiceGate`.
 ///
 /// It owns the voice ids (shared with players and sounds), the voice limit and stealing (the
-/// oldest sounding voice makes room, fading), the count of plays, and the rule that the command
-/// ring is checked before anything changes: a request either happens whole or is refused `busy`.
+/// oldest sounding voice makes room, fading), the count of plays, the gain chain (a voice's source
+/// gain × loudness normalisation × its group's factor, recomputed on every change), and the rule
+/// that the command ring is checked before anything changes: a request either happens whole or is
+/// refused `busy`.
 final class VoiceTable {
   private(set) var voices: [VoiceID: LiveVoice] = [:]
   private let engine: EngineControl
@@ -79,6 +84,14 @@ final class VoiceTable {
   var onStart: (VoiceID, LiveVoice) -> Void = { _, _ in }
   /// The factor a voice of a group gets now (volume, mute, ducking).
   var groupFactor: (String) -> Float = { _ in 1 }
+
+  /// Commands the engine's ring can take now: a change that needs several checks this first.
+  var commandRoom: Int { engine.commandRoom }
+
+  /// The gain chain: what a voice of `cue` in `group` with `source` gain sounds at now.
+  func chainGain(_ source: StereoGain, cue: Cue, group: String) -> StereoGain {
+    loudness.gain(source, for: cue).scaled(by: groupFactor(group))
+  }
 
   init(
     engine: EngineControl, device: DeviceController, ids: IDAllocator, clock: DaemonClock, limit: Int, stopFadeFrames: Int,
@@ -148,18 +161,16 @@ final class VoiceTable {
     for (id, reason) in replaced { stopQueued(id, fadeFrames: stopFadeFrames, reason: reason) }
     if let victim { stopQueued(victim, fadeFrames: stopFadeFrames, reason: .stolen) }
     let id = VoiceID(ids.make())
-    // Normalised to the loudness target (when that is on), then the group's factor on top.
-    let normalised = loudness.gain(request.gain, for: request.cue)
     let start = VoiceStart(
-      id: id, samples: request.cue.decoded.buffer.samples, gain: normalised.scaled(by: groupFactor(request.group)), loops: request.loops,
+      id: id, samples: request.cue.decoded.buffer.samples, gain: chainGain(request.gain, cue: request.cue, group: request.group),
+      loops: request.loops,
       startPosition: request.startPosition, startAtFrame: request.startAtFrame, rate: request.rate)
-    let queued = engine.send(.start(start))
-    precondition(queued, "the command ring had room a moment ago")
+    send(.start(start))
     playsStarted += 1
     voices[id] = LiveVoice(
       cue: request.cue, owner: request.owner, notify: request.notify, startedAt: clock.nanoseconds(), loops: request.loops,
       origin: request.origin, requestArrival: request.requestArrival, rule: request.rule, priority: request.priority,
-      group: request.group, baseGain: normalised, lowestLevel: request.lowestLevel, ceiling: request.ceiling)
+      group: request.group, sourceGain: request.gain, lowestLevel: request.lowestLevel, ceiling: request.ceiling)
     onStart(id, voices[id]!)
     return (id, victim)
   }
@@ -186,17 +197,38 @@ final class VoiceTable {
   }
 
   private func stopQueued(_ id: VoiceID, fadeFrames: Int, reason: VoiceEndReason) {
-    let queued = engine.send(.stop(id, fadeFrames: fadeFrames, reason: reason))
-    precondition(queued, "the command ring had room a moment ago")
+    send(.stop(id, fadeFrames: fadeFrames, reason: reason))
     voices[id]?.stopping = true
     if let voice = voices[id] { onStopping(id, voice) }
   }
 
-  /// Ramps a sounding voice to `gain` over `rampFrames`; nothing when the command ring is full (a
-  /// group change is best effort: the next one, or the voice's end, settles it).
-  func setGain(_ id: VoiceID, _ gain: StereoGain, rampFrames: Int) {
-    guard isSounding(id), engine.commandRoom >= 1 else { return }
-    _ = engine.send(.setGain(id, gain, rampFrames: rampFrames))
+  /// Gives a sounding voice a new source gain (a player's volume or pan), reached over `rampFrames`
+  /// through the whole chain. The caller made room in the command ring (`commandRoom`).
+  func setSourceGain(_ id: VoiceID, _ gain: StereoGain, rampFrames: Int) {
+    guard isSounding(id), let voice = voices[id] else { return }
+    voices[id]?.sourceGain = gain
+    send(.setGain(id, chainGain(gain, cue: voice.cue, group: voice.group), rampFrames: rampFrames))
+  }
+
+  /// Recomputes the chain of every sounding voice `include` accepts (a group's volume, mute or
+  /// ducking changed; normalisation was turned on or off), reached over `rampFrames`. Best effort
+  /// when the command ring is full: the next change, or the voice's end, settles it.
+  func refreshGains(rampFrames: Int, where include: (LiveVoice) -> Bool = { _ in true }) {
+    for id in sounding(where: include) {
+      guard let voice = voices[id], engine.commandRoom >= 1 else { return }
+      send(.setGain(id, chainGain(voice.sourceGain, cue: voice.cue, group: voice.group), rampFrames: rampFrames))
+    }
+  }
+
+  /// A sounding voice's rate, loops left, or position (a player's settings). The caller made room.
+  func setRate(_ id: VoiceID, _ rate: Double) { if isSounding(id) { send(.setRate(id, rate: rate)) } }
+  func setLoops(_ id: VoiceID, loopsLeft: Int) { if isSounding(id) { send(.setLoops(id, loopsLeft: loopsLeft)) } }
+  func seek(_ id: VoiceID, to position: Int) { if isSounding(id) { send(.seek(id, position: position)) } }
+
+  /// Queues a command the caller made room for.
+  private func send(_ command: EngineCommand) {
+    let queued = engine.send(command)
+    precondition(queued, "the command ring had room a moment ago")
   }
 
   /// The engine reported `id`'s first frame: the voice, for its event and the trigger latency.
@@ -228,17 +260,5 @@ final class VoiceTable {
     case .all:
       return try stop(sounding(), fadeFrames: fadeFrames, reason: .stopped)
     }
-  }
-}
-
-extension VoiceTable {
-  /// Starts a one-shot voice of `cue` as `play` of a file asks (volume, pan, loops, notify).
-  func startOneShot(_ p: PlayParameters, cue: Cue, owner: UInt64, arrival: UInt64, file: String? = nil) throws(ProtocolError) -> PlayReply {
-    var request = VoiceRequest(
-      cue: cue, gain: StereoGain.voice(volume: p.volume, pan: p.pan, sourceIsMono: cue.isMono), loops: LoopCount(numberOfLoops: p.loops),
-      owner: owner, notify: p.notify)
-    request.requestArrival = arrival
-    let started = try start(request)
-    return PlayReply(voice: started.id.rawValue, stole: started.stolen?.rawValue, file: file)
   }
 }

@@ -102,13 +102,28 @@ public struct PlayerCreateReply: ReplyFields {
   }
 }
 
-/// `player.play`: `playing`, true once the play is under way (or will start once the file is decoded).
-public struct PlayerPlayReply: FlatReply {
+/// `player.play`: `playing`, true once the play is under way (or will start once the file is
+/// decoded); false when the gate keeps it silent, and `reason` says why (as a silent `play`).
+public struct PlayerPlayReply: ReplyFields {
   public var playing: Bool
+  public var silenced: SilenceReason?
 
-  public init(playing: Bool = true) { self.playing = playing }
+  public init(playing: Bool = true, silenced: SilenceReason? = nil) {
+    self.playing = playing
+    self.silenced = silenced
+  }
 
-  static var layout: Layout { Layout("the player.play reply", .bool("playing", \.playing), Self.init(playing:)) }
+  public var fields: [(String, JSONValue)] {
+    var members: [(String, JSONValue)] = [("playing", .bool(playing))]
+    if let silenced { members += [("played", false), ("reason", .string(silenced.rawValue))] }
+    return members
+  }
+
+  public init(reply: JSONValue) throws(ProtocolError) {
+    var fields = FieldReader(reply)
+    playing = try required(fields.bool("playing"), "playing", in: "the player.play reply")
+    silenced = try fields.string("reason").flatMap(SilenceReason.init(rawValue:))
+  }
 }
 
 /// `player.destroy`: the id of the player destroyed.
@@ -132,9 +147,10 @@ public struct SoundCreateReply: FlatReply {
 /// `sound.play`: the voice playing it, or `muted` when system sounds are muted (nothing plays).
 public enum SoundPlayReply: ReplyFields {
   case playing(PlayReply)
-  case muted
+  /// Nothing sounds, for this reason (as a `play` that is silent; `muted`: system sounds are muted).
+  case silent(SilenceReason)
 
-  /// The voice, or nil when muted.
+  /// The voice, or nil when silent.
   public var voice: UInt64? {
     if case .playing(let play) = self { return play.voice }
     return nil
@@ -142,14 +158,23 @@ public enum SoundPlayReply: ReplyFields {
 
   public var fields: [(String, JSONValue)] {
     switch self {
-    case .playing(let play): play.fields
-    case .muted: [("muted", true)]
+    case .playing(let play): return play.fields
+    case .silent(let reason):
+      var members: [(String, JSONValue)] = [("played", false), ("reason", .string(reason.rawValue))]
+      // Protocol 1's form of the mute switch, kept for the clients that read it.
+      if reason == .muted { members.append(("muted", true)) }
+      return members
     }
   }
 
   public init(reply: JSONValue) throws(ProtocolError) {
     var fields = FieldReader(reply)
-    self = try fields.bool("muted") == true ? .muted : .playing(PlayReply(reply: reply))
+    guard try fields.id("voice") == nil else {
+      self = .playing(try PlayReply(reply: reply))
+      return
+    }
+    let reason = try fields.string("reason").flatMap(SilenceReason.init(rawValue:))
+    self = .silent(reason ?? .muted)
   }
 }
 

@@ -96,7 +96,8 @@ struct PlayerCommand: ParsableCommand {
       ).player
       if !global.json { writeToStandardOutput("\(id)\n") }
       guard play else { return }
-      _ = try session.send(.player(.play(player: id, atDeviceTime: nil)))
+      let reply = try session.send(.player(.play(player: id, atDeviceTime: nil)), as: PlayerPlayReply.self)
+      if let reason = reply.silenced, !global.json { reportSilent("player \(id)", reason) }
       guard wait else { return }
       try waitForEnd(session, of: "player \(id)") { event in
         guard case .finished(let finished) = event, finished.origin == .player(id) else { return nil }
@@ -117,7 +118,10 @@ struct PlayerCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The player's id.") var player: UInt64
     @Option(help: ArgumentHelp("Start when the device clock (deviceCurrentTime) reaches this many seconds.", valueName: "seconds")) var at: Double?
-    func run() throws { _ = try Session(global).send(.player(.play(player: player, atDeviceTime: at))) }
+    func run() throws {
+      let reply = try Session(global).send(.player(.play(player: player, atDeviceTime: at)), as: PlayerPlayReply.self)
+      if let reason = reply.silenced, !global.json { reportSilent("player \(player)", reason) }
+    }
   }
 
   struct Pause: ParsableCommand {
@@ -205,7 +209,9 @@ struct SoundCommand: ParsableCommand {
     func run() throws {
       let session = try Session(global)
       if wait { _ = try session.send(.sound(.completion(sound: sound, enabled: true))) }
-      let voice = try session.send(.sound(.play(sound: sound)), as: SoundPlayReply.self).voice
+      let reply = try session.send(.sound(.play(sound: sound)), as: SoundPlayReply.self)
+      if case .silent(let reason) = reply, !global.json { reportSilent("system sound \(sound)", reason) }
+      let voice = reply.voice
       guard wait else { return }
       try waitForEnd(session, of: "sound \(sound)") { event in
         guard case .completion(let completion) = event, completion.sound == sound, voice == nil || completion.voice == voice else {
@@ -346,4 +352,9 @@ func clockStamp() -> String {
   let millis = now.millisecond
   let m = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
   return "\(two(now.hour)):\(two(now.minute)):\(two(now.second)).\(m)"
+}
+
+/// Says on standard error that a play is silent and why, as `cuectl play` does.
+func reportSilent(_ what: String, _ reason: SilenceReason) {
+  writeToStandardError("cuectl: \(what) is silent: \(reason.rawValue) (docs/PROTOCOL.md, \"Silent plays\")\n")
 }

@@ -170,7 +170,7 @@ struct Play: ParsableCommand {
     let voice = reply.voice
     if !session.json {
       writeToStandardOutput("\(voice)\n")
-      if let reason = reply.silenced { writeToStandardError("cuectl: \(cue) is silent: \(reason.rawValue) (docs/PROTOCOL.md, \"Silent plays\")\n") }
+      if let reason = reply.silenced { reportSilent(cue, reason) }
     }
     guard parameters.notify else { return }
     // Built on events: the `finished` event this play asked for (notify).

@@ -174,9 +174,9 @@ final class Worker {
     counts[.soundPlays] += 1
     switch reply {
     case .playing(let play): started(play)
-    case .muted:
+    case .silent(let reason):
       counts[.unexpectedErrors] += 1
-      counts.problem("sound.play answered muted: nothing mutes system sounds in a soak")
+      counts.problem("sound.play answered silent (\(reason.rawValue)): nothing silences system sounds in a soak")
     }
   }
 

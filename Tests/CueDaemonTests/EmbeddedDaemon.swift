@@ -132,7 +132,11 @@ final class EmbeddedDaemon {
   let clock = ManualClock()
   let wallClock = ManualWallClock()
 
-  init(voiceLimit: Int = 32, idleSeconds: Double = 0.02, sounds: [String]? = nil, configure: (inout DaemonConfiguration) -> Void = { _ in }) throws {
+  /// `environment`: what the sound-theme lookup sees (XDG_DATA_HOME, …), by default this process's.
+  init(
+    voiceLimit: Int = 32, idleSeconds: Double = 0.02, sounds: [String]? = nil, environment: [String: String]? = nil,
+    configure: (inout DaemonConfiguration) -> Void = { _ in }
+  ) throws {
     var configuration = DaemonConfiguration(
       soundDirectories: sounds ?? [Self.repositorySounds], socketPath: "/nonexistent/cued.sock", device: "test")
     configuration.voiceLimit = voiceLimit
@@ -140,7 +144,8 @@ final class EmbeddedDaemon {
     configure(&configuration)
     var logger = Logger(label: "cued-test")
     logger.logLevel = .critical
-    daemon = try Daemon(configuration: configuration, device: sink, logger: logger, clock: clock, wallClock: wallClock)
+    let lookup: (String) -> String? = environment.map { given in { given[$0] } } ?? { ProcessInfo.environment($0) }
+    daemon = try Daemon(configuration: configuration, device: sink, logger: logger, clock: clock, wallClock: wallClock, environment: lookup)
     daemon.loadCues()
   }
 

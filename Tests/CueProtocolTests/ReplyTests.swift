@@ -136,12 +136,16 @@ let replySamples: [ReplySample] = [
   )
 } + [
   ReplySample(op: .playerPlay, body: .playerPlay(PlayerPlayReply()), line: #"{"id":1,"ok":true,"playing":true}"#),
+  ReplySample(
+    op: .playerPlay, body: .playerPlay(PlayerPlayReply(playing: false, silenced: .level)),
+    line: #"{"id":1,"ok":true,"playing":false,"played":false,"reason":"level"}"#),
   ReplySample(op: .playerDestroy, body: .playerDestroy(PlayerDestroyReply(destroyed: 4)), line: #"{"id":1,"ok":true,"destroyed":4}"#),
   ReplySample(op: .soundCreate, body: .soundCreate(SoundCreateReply(sound: 5)), line: #"{"id":1,"ok":true,"sound":5}"#),
   ReplySample(op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9))), line: #"{"id":1,"ok":true,"voice":9,"played":true}"#),
   ReplySample(
     op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9, stole: 2))), line: #"{"id":1,"ok":true,"voice":9,"played":true,"stole":2}"#),
-  ReplySample(op: .soundPlay, body: .soundPlay(.muted), line: #"{"id":1,"ok":true,"muted":true}"#),
+  ReplySample(op: .soundPlay, body: .soundPlay(.silent(.muted)), line: #"{"id":1,"ok":true,"played":false,"reason":"muted","muted":true}"#),
+  ReplySample(op: .soundPlay, body: .soundPlay(.silent(.level)), line: #"{"id":1,"ok":true,"played":false,"reason":"level"}"#),
   ReplySample(
     op: .soundCompletion, body: .soundCompletion(SoundCompletionReply(sound: 5, completion: true)),
     line: #"{"id":1,"ok":true,"sound":5,"completion":true}"#),
