@@ -67,7 +67,7 @@ let package = Package(
     .target(
       name: "CueDaemon",
       dependencies: [
-        "CueCore", "CueAudio", "CueProtocol", "CuePosix", "CSystemShims",
+        "CueCore", "CueAudio", "CueProtocol", "CuePosix",
         .product(name: "Logging", package: "swift-log"),
       ]),
     .target(name: "CueClient", dependencies: ["CueProtocol", "CuePosix"]),

@@ -31,7 +31,6 @@ struct cued_pa_output {
   uint32_t margin_frames;
   int wake_fd;                   // eventfd poked by the control side; -1 without rewriting
   pa_io_event *wake_event;
-  _Atomic uint64_t rewritten;
   int realtime_priority;         // SCHED_FIFO priority the mainloop thread asks for itself; 0: none
   int realtime_tried;            // mainloop thread only: asked since the last connect
   int disconnecting;             // our own disconnect: a TERMINATED stream is not a failure
@@ -119,8 +118,8 @@ static void on_timing(pa_stream *stream, int success, void *data) {
   // at once), the cue lands that much later, whole, instead of losing its head behind the read
   // index (seen with a write-index offset under stress-ng). The write index ends up past the old one
   // by what the sink took meanwhile: the queue is that much longer, no hole, nothing overwritten twice.
-  if (pa_stream_write(stream, buffer, bytes, NULL, (int64_t)s->margin_frames * (int64_t)stride, PA_SEEK_RELATIVE_ON_READ) == 0)
-    atomic_fetch_add_explicit(&s->rewritten, written, memory_order_relaxed);
+  // A write the server refuses leaves the queued silence as it was: nothing to undo.
+  (void)pa_stream_write(stream, buffer, bytes, NULL, (int64_t)s->margin_frames * (int64_t)stride, PA_SEEK_RELATIVE_ON_READ);
 }
 
 // The eventfd fired (a start was queued): ask the server where its read index and the sink are now.
@@ -479,10 +478,6 @@ void cued_pa_output_poke(cued_pa_output *s) {
   if (s->wake_fd < 0) return;
   uint64_t one = 1;
   if (write(s->wake_fd, &one, sizeof one) < 0) { /* EAGAIN: a wake-up is already pending */ }
-}
-
-uint64_t cued_pa_output_rewritten_frames(cued_pa_output *s) {
-  return atomic_load_explicit(&s->rewritten, memory_order_relaxed);
 }
 
 cued_pa_state cued_pa_output_state(cued_pa_output *s, char *error_text, size_t error_capacity) {

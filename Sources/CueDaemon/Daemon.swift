@@ -26,7 +26,8 @@ public final class Daemon<Device: OutputDevice> {
   let logger: Logger
   let clock: DaemonClock
   let engine: Engine<Device>
-  let signals: EventFDSignals
+  /// The eventfds the audio thread and the control loop wake each other with (not Unix signals).
+  let engineWakeups: EventFDSignals
   let audioThread = AudioThread()
   let work: WorkQueue
   let notifier = SystemdNotifier()
@@ -86,7 +87,7 @@ public final class Daemon<Device: OutputDevice> {
     self.clock = clock
     startedAt = clock.nanoseconds()
     do {
-      signals = try EventFDSignals()
+      engineWakeups = try EventFDSignals()
       work = try WorkQueue()
     } catch {
       throw StartupError("cannot create an eventfd: \(error)")
@@ -97,7 +98,7 @@ public final class Daemon<Device: OutputDevice> {
         periodFrames: configuration.periodFrames, idleFrames: Int(configuration.idleSeconds * Double(rate)),
         voiceCapacity: configuration.voiceLimit * 2 + 16, fillTarget: Self.fillTargetPolicy(configuration),
         pullPause: Self.pullPausePolicy(configuration)),
-      sink: sink, signals: signals)
+      sink: sink, signals: engineWakeups)
     let ids = IDAllocator()
     catalog = CueCatalog(sampleRate: rate)
     sink.pulls(from: engine)
@@ -276,7 +277,7 @@ public final class Daemon<Device: OutputDevice> {
       poll.removeAll()
       poll.register(.listener, listener, for: .readable)
       poll.register(.signals, signalFD.descriptor, for: .readable)
-      poll.register(.engineNews, signals.controlNotify, for: .readable)
+      poll.register(.engineNews, engineWakeups.controlNotify, for: .readable)
       poll.register(.workDone, work.doneFD, for: .readable)
       for client in clients.connections {
         guard let fd = client.transport.pollDescriptor else { continue }
@@ -422,7 +423,7 @@ public final class Daemon<Device: OutputDevice> {
 
   /// Takes every event the audio thread posted and hands it to the owner concerned.
   func drainEngineEvents() {
-    signals.acknowledgeControl()
+    engineWakeups.acknowledgeControl()
     while let event = engine.nextEvent() {
       switch event {
       case .started(let id, let frame, let clock, let delay, let handedAt):
@@ -502,8 +503,8 @@ public final class Daemon<Device: OutputDevice> {
     var released = false
     while !released && clock.nanoseconds() < deadline {
       if !sent { sent = engine.send(.shutdown(fadeFrames: fade)) }
-      _ = try? Poll.wait([PollRequest(fd: signals.controlNotify, events: .readable)], timeoutMilliseconds: 20)
-      signals.acknowledgeControl()
+      _ = try? Poll.wait([PollRequest(fd: engineWakeups.controlNotify, events: .readable)], timeoutMilliseconds: 20)
+      engineWakeups.acknowledgeControl()
       while let event = engine.nextEvent() {
         switch event {
         case .ended(let end): voiceEnded(end)

@@ -21,8 +21,6 @@ public struct SystemdNotifier: Sendable {
     }
   }
 
-  public var isActive: Bool { socketPath != nil }
-
   /// Sends `fields` (e.g. ["READY=1", "STATUS=…"]) as one message; errors are ignored (systemd may be gone).
   public func notify(_ fields: [String]) {
     guard let socketPath else { return }

@@ -85,7 +85,7 @@ final class VoiceGate {
       }
     }
     let freeing = Set(stealing + play.replacing.map(\.0))
-    if voices.limitVictim(priority: rule.priority, excluding: freeing) == nil { return .cap }
+    if voices.room(priority: rule.priority, excluding: freeing) == .none { return .cap }
     return nil
   }
 }

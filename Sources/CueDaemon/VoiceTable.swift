@@ -124,11 +124,19 @@ final class VoiceTable {
     voices.filter { !$0.value.stopping && include($0.value) }.keys.sorted { $0.rawValue < $1.rawValue }
   }
 
-  /// The voice to take at the limit for a new voice of `priority`, when `freeing` others make no
-  /// room: the oldest of the lowest priority not above it. `.some(nil)`: no need; nil: none may be
-  /// taken (the new voice would have no room).
-  func limitVictim(priority: Int, excluding freeing: Set<VoiceID> = []) -> VoiceID?? {
-    guard soundingCount - freeing.count >= limit else { return .some(nil) }
+  /// Where a new voice finds room under the voice limit.
+  enum Room: Equatable {
+    /// Below the limit: nothing to take.
+    case free
+    /// At the limit: this voice (the oldest of the lowest priority not above the new one's) fades out.
+    case taking(VoiceID)
+    /// At the limit, and every voice plays something of a higher priority.
+    case none
+  }
+
+  /// The room for a new voice of `priority` once `freeing` (voices on their way out) have gone.
+  func room(priority: Int, excluding freeing: Set<VoiceID> = []) -> Room {
+    guard soundingCount - freeing.count >= limit else { return .free }
     var best: (id: VoiceID, priority: Int)? = nil
     for (id, voice) in voices where !voice.stopping && !freeing.contains(id) && voice.priority <= priority {
       if let current = best, current.priority < voice.priority || (current.priority == voice.priority && current.id.rawValue < id.rawValue) {
@@ -136,7 +144,7 @@ final class VoiceTable {
       }
       best = (id, voice.priority)
     }
-    return best.map { .some($0.id) } ?? nil
+    return best.map { .taking($0.id) } ?? .none
   }
 
   /// Starts a voice: opens the device if it is closed (handing it to the audio thread after the
@@ -154,7 +162,11 @@ final class VoiceTable {
     if let deadline, clock.nanoseconds() > deadline { throw ProtocolError(.busy, "the cue could not start before its deadline") }
     let replaced = replacing.filter { isSounding($0.0) }
     // Only at the limit is a voice to take looked for: the oldest of the lowest priority.
-    guard let victim = limitVictim(priority: request.priority, excluding: Set(replaced.map(\.0))) else {
+    var victim: VoiceID? = nil
+    switch room(priority: request.priority, excluding: Set(replaced.map(\.0))) {
+    case .free: break
+    case .taking(let id): victim = id
+    case .none:
       throw ProtocolError(.busy, "all \(limit) voices play cues of a higher priority than '\(request.cue.name)' (\(request.priority)); try again when one ends")
     }
     guard engine.commandRoom >= replaced.count + (victim == nil ? 1 : 2) else { throw Self.busy }

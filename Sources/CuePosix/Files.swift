@@ -231,13 +231,6 @@ public enum ProcessInfo {
 
   /// The path of the running executable (/proc/self/exe).
   public static var executablePath: String? { Files.realPath("/proc/self/exe") }
-
-  /// The current working directory.
-  public static var currentDirectory: String? {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    guard getcwd(&buffer, buffer.count) != nil else { return nil }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
 }
 
 extension Files {

@@ -118,7 +118,6 @@ struct Carousel {
   /// How long a key's or a notch's slide takes; frames are drawn every `frameSeconds`.
   static let slideSeconds = 0.12
   static let frameSeconds = 0.02
-  static var slideFrames: Int { Int((slideSeconds / frameSeconds).rounded()) }
   /// Velocities under this (pages per second) count as standing still.
   static let stillVelocity = 0.5
   /// A pointer that has not moved for this long before the release stood still.

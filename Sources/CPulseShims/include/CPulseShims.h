@@ -87,9 +87,6 @@ void cued_pa_output_set_realtime_priority(cued_pa_output *output, int priority);
 /// Any thread. Does nothing before `cued_pa_output_set_rewrite`.
 void cued_pa_output_poke(cued_pa_output *output);
 
-/// Frames the rewrite callback put over queued audio, in total. Any thread; an atomic read.
-uint64_t cued_pa_output_rewritten_frames(cued_pa_output *output);
-
 /// Connects to the server (again, after it went away) and creates the stream's sink input; waits up
 /// to `timeout_ms` for the stream to be ready. A stream already ready is left alone.
 ///
