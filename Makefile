@@ -97,7 +97,7 @@ RELEASE_FLAGS ?= --static-swift-stdlib -Xlinker -z -Xlinker now
 SCRATCH_PATH ?=
 BUILD_DIR = $(or $(SCRATCH_PATH),.build)
 DEB_REVISION ?= 1
-DEB_VERSION = $(shell sed -n 's/.*cuedVersion *= *"\([^"]*\)".*/\1/p' Sources/CueProtocol/Version.swift)-$(DEB_REVISION)
+DEB_VERSION = $(shell sed -n 's/.*cuedVersion *= *"\([^"]*\)".*/\1/p' Sources/Protocol/CueProtocol/Version.swift)-$(DEB_REVISION)
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB_FILE = dist/cued_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_WORK = $(abspath $(BUILD_DIR))/deb

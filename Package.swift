@@ -1,15 +1,17 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Module map (see docs/ARCHITECTURE.md):
-//   CueCore      pure mixing core: voices, mixer, ramps, lock-free rings, the engine cycle. No C, no Foundation.
-//   CueAudio     audio I/O: libmpg123 + libsyn123 decoding, libebur128 loudness, ALSA, PipeWire and PulseAudio output, the audio thread. The only importer of the C libraries.
-//   CueProtocol  the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
-//   CueDBus      a small D-Bus client over a Unix socket, and RTKit (real-time for the audio thread without privilege).
-//   CuePosix     thin typed wrappers over the POSIX calls both sides need (sockets, poll sets, files, eventfd,
-//                signalfd, threads, clocks, child processes); errno is handled in one place (SystemCall).
-//   CueDaemon    the daemon's control side: socket server, cue library, voice lifetimes.
-//   CueClient    the client library used by cuectl (links no audio library).
+// The tree shows the layers (docs/ARCHITECTURE.md), each a folder of Sources/; a module imports only
+// modules of its own layer or of the layers listed before it:
+//   Sources/System    CuePosix (typed POSIX calls, one errno funnel) and its C stand-ins; CueDBus (RTKit).
+//   Sources/Protocol  CueProtocol: the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
+//   Sources/Engine    CueCore: the pure mixing core (voices, mixer, ramps, lock-free rings, the engine cycle). No C, no Foundation.
+//   Sources/Decoding  CueDecoding: libmpg123 + libsyn123, libsndfile, libebur128, and their C modules. Links no sound server.
+//   Sources/Output    CueOutput: the output devices and the audio thread; one folder per backend's C face (ALSA, PipeWire, PulseAudio).
+//   Sources/Control   CueDaemon: the daemon's control side (socket server, cues, the voice gate, players, paging, …).
+//   Sources/Client    CueClient: the client library (links no audio library).
+//   Sources/Programs  cued, cuectl, cued-config, cued-carousel: what is installed.
+// Development tools (benchmarks, the soak driver, fuzzers, the PipeWire probe) live in Tools/ and are never installed.
 let package = Package(
   name: "cued",
   products: [
@@ -27,15 +29,33 @@ let package = Package(
     .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
   ],
   targets: [
-    // C libraries, found through pkg-config.
-    .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-    .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
-    .systemLibrary(name: "CSyn123", pkgConfig: "libsyn123", providers: [.apt(["libmpg123-dev"])]),
-    .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+    // MARK: System
+    // Stand-ins for glibc symbols that Swift's Glibc module hides (ucred, accept4, eventfd, signalfd).
+    .target(name: "CSystemShims", path: "Sources/System/CSystemShims"),
+    .target(name: "CuePosix", dependencies: ["CSystemShims"], path: "Sources/System/CuePosix"),
+    // A small D-Bus client (wire format, AUTH EXTERNAL, method calls over a Unix socket) and RTKit on it.
+    .target(name: "CueDBus", dependencies: ["CuePosix"], path: "Sources/System/CueDBus"),
+
+    // MARK: Protocol
+    .target(name: "CueProtocol", path: "Sources/Protocol/CueProtocol"),
+
+    // MARK: Engine
+    .target(name: "CueCore", path: "Sources/Engine/CueCore"),
+
+    // MARK: Decoding (C libraries found through pkg-config)
+    .systemLibrary(name: "CMPG123", path: "Sources/Decoding/CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+    .systemLibrary(name: "CSyn123", path: "Sources/Decoding/CSyn123", pkgConfig: "libsyn123", providers: [.apt(["libmpg123-dev"])]),
+    .systemLibrary(name: "CSndfile", path: "Sources/Decoding/CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
     // EBU R128 loudness and peaks of each cue, measured at load (Loudness.swift).
-    .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+    .systemLibrary(name: "CEbur128", path: "Sources/Decoding/CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+    .target(
+      name: "CueDecoding", dependencies: ["CueCore", "CuePosix", "CMPG123", "CSyn123", "CSndfile", "CEbur128"],
+      path: "Sources/Decoding/CueDecoding"),
+
+    // MARK: Output
+    .systemLibrary(name: "CALSA", path: "Sources/Output/ALSA/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
     // Stand-ins for what Swift cannot call in libasound (variadic error handler).
-    .target(name: "CAudioShims", dependencies: ["CALSA"]),
+    .target(name: "CAudioShims", dependencies: ["CALSA"], path: "Sources/Output/ALSA/CAudioShims"),
     // A plain-C face of libpipewire-0.3 (one stream on a pw_thread_loop): SPA pods, variadic properties
     // and event tables are macros and inline code Swift cannot call; only this target includes the
     // PipeWire headers. Not a pkg-config `.systemLibrary`: libpipewire-0.3.pc and libspa-0.2.pc carry
@@ -43,74 +63,68 @@ let package = Package(
     // system library's `link` reaches only Swift importers, not a C target. The paths are the ones
     // `pkg-config --cflags libpipewire-0.3` prints (Debian: libpipewire-0.3-dev, libspa-0.2-dev).
     .target(
-      name: "CPipeWireShims",
+      name: "CPipeWireShims", path: "Sources/Output/PipeWire/CPipeWireShims",
       cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"])],
       linkerSettings: [.linkedLibrary("pipewire-0.3")]),
     // A plain-C face of libpulse (one playback stream on a pa_threaded_mainloop): state callbacks waited
     // for under the mainloop lock, timers and buffer attributes; only this target includes the PulseAudio
     // headers. Not a pkg-config `.systemLibrary` for the same reason as CPipeWireShims (libpulse.pc carries
     // `-D_REENTRANT`). Debian: libpulse-dev.
-    .target(name: "CPulseShims", linkerSettings: [.linkedLibrary("pulse")]),
-    // Stand-ins for glibc symbols that Swift's Glibc module hides (ucred, accept4, eventfd, signalfd).
-    .target(name: "CSystemShims"),
-
-    .target(name: "CueCore"),
+    .target(name: "CPulseShims", path: "Sources/Output/PulseAudio/CPulseShims", linkerSettings: [.linkedLibrary("pulse")]),
     .target(
-      name: "CueAudio",
-      dependencies: [
-        "CueCore", "CuePosix", "CueDBus", "CALSA", "CMPG123", "CSyn123", "CSndfile", "CEbur128", "CAudioShims", "CPipeWireShims", "CPulseShims",
-      ]),
-    .target(name: "CueProtocol"),
-    .target(name: "CuePosix", dependencies: ["CSystemShims"]),
-    // A small D-Bus client (wire format, AUTH EXTERNAL, method calls over a Unix socket) and RTKit on it.
-    .target(name: "CueDBus", dependencies: ["CuePosix"]),
+      name: "CueOutput", dependencies: ["CueCore", "CuePosix", "CueDBus", "CALSA", "CAudioShims", "CPipeWireShims", "CPulseShims"],
+      path: "Sources/Output/CueOutput"),
+
+    // MARK: Control
     .target(
       name: "CueDaemon",
-      dependencies: [
-        "CueCore", "CueAudio", "CueProtocol", "CuePosix",
-        .product(name: "Logging", package: "swift-log"),
-      ]),
-    .target(name: "CueClient", dependencies: ["CueProtocol", "CuePosix"]),
+      dependencies: ["CueCore", "CueDecoding", "CueOutput", "CueProtocol", "CuePosix", .product(name: "Logging", package: "swift-log")],
+      path: "Sources/Control/CueDaemon"),
+
+    // MARK: Client
+    .target(name: "CueClient", dependencies: ["CueProtocol", "CuePosix"], path: "Sources/Client/CueClient"),
+
+    // MARK: Programs
     .executableTarget(
       name: "cued",
       dependencies: [
         // No swift-argument-parser: it brings FoundationEssentials (CueDaemon/DaemonCommandLine.swift says why).
-        "CueDaemon", "CueAudio", "CuePosix", "CueProtocol",
-        .product(name: "Logging", package: "swift-log"),
-      ]),
+        "CueDaemon", "CueOutput", "CuePosix", "CueProtocol", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Sources/Programs/cued"),
     .executableTarget(
       name: "cuectl",
-      dependencies: [
-        "CueClient", "CueProtocol", "CuePosix",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ]),
-
+      dependencies: ["CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      path: "Sources/Programs/cuectl"),
     // The demo terminal carousel: audible paging through the client library.
     .executableTarget(
       name: "cued-carousel",
-      dependencies: [
-        "CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ]),
-    // Micro-benchmarks for `make bench` (the mixer, the decoder); not installed.
-    .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueAudio", "CuePosix"]),
-    // The request path as one checked function of arbitrary bytes (`ProtocolFuzzing`), shared by the
-    // fuzzer and the corpus test. A target of its own so that CueProtocol, which clients link, carries no fuzz code.
-    .target(name: "CueProtocolFuzzing", dependencies: ["CueProtocol"]),
-    // Plays a tone through the PipeWire shim into a (test) sink and checks it on the sink's monitor:
-    // quantum, delay, onset, node removal on disconnect. For scripts/pipewire-env.sh set-ups; not installed.
-    .executableTarget(name: "cued-pwprobe", dependencies: ["CPipeWireShims", "CuePosix"]),
-    // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
-    // a replayer of fuzz inputs. Not installed.
-    .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocolFuzzing", "CuePosix"]),
-    // The libFuzzer target for the sniffers and decoders (MP3, Ogg, WAV, FLAC; FUZZ_TARGET=decode
-    // scripts/fuzz.sh, Fuzz/decode-corpus); in a normal build, a replayer. Not installed.
-    .executableTarget(name: "cued-fuzz-decode", dependencies: ["CueAudio", "CueCore", "CuePosix"]),
-    // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift; not installed.
-    .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"]),
+      dependencies: ["CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      path: "Sources/Programs/cued-carousel"),
     .executableTarget(
       name: "cued-config",
-      dependencies: ["CueProtocol", "CuePosix", .product(name: "TOMLKit", package: "TOMLKit")]),
+      dependencies: ["CueProtocol", "CuePosix", .product(name: "TOMLKit", package: "TOMLKit")],
+      path: "Sources/Programs/cued-config"),
 
+    // MARK: Development tools (Tools/; never installed)
+    // Micro-benchmarks for `make bench` (the mixer, the decoder).
+    .executableTarget(name: "cued-bench", dependencies: ["CueCore", "CueDecoding", "CuePosix"], path: "Tools/cued-bench"),
+    // The request path as one checked function of arbitrary bytes (`ProtocolFuzzing`), shared by the
+    // fuzzer and the corpus test. A target of its own so that CueProtocol, which clients link, carries no fuzz code.
+    .target(name: "CueProtocolFuzzing", dependencies: ["CueProtocol"], path: "Tools/CueProtocolFuzzing"),
+    // Plays a tone through the PipeWire shim into a (test) sink and checks it on the sink's monitor:
+    // quantum, delay, onset, node removal on disconnect. For scripts/pipewire-env.sh set-ups.
+    .executableTarget(name: "cued-pwprobe", dependencies: ["CPipeWireShims", "CuePosix"], path: "Tools/cued-pwprobe"),
+    // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
+    // a replayer of fuzz inputs.
+    .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocolFuzzing", "CuePosix"], path: "Tools/cued-fuzz"),
+    // The libFuzzer target for the sniffers and decoders (MP3, Ogg, WAV, FLAC; FUZZ_TARGET=decode
+    // scripts/fuzz.sh, Fuzz/decode-corpus); in a normal build, a replayer. Links no sound-server library.
+    .executableTarget(name: "cued-fuzz-decode", dependencies: ["CueDecoding", "CueCore", "CuePosix"], path: "Tools/cued-fuzz-decode"),
+    // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift.
+    .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"], path: "Tools/cued-soak"),
+
+    // MARK: Tests (they mirror the modules)
     // Counts malloc/free per thread by interposing them in the test binary (allocation tests).
     .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
@@ -120,13 +134,16 @@ let package = Package(
     .target(name: "DBusTestSupport", dependencies: ["CueDBus", "CuePosix"], path: "Tests/DBusTestSupport"),
     .testTarget(name: "CueDBusTests", dependencies: ["CueDBus", "CuePosix", "DBusTestSupport"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
-    .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueAudio", "CuePosix"]),
-    .testTarget(name: "CueAudioTests", dependencies: ["CueAudio", "CueCore", "CAllocCounter"], resources: []),
+    .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix"]),
+    .testTarget(name: "CueDecodingTests", dependencies: ["CueDecoding", "CueCore"]),
+    .testTarget(name: "CueOutputTests", dependencies: ["CueOutput", "CueCore", "CAllocCounter"]),
     .testTarget(name: "PipeWireShimTests", dependencies: ["CPipeWireShims", "CAllocCounter", "CuePosix"]),
+    // The terminal carousel's page logic, as a pure model.
+    .testTarget(name: "CarouselTests", dependencies: ["cued-carousel", "CueProtocol"]),
     .testTarget(
       name: "EndToEndTests",
       dependencies: [
-        "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "CueAudio", "CueProtocol", "CuePosix",
+        "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "CueDecoding", "CueProtocol", "CuePosix",
         "CueDBus", "DBusTestSupport",
       ]),
   ],

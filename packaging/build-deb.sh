@@ -13,7 +13,7 @@ here=packaging/debian
 
 : "${DEB_ROOT:?}" "${DEB_VERSION:?}" "${DEB_ARCH:?}" "${DEB_FILE:?}"
 [[ "$DEB_VERSION" =~ ^[0-9][A-Za-z0-9.+~]*-[A-Za-z0-9.+~]+$ ]] \
-  || { echo "build-deb.sh: '$DEB_VERSION' is no version (is cuedVersion in Sources/CueProtocol/Version.swift?)" >&2; exit 1; }
+  || { echo "build-deb.sh: '$DEB_VERSION' is no version (is cuedVersion in Sources/Protocol/CueProtocol/Version.swift?)" >&2; exit 1; }
 [[ -d "$DEB_ROOT/usr/bin" ]] || { echo "build-deb.sh: no staged install in $DEB_ROOT" >&2; exit 1; }
 [[ "$(basename "$DEB_ROOT")" == cued && "$(basename "$(dirname "$DEB_ROOT")")" == debian ]] \
   || { echo "build-deb.sh: DEB_ROOT must be …/debian/cued" >&2; exit 1; }

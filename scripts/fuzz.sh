@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Fuzzes with libFuzzer, starting from a committed corpus. Two targets (FUZZ_TARGET):
 #   protocol (default)  the request path (framing, JSON parsing, request decoding, replies): `cued-fuzz`
-#                       runs `ProtocolFuzzing.run` (Sources/CueProtocolFuzzing/ProtocolFuzzing.swift);
+#                       runs `ProtocolFuzzing.run` (Tools/CueProtocolFuzzing/ProtocolFuzzing.swift);
 #                       corpus Fuzz/corpus, dictionary Fuzz/protocol.dict
 #   decode              the sniffers and decoders (MP3 with libmpg123; Ogg Vorbis/Opus, WAV, FLAC with
 #                       libsndfile): `cued-fuzz-decode` runs `DecodeFuzzing.check`
-#                       (Sources/cued-fuzz-decode); corpus Fuzz/decode-corpus. The C libraries are not
+#                       (Tools/cued-fuzz-decode); corpus Fuzz/decode-corpus. The C libraries are not
 #                       instrumented: the fuzzer is guided by cued's own code, and any crash counts.
 #
 #   scripts/fuzz.sh [SECONDS]   build, then fuzz for SECONDS (default 60); `make fuzz FUZZ_SECONDS=…`

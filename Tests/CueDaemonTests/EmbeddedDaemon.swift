@@ -1,4 +1,4 @@
-import CueAudio
+import CueOutput
 import CueCore
 import CuePosix
 import CueProtocol

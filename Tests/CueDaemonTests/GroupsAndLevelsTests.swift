@@ -1,4 +1,3 @@
-import CueAudio
 import CueCore
 import CuePosix
 import CueProtocol

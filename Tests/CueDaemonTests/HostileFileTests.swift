@@ -1,4 +1,4 @@
-import CueAudio
+import CueDecoding
 @testable import CueDaemon
 import CuePosix
 import Foundation

@@ -1,11 +1,11 @@
 @testable import CueDaemon
-import CueAudio
+import CueOutput
 import CuePosix
 import CueProtocol
 import Foundation
 import Testing
 
-/// The settings table (Sources/CueDaemon/Settings.swift) and what it drives: the command line, the
+/// The settings table (Sources/Control/CueDaemon/Settings.swift) and what it drives: the command line, the
 /// config file, `--help`, the completion scripts, the man page, the defaults and the reload rules.
 /// Every test runs over the whole table, so a new setting is checked without a new test.
 @Suite("The settings table")

@@ -1,4 +1,4 @@
-import CueAudio
+import CueDecoding
 import CuePosix
 import CueProtocol
 import Foundation

@@ -1,4 +1,4 @@
-import CueAudio
+import CueDecoding
 import CuePosix
 import Foundation
 import Testing

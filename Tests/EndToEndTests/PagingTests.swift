@@ -1,4 +1,3 @@
-import CueAudio
 import CueProtocol
 import Foundation
 import Testing

@@ -1,4 +1,3 @@
-import CueAudio
 import CuePosix
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-import CueAudio
+import CueDecoding
 import CueProtocol
 import Foundation
 import Testing

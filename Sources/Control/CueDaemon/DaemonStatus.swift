@@ -1,0 +1,74 @@
+import CueOutput
+import CueCore
+import CuePosix
+import CueProtocol
+
+/// What `status` and systemd's STATUS line say: a read-only view of the daemon's owners, read
+/// when `line` or `reply` is asked for.
+struct DaemonStatus<Device: OutputDevice> {
+  unowned let daemon: Daemon<Device>
+
+  /// One line for systemd's STATUS=: cues and the device state.
+  var line: String {
+    let device = daemon.device
+    let state = device.lossError.map { "lost: \($0)" } ?? (device.reportedState == .open ? "open" : "closed (idle)")
+    return "\(daemon.catalog.count) cues; device \(device.name) \(state); \(daemon.voices.voices.count) voices"
+  }
+
+  /// `status`'s reply.
+  var reply: StatusReply {
+    let (device, voices, clients, sounds) = (daemon.device, daemon.voices, daemon.clients, daemon.sounds)
+    let format = device.lastFormat.map {
+      StatusReply.Device.Format(sampleFormat: $0.sampleFormat.rawValue, rate: $0.rate, periodFrames: $0.periodFrames, bufferFrames: $0.bufferFrames)
+    }
+    let counters = daemon.engine.counters
+    // ALSA's fill target now (0 from the engine: the whole buffer).
+    var fillTarget: Int? = nil
+    if device.backend == "alsa", let buffer = device.lastFormat?.bufferFrames {
+      let target = counters.fillTargetFrames.load(ordering: .relaxed)
+      fillTarget = target > 0 ? min(target, buffer) : buffer
+    }
+    let latency = device.device.latencyAsked
+    return StatusReply(
+      pid: Int(ProcessInfo.processID), uptime: Double(daemon.clock.nanoseconds() - daemon.startedAt) / 1e9,
+      device: StatusReply.Device(
+        name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
+        delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, fillTargetFrames: fillTarget,
+        latencyFrames: latency?.frames, latencyRaises: latency?.raises,
+        mixingThread: device.device.mixingThread.map { StatusReply.Scheduling(policy: $0.policy, priority: $0.priority, via: device.backend) },
+        paused: device.backend == "pipewire" ? daemon.engine.isPullPaused && device.reportedState == .open : nil,
+        pauses: device.backend == "pipewire" ? Int(counters.pullPauses.load(ordering: .relaxed)) : nil,
+        opens: device.opens, losses: device.losses),
+      voices: voices.soundingCount, voiceLimit: voices.limit, plays: Int(voices.playsStarted),
+      underruns: Int(counters.underruns.load(ordering: .relaxed)) + device.device.xruns, framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),
+      cues: daemon.catalog.count, cueBytes: daemon.catalog.byteCount, clients: clients.count, players: daemon.players.count,
+      // Held sounds count: disposed ones stay until their last play ends.
+      sounds: sounds.count, systemVolume: daemon.levels.volume(CueRule.systemGroup), systemMuted: daemon.levels.isMuted(CueRule.systemGroup),
+      deviceCurrentTime: Double(device.heardFrame()) / Double(daemon.configuration.sampleRate),
+      triggerLatency: daemon.triggerLatency.summary, paging: daemon.paging.counts, silenced: daemon.rules.silenced,
+      eventsDropped: clients.eventsDropped, refusedConnections: clients.refusedConnections,
+      socket: daemon.servedSocket ?? daemon.configuration.socketPath, scheduling: StatusReply.Scheduling(daemon.audioThread.scheduling))
+  }
+}
+
+extension StatusReply.Scheduling {
+  /// A server thread's scheduling (`policy` as sched_getscheduler gives it), granted by `via`.
+  init(policy: Int32, priority: Int32, via: String) {
+    switch policy {
+    case 1: self.init(policy: "fifo", priority: Int(priority), via: via)
+    case 2: self.init(policy: "rr", priority: Int(priority), via: via)
+    default: self.init(policy: "other")
+    }
+  }
+
+  /// What the scheduler granted the audio thread, as `status` says it.
+  init(_ scheduling: Threads.Scheduling) {
+    switch scheduling {
+    case .normal: self.init(policy: "other")
+    case .realtime(let priority, let policy, let grant):
+      self.init(
+        policy: policy == .fifo ? "fifo" : "rr", priority: Int(priority), via: grant == .rtkit ? "rtkit" : "sched_setscheduler")
+    case .refused(let errno, let rtkit): self.init(policy: "other", refused: errno.description, rtkit: rtkit)
+    }
+  }
+}

@@ -1,0 +1,143 @@
+import CueDecoding
+import CueCore
+import CuePosix
+import CueProtocol
+
+/// `play` with an `event`: freedesktop sound-theme names (`message-new-instant`) resolved to files
+/// exactly as libcanberra resolves them (`SoundThemeResolver`), each file decoded once on a worker
+/// and kept, so that the second play of a name starts at once. Plays that come while the file
+/// decodes wait for it, and their replies come when it has (a deferred reply, as for
+/// `sound.create` with a path). A reload looks the theme up afresh and forgets what was decoded.
+final class ThemeSounds {
+  /// The most decoded theme files kept; past it the one played least recently is let go.
+  var cacheLimit = 64
+
+  private(set) var theme: String
+  private var resolver: SoundThemeResolver
+  private var cache: [String: Cue] = [:]
+  private var lastUsed: [String: UInt64] = [:]
+  private var uses: UInt64 = 0
+  private struct Waiting {
+    let parameters: PlayParameters
+    let event: String
+    let waiter: Waiter
+    let client: String?
+  }
+  private var pending: [String: [Waiting]] = [:]
+  private var tokens: [UInt64: String] = [:]
+  private let gate: VoiceGate
+  private let files: PathDecoder
+  private let events: EventRouter
+  private let ids: IDAllocator
+  private let environment: (String) -> String?
+
+  init(
+    theme: String, gate: VoiceGate, files: PathDecoder, events: EventRouter, ids: IDAllocator,
+    environment: @escaping (String) -> String? = { ProcessInfo.environment($0) }
+  ) {
+    self.theme = theme
+    self.gate = gate
+    self.files = files
+    self.events = events
+    self.ids = ids
+    self.environment = environment
+    resolver = Self.resolver(theme: theme, environment: environment)
+  }
+
+  static func resolver(theme: String, environment: (String) -> String?) -> SoundThemeResolver {
+    SoundThemeResolver(
+      baseDirectories: SoundThemeResolver.baseDirectories(environment: environment), theme: theme,
+      locale: SoundThemeResolver.locale(environment: environment), files: PosixSoundThemeFiles())
+  }
+
+  /// Theme files decoded and kept.
+  var count: Int { cache.count }
+
+  /// A reload: the theme may be another, its files may have changed.
+  func reload(theme: String) {
+    self.theme = theme
+    resolver = Self.resolver(theme: theme, environment: environment)
+    cache.removeAll()
+    lastUsed.removeAll()
+  }
+
+  /// Plays the theme's sound for `event`; nil when the reply comes once its file is decoded. The
+  /// play goes through the gate under the rules of `[cues.EVENT]` (the level, its group, …).
+  func play(_ p: PlayParameters, event: String, waiter: Waiter, client: String?, arrival: UInt64) throws(ProtocolError) -> ReplyBody? {
+    switch resolver.resolve(event) {
+    case .notFound:
+      let places = resolver.baseDirectories.map { $0 + "/sounds" }.joined(separator: ", ")
+      throw ProtocolError(
+        .unknownEvent,
+        "no sound for the event '\(event)' in the sound theme '\(theme)' (its parents, freedesktop, or without a theme) under \(places); install a sound theme (Debian: sound-theme-freedesktop) or choose one with sound-theme")
+    case .disabled(let path):
+      throw ProtocolError(.eventDisabled, "the sound theme silences '\(event)' with \(path); remove that file to hear it")
+    case .file(let path):
+      if let cue = cache[path] {
+        touch(path)
+        return .play(try start(p, event: event, cue: cue, file: path, owner: waiter.client, client: client, arrival: arrival))
+      }
+      let first = pending[path] == nil
+      pending[path, default: []].append(Waiting(parameters: p, event: event, waiter: waiter, client: client))
+      if first {
+        let token = ids.make()
+        tokens[token] = path
+        // The theme's directories are not the sound directories: the path came from the lookup, not a client.
+        files.decode(path: path, token: token, confined: false)
+      }
+      return nil
+    }
+  }
+
+  private func start(
+    _ p: PlayParameters, event: String, cue: Cue, file: String, owner: UInt64, client: String?, arrival: UInt64
+  ) throws(ProtocolError) -> PlayReply {
+    let choice = CueRules.Choice(cue: cue, variation: nil, gainFactor: 1, rateFactor: 1, rule: gate.rules.rule(for: event))
+    return try gate.playOneShot(p, choice: choice, rule: event, file: file, owner: owner, client: client, arrival: arrival, events: events)
+  }
+
+  /// A theme file finished decoding: start the plays that waited for it. False when `token` is not ours.
+  func decoded(token: UInt64, _ outcome: Result<Cue, DecodeError>) -> Bool {
+    guard let path = tokens.removeValue(forKey: token) else { return false }
+    let waiting = pending.removeValue(forKey: path) ?? []
+    switch outcome {
+    case .success(let cue):
+      store(cue, at: path)
+      for play in waiting {
+        // Arrival unknown (0): the wait for the decode is not trigger latency.
+        do throws(ProtocolError) {
+          let reply = try start(
+            play.parameters, event: play.event, cue: cue, file: path, owner: play.waiter.client, client: play.client, arrival: 0)
+          events.reply(to: play.waiter, .play(reply))
+        } catch {
+          events.fail(play.waiter, error)
+        }
+      }
+    case .failure(let error):
+      for play in waiting {
+        events.fail(
+          play.waiter, ProtocolError(.badPath, "the sound theme's file for '\(play.event)' does not load: \(error.path): \(error.reason)"))
+      }
+    }
+    return true
+  }
+
+  /// True while `client` waits for a play's reply.
+  func owes(_ client: UInt64) -> Bool {
+    pending.values.contains { $0.contains { $0.waiter.client == client } }
+  }
+
+  private func touch(_ path: String) {
+    uses += 1
+    lastUsed[path] = uses
+  }
+
+  private func store(_ cue: Cue, at path: String) {
+    if cache[path] == nil, cache.count >= cacheLimit, let oldest = lastUsed.min(by: { $0.value < $1.value })?.key {
+      cache[oldest] = nil
+      lastUsed[oldest] = nil
+    }
+    cache[path] = cue
+    touch(path)
+  }
+}

@@ -1,0 +1,45 @@
+import CueDecoding
+import CuePosix
+import Synchronization
+
+/// What background work hands back to the control loop.
+enum WorkResult: Sendable {
+  case reload(LibraryScan)
+  /// A file decoded for a player or system sound made from a path; `token` says which request.
+  case decoded(token: UInt64, Result<Cue, DecodeError>)
+}
+
+/// Runs jobs on their own short-lived threads and hands their results to the control loop, which polls `doneFD`.
+final class WorkQueue: Sendable {
+  private let results = Mutex<[WorkResult]>([])
+  private let done: EventFD
+
+  init() throws(SystemError) {
+    done = try EventFD()
+  }
+
+  deinit {
+    done.close()
+  }
+
+  /// Readable when results wait.
+  var doneFD: FileDescriptor { done.descriptor }
+
+  /// Runs `job` in the background; its result arrives through `take()`.
+  func run(_ job: @escaping @Sendable () -> WorkResult) {
+    Threads.spawn {
+      let result = job()
+      self.results.withLock { $0.append(result) }
+      self.done.signal()
+    }
+  }
+
+  /// Every result that arrived, in order; clears the notification.
+  func take() -> [WorkResult] {
+    done.drain()
+    return results.withLock { list in
+      defer { list.removeAll() }
+      return list
+    }
+  }
+}
