@@ -139,9 +139,9 @@ struct Carousel {
   let maxFlickPages: Int
   /// The page the viewport rests on or is going to, counted on past the ends when it loops.
   private(set) var anchor: Int
-  private(set) var motion: Motion = .resting
+  var motion: Motion = .resting
   /// When auto-advance is due.
-  private(set) var autoAdvance: AutoAdvance
+  var autoAdvance: AutoAdvance
 
   /// A carousel of `pageCount` pages on page `start`, auto-advancing every `autoSeconds` (0: never)
   /// and resuming `resumeDelaySeconds` after a scroll settles.
@@ -262,7 +262,7 @@ struct Carousel {
   // MARK: - Keys, the wheel, auto-advance
 
   /// A key: a programmatic slide one page over, or a bump and `edge` at the end of a bounded pager.
-  private mutating func programmaticStep(_ step: Step, reason: CarouselMessage.Reason, at now: Double) -> [CarouselMessage.Event] {
+  mutating func programmaticStep(_ step: Step, reason: CarouselMessage.Reason, at now: Double) -> [CarouselMessage.Event] {
     guard let events = pageChange(to: anchor + step.rawValue, reason: reason) else {
       return bump(step, at: now)
     }
@@ -272,7 +272,7 @@ struct Carousel {
   }
 
   /// A wheel notch: a short flick one page over (or a bump at an end).
-  private mutating func wheelNotch(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
+  mutating func wheelNotch(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
     let target = anchor + step.rawValue
     guard pageAt(target) != nil else { return bump(step, at: now) }
     // The slide is an ease-out cubic over slideSeconds: it starts at 3 pages per slide time.
@@ -286,7 +286,7 @@ struct Carousel {
   }
 
   /// Auto-advance: the next page, or back to the first after the last page of a bounded pager.
-  private mutating func autoStep(at now: Double) -> [CarouselMessage.Event] {
+  mutating func autoStep(at now: Double) -> [CarouselMessage.Event] {
     let target = pageAt(anchor + 1) != nil ? anchor + 1 : 0
     let distance = target - anchor
     guard let events = pageChange(to: target, reason: .auto) else { return [] }
@@ -296,14 +296,14 @@ struct Carousel {
   }
 
   /// A key or notch against an end: `edge`, and the cards nudge that way and back.
-  private mutating func bump(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
+  mutating func bump(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
     motion = .animating(
       Animation(kind: .bump, fromOffset: Self.bumpDistance * Double(step.rawValue), startSeconds: now, durationSeconds: Self.slideSeconds))
     return [.edge(step == .next ? .end : .start)]
   }
 
   /// Ends the animation under way, if any; returns its end message (and notes the settled scroll).
-  private mutating func finishAnimation(at now: Double) -> [CarouselMessage.Event] {
+  mutating func finishAnimation(at now: Double) -> [CarouselMessage.Event] {
     guard case .animating(let animation) = motion else { return [] }
     motion = .resting
     autoAdvance.settled(at: now)
@@ -314,134 +314,11 @@ struct Carousel {
     }
   }
 
-  // MARK: - Dragging
-
-  private mutating func press(x: Double, at now: Double) -> [CarouselMessage.Event] {
-    autoAdvance.hold()
-    // A press without the release before it (the release went to another window): end that drag first.
-    var events = isDragging ? release(x: x, at: now) : []
-    let grabbed = isAnimating
-    // Grabbing a moving carousel stops it where it is, and that touch is the drag's beginning
-    // (UIKit sends willBeginDragging and no end for the interrupted scroll).
-    let position = Double(anchor) + viewportOffset(at: now)
-    motion = .dragging(
-      Drag(
-        pressX: x, pressPosition: position, startAnchor: anchor, began: grabbed, rawPosition: position,
-        samples: [Sample(seconds: now, position: position)]))
-    if grabbed { events.append(.dragBegan) }
-    return events
-  }
-
-  private mutating func move(to x: Double, at now: Double) -> [CarouselMessage.Event] {
-    guard case .dragging(var drag) = motion else { return [] }
-    let raw = drag.pressPosition + (drag.pressX - x)
-    var events: [CarouselMessage.Event] = []
-    if !drag.began {
-      guard raw != drag.rawPosition else { return [] }
-      drag.began = true
-      events.append(.dragBegan)
-    }
-    drag.rawPosition = raw
-    drag.samples.append(Sample(seconds: now, position: raw))
-    if drag.samples.count > 16 { drag.samples.removeFirst(drag.samples.count - 16) }
-    if !loops, !drag.edgeSent {
-      if raw < -Self.edgeThreshold {
-        drag.edgeSent = true
-        events.append(.edge(.start))
-      } else if raw > Double(pageCount - 1) + Self.edgeThreshold {
-        drag.edgeSent = true
-        events.append(.edge(.end))
-      }
-    }
-    // The page under the middle of the screen.
-    let under = clamped(Int(displayed(raw).rounded()))
-    if under != anchor { events += pageChange(to: under, reason: .drag) ?? [] }
-    motion = .dragging(drag)
-    return events
-  }
-
-  private mutating func release(x: Double, at now: Double) -> [CarouselMessage.Event] {
-    guard case .dragging = motion else { return [] }
-    var events = move(to: x, at: now)
-    guard case .dragging(let drag) = motion else { return events }
-    guard drag.began else {
-      // A click that did not move: nothing was dragged.
-      motion = .resting
-      autoAdvance.settled(at: now)
-      return events
-    }
-    let velocity = min(CarouselMessage.maximumVelocity, max(-CarouselMessage.maximumVelocity, Self.velocity(drag.samples, at: now)))
-    let shown = displayed(drag.rawPosition)
-    let target = releaseTarget(drag, shown: shown, velocity: velocity)
-    let remaining = shown - Double(target)
-    let decelerate = abs(velocity) >= Self.stillVelocity || abs(remaining) > 0.02
-    events.append(.willEndDragging(velocity: (velocity * 100).rounded() / 100, targetPage: page(target)))
-    if target != anchor { events += pageChange(to: target, reason: .drag) ?? [] }
-    events.append(.dragEnded(decelerate: decelerate))
-    guard decelerate else {
-      motion = .resting
-      autoAdvance.settled(at: now)
-      return events
-    }
-    events.append(.willBeginDecelerating)
-    // An ease-out cubic starts at 3 × distance / duration: match the release velocity when there is one.
-    let seconds =
-      abs(velocity) >= Self.stillVelocity ? 3 * abs(remaining) / abs(velocity) : 0.25
-    let duration = min(Self.decelerationRange.upperBound, max(Self.decelerationRange.lowerBound, seconds))
-    motion = .animating(Animation(kind: .deceleration, fromOffset: remaining, startSeconds: now, durationSeconds: duration))
-    return events
-  }
-
-  /// The page a drag released at `shown` with `velocity` comes to rest on.
-  private func releaseTarget(_ drag: Drag, shown: Double, velocity: Double) -> Int {
-    if !loops, drag.rawPosition < 0 || drag.rawPosition > Double(pageCount - 1) {
-      return clamped(Int(shown.rounded()))  // springs back from the rubber band
-    }
-    guard abs(velocity) >= Self.stillVelocity else { return clamped(Int(shown.rounded())) }
-    var target = Int((drag.rawPosition + velocity * Self.projectionSeconds).rounded())
-    // A flick goes at least to the next page boundary its way.
-    if velocity > 0, Double(target) <= shown { target = Int(shown.rounded(.down)) + 1 }
-    if velocity < 0, Double(target) >= shown { target = Int(shown.rounded(.up)) - 1 }
-    // At most maxFlickPages from where the drag began (or from where it was dragged to, if further).
-    let lowest = min(drag.startAnchor - maxFlickPages, Int(shown.rounded(.down)))
-    let highest = max(drag.startAnchor + maxFlickPages, Int(shown.rounded(.up)))
-    return clamped(min(highest, max(lowest, target)))
-  }
-
-  /// The release velocity in pages per second (positive towards the next page): the pointer's
-  /// travel over its last `stillSeconds` of motion, or 0 if it had stopped that long before `now`.
-  static func velocity(_ samples: [Sample], at now: Double) -> Double {
-    guard let last = samples.last, now - last.seconds <= stillSeconds, samples.count >= 2 else { return 0 }
-    var first = samples[samples.count - 2]
-    for sample in samples.dropLast(2).reversed() where last.seconds - sample.seconds <= stillSeconds {
-      first = sample
-    }
-    // Reports that arrived together (one read) have no time between them: a floor of 8 ms.
-    let seconds = max(0.008, last.seconds - first.seconds)
-    return (last.position - first.position) / seconds
-  }
-
-  /// Where the cards are for a pointer at `raw`: the same, except past the ends of a bounded pager,
-  /// where a rubber band lets them go only part of the way (UIScrollView's (1 − 1/(0.55·x + 1))).
-  func displayed(_ raw: Double) -> Double {
-    guard !loops else { return raw }
-    let last = Double(pageCount - 1)
-    if raw < 0 { return -Self.rubberBand(-raw) }
-    if raw > last { return last + Self.rubberBand(raw - last) }
-    return raw
-  }
-
-  static func rubberBand(_ overshoot: Double) -> Double { 1 - 1 / (overshoot * 0.55 + 1) }
-
-  private func clamped(_ index: Int) -> Int { loops ? index : min(max(0, index), pageCount - 1) }
-
-  private func page(_ index: Int) -> Int { Self.wrap(index, pageCount) }
-
   // MARK: - Page changes
 
   /// Moves the anchor to `target`; returns `page-changed` (with the direction) and `wrapped` when
   /// the move went round an end; nil when `target` is not a page (past the end of a bounded pager).
-  private mutating func pageChange(to target: Int, reason: CarouselMessage.Reason) -> [CarouselMessage.Event]? {
+  mutating func pageChange(to target: Int, reason: CarouselMessage.Reason) -> [CarouselMessage.Event]? {
     guard pageAt(target) != nil else { return nil }
     let from = anchor
     guard target != from else { return [] }
@@ -456,5 +333,5 @@ struct Carousel {
     return events
   }
 
-  private static func floorDivision(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
+  static func floorDivision(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
 }

@@ -4,219 +4,10 @@
 // stream's time (pw_stream_get_time_n reads shared memory, no lock), calls the Swift callback and
 // queues the buffer: no allocation, no lock, no log. Everything else runs on the control thread
 // under the thread-loop lock, or on the thread loop itself.
-#include "CPipeWireShims.h"
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#ifndef SCHED_RESET_ON_FORK
-#define SCHED_RESET_ON_FORK 0x40000000  // <linux/sched.h>; glibc shows it only under _GNU_SOURCE
-#endif
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <pipewire/pipewire.h>
-#include <spa/param/audio/format-utils.h>
-#include <spa/utils/result.h>
-
-struct cued_pw_stream {
-  struct pw_thread_loop *loop;
-  struct pw_context *context;
-  struct pw_core *core;
-  struct spa_hook core_listener;
-  int core_dead;                   // the server sent a core error (it went away): reconnect on connect
-  struct pw_stream *stream;        // NULL while disconnected: then no node is in the graph
-  struct spa_hook stream_listener;
-  struct pw_properties *props;     // the stream's properties; a copy goes to each pw_stream_new
-  char node_name[128];
-  char remote[256];                // PW_KEY_REMOTE_NAME for pw_context_connect; "" lets the environment decide
-  enum spa_direction direction;
-  uint32_t rate, channels, quantum_frames;
-  cued_pw_process_fn fn;
-  void *user;
-  _Atomic uint64_t cycles, missed, xruns;
-  _Atomic uint32_t last_requested;
-  _Atomic int failed;              // a negative errno once the stream or the server failed; 0 after connect
-  _Atomic int thread_policy;       // the data thread's policy, read by its first callback after connect; -1 before
-  _Atomic int thread_priority;
-  int realtime_priority;           // SCHED_FIFO priority for the data thread when it has none; 0: leave it
-  uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
-  _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
-  char error[256];                 // written on the loop thread or under the lock
-  // Adaptive node.latency (cued_pw_stream_adapt_latency): an xrun doubles what the stream asks for,
-  // up to latency_max; each decay_ns without one halves it again, down to quantum_frames. The data
-  // thread only signals raise_event; the loop thread changes the property.
-  _Atomic uint32_t latency_max;    // 0: fixed at quantum_frames (set on the control side, read on the data thread)
-  uint64_t decay_ns;
-  _Atomic uint32_t latency_frames; // node.latency asked for now (loop thread writes, anyone reads)
-  _Atomic uint64_t latency_raises;
-  struct spa_source *raise_event;
-  struct spa_source *decay_timer;
-};
+#include "internal.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_pipewire(void) { pw_init(NULL, NULL); }
-
-// --- the real-time path --------------------------------------------------------------------------
-
-static void fill_timing(struct pw_stream *stream, cued_pw_timing *timing) {
-  struct pw_time time;
-  memset(&time, 0, sizeof time);
-  pw_stream_get_time_n(stream, &time, sizeof time);
-  timing->now_ns = time.now;
-  timing->rate_num = time.rate.num;
-  timing->rate_denom = time.rate.denom;
-  timing->ticks = time.ticks;
-  timing->delay = time.delay;
-  timing->queued_bytes = time.queued;
-  timing->buffered_frames = time.buffered;
-  timing->queued_buffers = time.queued_buffers;
-  timing->avail_buffers = time.avail_buffers;
-}
-
-static void on_process(void *data) {
-  struct cued_pw_stream *s = data;
-  atomic_fetch_add_explicit(&s->cycles, 1, memory_order_relaxed);
-  struct pw_buffer *buffer = pw_stream_dequeue_buffer(s->stream);
-  if (buffer == NULL) {
-    atomic_fetch_add_explicit(&s->missed, 1, memory_order_relaxed);
-    return;
-  }
-  struct spa_data *d = &buffer->buffer->datas[0];
-  const uint32_t stride = (uint32_t)sizeof(float) * s->channels;
-  if (d->data == NULL || d->chunk == NULL) {
-    atomic_fetch_add_explicit(&s->missed, 1, memory_order_relaxed);
-    pw_stream_queue_buffer(s->stream, buffer);
-    return;
-  }
-  if (atomic_load_explicit(&s->thread_policy, memory_order_relaxed) < 0) {
-    // Once per connection, before the first mix: what the thread that runs the mix was granted.
-    // client-rt.conf's module-rt makes it real-time where it may (SCHED_FIFO 88 with the rights, else
-    // through RTKit); if it could not, cued asks for SCHED_FIFO at its own --realtime-priority (which
-    // fails the same way without rights). The kernel is asked, not pthread_getschedparam: glibc caches
-    // the policy it set itself and misses what module-rt or RTKit set (it said SCHED_OTHER here).
-    // sched_getscheduler/sched_setscheduler/sched_getparam(0) are plain system calls: no lock.
-    struct sched_param param = {0};
-    int policy = sched_getscheduler(0);
-    if (policy == SCHED_OTHER && s->realtime_priority > 0) {
-      param.sched_priority = s->realtime_priority;
-      if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0) policy = SCHED_FIFO;
-    }
-    if (policy >= 0 && sched_getparam(0, &param) == 0) {
-      atomic_store_explicit(&s->thread_priority, param.sched_priority, memory_order_relaxed);
-      atomic_store_explicit(&s->thread_policy, policy & ~SCHED_RESET_ON_FORK, memory_order_release);
-    }
-  }
-  cued_pw_timing timing;
-  fill_timing(s->stream, &timing);
-  timing.frames_requested = (uint32_t)buffer->requested;
-  atomic_store_explicit(&s->last_requested, timing.frames_requested, memory_order_relaxed);
-  // A cycle that does not start where the last one ended means the graph skipped (an xrun): the
-  // documented way to find them with pw_stream (pw_time has no xrun counter in 0.3.65).
-  if (timing.rate_num != 0 && timing.rate_denom != 0 && timing.frames_requested != 0) {
-    uint64_t length = (uint64_t)timing.frames_requested * timing.rate_denom / ((uint64_t)timing.rate_num * s->rate);
-    if (atomic_exchange_explicit(&s->resumed, 0, memory_order_relaxed)) s->next_ticks = 0;
-    if (s->next_ticks != 0 && timing.ticks > s->next_ticks + length / 2) {
-      atomic_fetch_add_explicit(&s->xruns, 1, memory_order_relaxed);
-      // Ask the loop thread for a larger quantum: an eventfd write, no lock (pw_loop_signal_event).
-      if (s->raise_event != NULL && atomic_load_explicit(&s->latency_frames, memory_order_relaxed) < s->latency_max)
-        pw_loop_signal_event(pw_thread_loop_get_loop(s->loop), s->raise_event);
-    }
-    s->next_ticks = timing.ticks + length;
-  }
-
-  if (s->direction == SPA_DIRECTION_OUTPUT) {
-    uint32_t capacity = d->maxsize / stride;
-    uint32_t frames = buffer->requested ? (uint32_t)SPA_MIN(buffer->requested, (uint64_t)capacity)
-                                        : SPA_MIN(s->quantum_frames, capacity);
-    s->fn(s->user, (float *)d->data, frames, &timing);
-    d->chunk->offset = 0;
-    d->chunk->stride = (int32_t)stride;
-    d->chunk->size = frames * stride;
-  } else {
-    uint32_t offset = SPA_MIN(d->chunk->offset, d->maxsize);
-    uint32_t size = SPA_MIN(d->chunk->size, d->maxsize - offset);
-    s->fn(s->user, SPA_PTROFF(d->data, offset, float), size / stride, &timing);
-  }
-  pw_stream_queue_buffer(s->stream, buffer);
-}
-
-// --- events on the thread loop -------------------------------------------------------------------
-
-static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
-  (void)old;
-  struct cued_pw_stream *s = data;
-  if (state == PW_STREAM_STATE_ERROR) {
-    snprintf(s->error, sizeof s->error, "%s", error ? error : "stream error");
-    atomic_store_explicit(&s->failed, -EIO, memory_order_release);
-  }
-  pw_thread_loop_signal(s->loop, false);
-}
-
-static const struct pw_stream_events stream_events = {
-  PW_VERSION_STREAM_EVENTS,
-  .state_changed = on_state_changed,
-  .process = on_process,
-};
-
-static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message) {
-  (void)seq;
-  struct cued_pw_stream *s = data;
-  if (id != PW_ID_CORE) return;
-  s->core_dead = 1;
-  snprintf(s->error, sizeof s->error, "server: %s (%s)", message ? message : "error", spa_strerror(res));
-  atomic_store_explicit(&s->failed, res < 0 ? res : -EPIPE, memory_order_release);
-  pw_thread_loop_signal(s->loop, false);
-}
-
-static const struct pw_core_events core_events = {
-  PW_VERSION_CORE_EVENTS,
-  .error = on_core_error,
-};
-
-// node.latency as the stream asks for it now, in its properties and (when connected) on the server,
-// which recalculates the graph's quantum. Loop thread or lock held.
-static void apply_latency_locked(cued_pw_stream *s, uint32_t frames) {
-  atomic_store_explicit(&s->latency_frames, frames, memory_order_relaxed);
-  char value[32];
-  snprintf(value, sizeof value, "%u/%u", frames, s->rate);
-  pw_properties_set(s->props, PW_KEY_NODE_LATENCY, value);
-  if (s->stream != NULL) {
-    struct spa_dict_item items[] = {SPA_DICT_ITEM_INIT(PW_KEY_NODE_LATENCY, value)};
-    pw_stream_update_properties(s->stream, &SPA_DICT_INIT_ARRAY(items));
-  }
-}
-
-static void arm_decay_locked(cued_pw_stream *s) {
-  struct timespec value = {(time_t)(s->decay_ns / SPA_NSEC_PER_SEC), (long)(s->decay_ns % SPA_NSEC_PER_SEC)};
-  struct timespec none = {0, 0};
-  pw_loop_update_timer(pw_thread_loop_get_loop(s->loop), s->decay_timer, &value, &none, false);
-}
-
-// An xrun: this machine could not keep up with the quantum. Twice the quantum, as PulseAudio raises
-// its watermark; the decay timer starts again.
-static void on_raise(void *data, uint64_t count) {
-  (void)count;
-  cued_pw_stream *s = data;
-  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-  if (s->latency_max == 0) return;
-  if (now < s->latency_max) {
-    apply_latency_locked(s, SPA_MIN(s->latency_max, now * 2));
-    atomic_fetch_add_explicit(&s->latency_raises, 1, memory_order_relaxed);
-  }
-  arm_decay_locked(s);
-}
-
-// A decay window without an xrun: half the quantum again, down to what was configured.
-static void on_decay(void *data, uint64_t expirations) {
-  (void)expirations;
-  cued_pw_stream *s = data;
-  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-  if (now <= s->quantum_frames) return;
-  apply_latency_locked(s, SPA_MAX(s->quantum_frames, now / 2));
-  if (atomic_load_explicit(&s->latency_frames, memory_order_relaxed) > s->quantum_frames) arm_decay_locked(s);
-}
 
 // --- the control side ----------------------------------------------------------------------------
 
@@ -251,8 +42,8 @@ static cued_pw_stream *stream_new(enum spa_direction direction, const char *app_
   s->loop = pw_thread_loop_new("cued-pipewire", NULL);
   if (s->loop != NULL) {
     // Before the loop runs, so no lock is needed; destroyed in cued_pw_stream_free after it stops.
-    s->raise_event = pw_loop_add_event(pw_thread_loop_get_loop(s->loop), on_raise, s);
-    s->decay_timer = pw_loop_add_timer(pw_thread_loop_get_loop(s->loop), on_decay, s);
+    s->raise_event = pw_loop_add_event(pw_thread_loop_get_loop(s->loop), cued_pw__on_raise, s);
+    s->decay_timer = pw_loop_add_timer(pw_thread_loop_get_loop(s->loop), cued_pw__on_decay, s);
   }
   // client-rt.conf: the data thread asks for real-time priority (module-rt: SCHED_FIFO or RTKit), as pw-cat does.
   if (s->loop != NULL)
@@ -338,7 +129,7 @@ int cued_pw_stream_connect(cued_pw_stream *s) {
       snprintf(s->error, sizeof s->error, "no PipeWire server: %s", strerror(-result));
       goto done;
     }
-    pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
+    pw_core_add_listener(s->core, &s->core_listener, &cued_pw__core_events, s);
   }
   s->stream = pw_stream_new(s->core, s->node_name, pw_properties_copy(s->props));
   if (s->stream == NULL) {
@@ -346,7 +137,7 @@ int cued_pw_stream_connect(cued_pw_stream *s) {
     snprintf(s->error, sizeof s->error, "pw_stream_new: %s", strerror(-result));
     goto done;
   }
-  pw_stream_add_listener(s->stream, &s->stream_listener, &stream_events, s);
+  pw_stream_add_listener(s->stream, &s->stream_listener, &cued_pw__stream_events, s);
 
   uint8_t pod_buffer[1024];
   struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(pod_buffer, sizeof pod_buffer);
@@ -436,7 +227,7 @@ int cued_pw_stream_time(cued_pw_stream *s, cued_pw_timing *timing) {
   pw_thread_loop_lock(s->loop);
   int result = -1;
   if (s->stream != NULL) {
-    fill_timing(s->stream, timing);
+    cued_pw__fill_timing(s->stream, timing);
     timing->frames_requested = atomic_load_explicit(&s->last_requested, memory_order_relaxed);
     result = 0;
   }

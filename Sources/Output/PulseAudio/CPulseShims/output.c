@@ -5,241 +5,8 @@
 // block with pa_stream_begin_write, calls the Swift callback and hands the block back with
 // pa_stream_write: no allocation, no lock of ours, no log. libpulse's own pool and queue are noted
 // in the header. Everything else runs on the control thread under the mainloop lock.
-#include "CPulseShims.h"
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <sys/eventfd.h>
-#include <pulse/pulseaudio.h>
+#include "internal.h"
 
-struct cued_pa_output {
-  pa_threaded_mainloop *loop;
-  pa_mainloop_api *api;
-  pa_context *context;           // NULL until the first connect; remade after the server went away
-  pa_stream *stream;             // NULL while disconnected: then no sink input is on the server
-  char app_name[128], media_role[64], sink[256], server[512];
-  int has_sink, has_server;
-  uint32_t rate, channels, target_frames, minreq_frames;
-  cued_pa_fill_fn fn;
-  void *user;
-  cued_pa_rewrite_fn rewrite;    // NULL: no rewriting
-  uint32_t margin_frames;
-  int wake_fd;                   // eventfd poked by the control side; -1 without rewriting
-  pa_io_event *wake_event;
-  int realtime_priority;         // SCHED_FIFO priority the mainloop thread asks for itself; 0: none
-  int realtime_tried;            // mainloop thread only: asked since the last connect
-  int disconnecting;             // our own disconnect: a TERMINATED stream is not a failure
-  int timed_out;                 // set by the connect timer
-  _Atomic int failed;            // a negative errno once the context or stream failed; 0 after connect
-  _Atomic uint64_t underflows;
-  char error[256];               // written on the mainloop thread or under the lock
-  // Adaptive queue (cued_pa_output_adapt_latency): an underflow doubles tlength up to
-  // latency_max_frames; each decay_usec without one halves it, down to configured_frames.
-  uint32_t configured_frames, configured_minreq, latency_max_frames;
-  pa_usec_t decay_usec;
-  pa_time_event *decay_timer;    // made at the first raise
-  _Atomic uint32_t latency_frames;  // the tlength asked for now (mainloop thread writes)
-  _Atomic uint64_t latency_raises;
-};
-
-// --- the real-time path --------------------------------------------------------------------------
-
-// On the mainloop thread: once per connect, ask for SCHED_FIFO (one system call, no allocation).
-static void promote_once(cued_pa_output *s) {
-  if (s->realtime_tried || s->realtime_priority <= 0) return;
-  s->realtime_tried = 1;
-  struct sched_param param = {.sched_priority = s->realtime_priority};
-  (void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);  // EPERM: stays an ordinary thread
-}
-
-static void on_write(pa_stream *stream, size_t nbytes, void *data) {
-  cued_pa_output *s = data;
-  promote_once(s);
-  const size_t stride = sizeof(float) * s->channels;
-  cued_pa_timing timing = {0};
-  pa_usec_t usec = 0;
-  int negative = 0;
-  if (pa_stream_get_latency(stream, &usec, &negative) == 0 && !negative) timing.latency_us = usec;
-  timing.bytes_requested = (uint32_t)nbytes;
-  size_t left = nbytes - nbytes % stride;
-  while (left >= stride) {
-    void *buffer = NULL;
-    size_t bytes = left;
-    // The server's own block, filled in place: no copy (pa_stream_write then takes it as it is).
-    if (pa_stream_begin_write(stream, &buffer, &bytes) < 0 || buffer == NULL) break;
-    if (bytes > left) bytes = left;
-    bytes -= bytes % stride;
-    if (bytes == 0) {
-      pa_stream_cancel_write(stream);
-      break;
-    }
-    s->fn(s->user, buffer, (uint32_t)(bytes / stride), &timing);
-    if (pa_stream_write(stream, buffer, bytes, NULL, 0, PA_SEEK_RELATIVE) < 0) break;
-    left -= bytes;
-    timing.latency_us += (uint64_t)(bytes / stride) * 1000000u / s->rate;  // the next chunk plays after this one
-  }
-}
-
-// Fresh timing from the server: replace the queue's tail the server has not handed to the sink yet.
-static void on_timing(pa_stream *stream, int success, void *data) {
-  cued_pa_output *s = data;
-  if (!success || stream != s->stream || pa_stream_get_state(stream) != PA_STREAM_READY) return;
-  const pa_timing_info *info = pa_stream_get_timing_info(stream);
-  pa_usec_t latency = 0;
-  int negative = 0;
-  if (info == NULL || pa_stream_get_latency(stream, &latency, &negative) < 0 || negative) return;
-  // What the stream holds minus what the sink already took, and what a write needs to get there.
-  int64_t replaceable_us = (int64_t)latency - (int64_t)info->sink_usec - (int64_t)info->transport_usec;
-  int64_t frames = replaceable_us * (int64_t)s->rate / 1000000 - (int64_t)s->margin_frames;
-  if (frames <= 0) return;
-  const size_t stride = sizeof(float) * s->channels;
-  void *buffer = NULL;
-  size_t bytes = (size_t)frames * stride;
-  if (pa_stream_begin_write(stream, &buffer, &bytes) < 0 || buffer == NULL) return;
-  bytes -= bytes % stride;
-  if (bytes == 0) {
-    pa_stream_cancel_write(stream);
-    return;
-  }
-  cued_pa_timing timing = {.latency_us = latency, .bytes_requested = 0};
-  uint32_t written = s->rewrite(s->user, buffer, (uint32_t)(bytes / stride), &timing);
-  if (written == 0 || written > bytes / stride) {
-    pa_stream_cancel_write(stream);
-    return;
-  }
-  bytes = (size_t)written * stride;
-  // Placed relative to the read index as the server stands when the write arrives, not to the write
-  // index: if the sink took another block while this was on its way (the null sink takes several ms
-  // at once), the cue lands that much later, whole, instead of losing its head behind the read
-  // index (seen with a write-index offset under stress-ng). The write index ends up past the old one
-  // by what the sink took meanwhile: the queue is that much longer, no hole, nothing overwritten twice.
-  // A write the server refuses leaves the queued silence as it was: nothing to undo.
-  (void)pa_stream_write(stream, buffer, bytes, NULL, (int64_t)s->margin_frames * (int64_t)stride, PA_SEEK_RELATIVE_ON_READ);
-}
-
-// The eventfd fired (a start was queued): ask the server where its read index and the sink are now.
-// The timing of the last automatic update can be stale by a whole sink render (the read index jumps
-// by what the sink takes at once), which would put the rewrite behind the read index and lose the
-// cue's first frames on a sink that cannot rewind; a fresh one costs one round trip (~0.1 ms here).
-// libpulse allocates the operation and its message; that is libpulse's, as in pa_stream_write.
-static void on_wake(pa_mainloop_api *api, pa_io_event *event, int fd, pa_io_event_flags_t flags, void *data) {
-  (void)api; (void)event; (void)flags;
-  cued_pa_output *s = data;
-  uint64_t count;
-  if (read(fd, &count, sizeof count) < 0) { /* EAGAIN: already drained */ }
-  if (s->stream == NULL || pa_stream_get_state(s->stream) != PA_STREAM_READY) return;
-  pa_operation *operation = pa_stream_update_timing_info(s->stream, on_timing, s);
-  if (operation != NULL) pa_operation_unref(operation);
-}
-
-// --- events on the mainloop thread ---------------------------------------------------------------
-
-static int errno_of(int pa_error) {
-  switch (pa_error) {
-  case PA_ERR_CONNECTIONREFUSED: return -ECONNREFUSED;
-  case PA_ERR_NOENTITY: return -ENOENT;
-  case PA_ERR_TIMEOUT: return -ETIMEDOUT;
-  case PA_ERR_CONNECTIONTERMINATED: return -EPIPE;
-  case PA_ERR_ACCESS: return -EACCES;
-  case PA_ERR_INVALID: return -EINVAL;
-  default: return -EIO;
-  }
-}
-
-static void on_context_state(pa_context *context, void *data) {
-  cued_pa_output *s = data;
-  pa_context_state_t state = pa_context_get_state(context);
-  if (state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED) {
-    int error = pa_context_errno(context);
-    if (s->error[0] == 0) snprintf(s->error, sizeof s->error, "server: %s", pa_strerror(error));
-    int code = errno_of(error);
-    atomic_store_explicit(&s->failed, code == -EIO ? -EPIPE : code, memory_order_release);
-  }
-  pa_threaded_mainloop_signal(s->loop, 0);
-}
-
-static void on_stream_state(pa_stream *stream, void *data) {
-  cued_pa_output *s = data;
-  pa_stream_state_t state = pa_stream_get_state(stream);
-  if (state == PA_STREAM_FAILED || (state == PA_STREAM_TERMINATED && !s->disconnecting)) {
-    int error = pa_context_errno(s->context);
-    if (s->error[0] == 0)
-      snprintf(s->error, sizeof s->error, "stream: %s", state == PA_STREAM_FAILED ? pa_strerror(error) : "removed by the server");
-    int code = errno_of(error);
-    atomic_store_explicit(&s->failed, code, memory_order_release);
-  }
-  pa_threaded_mainloop_signal(s->loop, 0);
-}
-
-// The queue (tlength) the stream asks for now, and minreq a quarter of it when one was configured.
-// Mainloop thread or lock held; the server answers asynchronously (the operation is not waited for).
-static void ask_latency_locked(cued_pa_output *s, uint32_t frames) {
-  s->target_frames = frames;
-  atomic_store_explicit(&s->latency_frames, frames, memory_order_relaxed);
-  if (s->configured_minreq) s->minreq_frames = (uint32_t)((uint64_t)s->configured_minreq * frames / s->configured_frames);
-  if (s->stream == NULL || pa_stream_get_state(s->stream) != PA_STREAM_READY) return;
-  const uint32_t stride = (uint32_t)(sizeof(float) * s->channels);
-  pa_buffer_attr attr = {
-    .maxlength = (uint32_t)-1,
-    .tlength = frames * stride,
-    .prebuf = (uint32_t)-1,
-    .minreq = s->minreq_frames ? s->minreq_frames * stride : (uint32_t)-1,
-    .fragsize = (uint32_t)-1,
-  };
-  pa_operation *operation = pa_stream_set_buffer_attr(s->stream, &attr, NULL, NULL);
-  if (operation != NULL) pa_operation_unref(operation);
-}
-
-static void on_decay(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data);
-
-// The timer belongs to the mainloop (the context only says which clock), so it outlives a context
-// remade after a server restart; cued_pa_output_free frees it.
-static void arm_decay_locked(cued_pa_output *s) {
-  if (s->context == NULL) return;
-  pa_usec_t when = pa_rtclock_now() + s->decay_usec;
-  if (s->decay_timer == NULL)
-    s->decay_timer = pa_context_rttime_new(s->context, when, on_decay, s);
-  else
-    pa_context_rttime_restart(s->context, s->decay_timer, when);
-}
-
-// A decay window without an underflow: half the queue again, down to what was configured.
-static void on_decay(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data) {
-  (void)api; (void)event; (void)tv;
-  cued_pa_output *s = data;
-  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-  if (now <= s->configured_frames) return;
-  uint32_t next = now / 2 > s->configured_frames ? now / 2 : s->configured_frames;
-  ask_latency_locked(s, next);
-  if (next > s->configured_frames) arm_decay_locked(s);
-}
-
-// The server ran out of our audio: the machine did not answer its requests in time. Twice the queue
-// (PulseAudio raises its own watermark the same way); the decay timer starts again.
-static void on_underflow(pa_stream *stream, void *data) {
-  (void)stream;
-  cued_pa_output *s = data;
-  atomic_fetch_add_explicit(&s->underflows, 1, memory_order_relaxed);
-  if (s->latency_max_frames == 0) return;
-  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-  if (now < s->latency_max_frames) {
-    ask_latency_locked(s, now * 2 < s->latency_max_frames ? now * 2 : s->latency_max_frames);
-    atomic_fetch_add_explicit(&s->latency_raises, 1, memory_order_relaxed);
-  }
-  arm_decay_locked(s);
-}
-
-static void on_timeout(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data) {
-  (void)api; (void)event; (void)tv;
-  cued_pa_output *s = data;
-  s->timed_out = 1;
-  pa_threaded_mainloop_signal(s->loop, 0);
-}
 
 // --- the control side ----------------------------------------------------------------------------
 
@@ -292,7 +59,7 @@ static void drop_stream_locked(cued_pa_output *s) {
   if (pa_stream_get_state(s->stream) == PA_STREAM_READY || pa_stream_get_state(s->stream) == PA_STREAM_CREATING) {
     s->disconnecting = 1;
     s->timed_out = 0;
-    pa_time_event *timer = pa_context_rttime_new(s->context, pa_rtclock_now() + 500 * PA_USEC_PER_MSEC, on_timeout, s);
+    pa_time_event *timer = pa_context_rttime_new(s->context, pa_rtclock_now() + 500 * PA_USEC_PER_MSEC, cued_pa__on_timeout, s);
     // The server confirms the delete (the stream goes TERMINATED): its sink input is gone by then.
     if (pa_stream_disconnect(s->stream) == 0) {
       while (!s->timed_out && PA_STREAM_IS_GOOD(pa_stream_get_state(s->stream))) pa_threaded_mainloop_wait(s->loop);
@@ -318,7 +85,7 @@ static void drop_context_locked(cued_pa_output *s) {
 // microseconds) passes. pa_threaded_mainloop has no timed wait: a one-shot timer event wakes it.
 static int wait_for_locked(cued_pa_output *s, pa_usec_t deadline, int (*done)(cued_pa_output *)) {
   s->timed_out = 0;
-  pa_time_event *timer = pa_context_rttime_new(s->context, deadline, on_timeout, s);
+  pa_time_event *timer = pa_context_rttime_new(s->context, deadline, cued_pa__on_timeout, s);
   int result = 0;
   for (;;) {
     int state = done(s);
@@ -355,7 +122,7 @@ static int fail_locked(cued_pa_output *s, const char *step, int result) {
     return -ETIMEDOUT;
   }
   snprintf(s->error, sizeof s->error, "%s: %s", step, pa_strerror(error));
-  return errno_of(error);
+  return cued_pa__errno_of(error);
 }
 
 int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
@@ -383,7 +150,7 @@ int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
       result = -ENOMEM;
       goto done;
     }
-    pa_context_set_state_callback(s->context, on_context_state, s);
+    pa_context_set_state_callback(s->context, cued_pa__on_context_state, s);
     if (pa_context_connect(s->context, s->has_server ? s->server : NULL, PA_CONTEXT_NOAUTOSPAWN, NULL) < 0) {
       result = fail_locked(s, "no PulseAudio server", -1);
       drop_context_locked(s);
@@ -409,9 +176,9 @@ int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
     result = fail_locked(s, "pa_stream_new", -1);
     goto done;
   }
-  pa_stream_set_state_callback(s->stream, on_stream_state, s);
-  pa_stream_set_write_callback(s->stream, on_write, s);
-  pa_stream_set_underflow_callback(s->stream, on_underflow, s);
+  pa_stream_set_state_callback(s->stream, cued_pa__on_stream_state, s);
+  pa_stream_set_write_callback(s->stream, cued_pa__on_write, s);
+  pa_stream_set_underflow_callback(s->stream, cued_pa__on_underflow, s);
   const uint32_t stride = (uint32_t)(sizeof(float) * s->channels);
   pa_buffer_attr attr = {
     .maxlength = (uint32_t)-1,
@@ -463,7 +230,7 @@ int cued_pa_output_set_rewrite(cued_pa_output *s, cued_pa_rewrite_fn fn, uint32_
   s->rewrite = fn;
   s->margin_frames = margin_frames;
   s->wake_fd = fd;
-  s->wake_event = s->api->io_new(s->api, fd, PA_IO_EVENT_INPUT, on_wake, s);
+  s->wake_event = s->api->io_new(s->api, fd, PA_IO_EVENT_INPUT, cued_pa__on_wake, s);
   pa_threaded_mainloop_unlock(s->loop);
   return s->wake_event != NULL ? 0 : -ENOMEM;
 }

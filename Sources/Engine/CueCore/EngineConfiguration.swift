@@ -1,0 +1,68 @@
+import Synchronization
+
+/// Live counters, readable from any thread.
+public final class EngineCounters: Sendable {
+  public let underruns = Atomic<UInt64>(0)
+  public let framesWritten = Atomic<UInt64>(0)
+  public let periodsWritten = Atomic<UInt64>(0)
+  /// Events that had to wait for room in the event queue.
+  public let eventsDeferred = Atomic<UInt64>(0)
+  /// Bumped by the audio thread every cycle and every park: a watchdog sees it is alive.
+  public let heartbeat = Atomic<UInt64>(0)
+  /// The mixer clock: frames mixed so far (the device's clock, in frames written).
+  public let mixerClock = Atomic<UInt64>(0)
+  /// The device's delay (frames written but not yet heard) after the last write.
+  public let delayFrames = Atomic<Int>(0)
+  /// The fill target in force (frames the device is kept holding, `FillWatermark`); 0 without one
+  /// (the whole buffer).
+  public let fillTargetFrames = Atomic<Int>(0)
+  /// Frames of queued silence taken back from the device so a new voice is heard sooner.
+  public let rewoundFrames = Atomic<UInt64>(0)
+  /// Times a pulled sink was paused after a silence (`EngineConfiguration.pullPause`).
+  public let pullPauses = Atomic<UInt64>(0)
+  public init() {}
+}
+
+/// Settings fixed for the engine's life.
+public struct EngineConfiguration: Sendable {
+  public var periodFrames: Int
+  /// Consecutive silent frames after which the sink is released.
+  public var idleFrames: Int
+  /// Voice table size: sounding voices plus those fading out.
+  public var voiceCapacity: Int
+  public var commandCapacity: Int
+  public var eventCapacity: Int
+  /// How full the push loop keeps the sink; nil: as full as its buffer (the blocking write paces).
+  public var fillTarget: FillWatermark.Policy?
+  /// When a pulled sink that can pause (`AudioSink.pausePulling`) is paused; nil: never.
+  public var pullPause: PullPause?
+
+  /// A pulled sink stays open through the idle window, but past a short silence it need not be
+  /// asked for a quantum of zeros every cycle: the engine pauses it and the next command resumes it.
+  public struct PullPause: Sendable, Equatable {
+    /// Consecutive silent frames after which the sink is paused; below `idleFrames` to matter.
+    public var afterFrames: Int
+    /// How long a paused sink stays open before it is released as idle: the rest of the idle
+    /// window (no frames are mixed while paused, so it is kept by the clock).
+    public var releaseAfterNanoseconds: UInt64
+
+    public init(afterFrames: Int, releaseAfterNanoseconds: UInt64) {
+      self.afterFrames = max(afterFrames, 1)
+      self.releaseAfterNanoseconds = releaseAfterNanoseconds
+    }
+  }
+
+  public init(
+    periodFrames: Int, idleFrames: Int, voiceCapacity: Int, commandCapacity: Int = 1024, eventCapacity: Int? = nil,
+    fillTarget: FillWatermark.Policy? = nil, pullPause: PullPause? = nil
+  ) {
+    precondition(periodFrames > 0 && voiceCapacity > 0)
+    self.periodFrames = periodFrames
+    self.idleFrames = max(idleFrames, 0)
+    self.voiceCapacity = voiceCapacity
+    self.commandCapacity = commandCapacity
+    self.eventCapacity = eventCapacity ?? max(256, voiceCapacity * 4)
+    self.fillTarget = fillTarget
+    self.pullPause = pullPause
+  }
+}

@@ -1,0 +1,62 @@
+// What realtime.c and stream.c share: the stream's state and the functions of the
+// real-time path and the thread loop's events that the control side registers or calls. Not part of the module's face (include/).
+#ifndef CUED_CUED_PW_INTERNAL_H
+#define CUED_CUED_PW_INTERNAL_H
+#include "CPipeWireShims.h"
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000  // <linux/sched.h>; glibc shows it only under _GNU_SOURCE
+#endif
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/utils/result.h>
+
+struct cued_pw_stream {
+  struct pw_thread_loop *loop;
+  struct pw_context *context;
+  struct pw_core *core;
+  struct spa_hook core_listener;
+  int core_dead;                   // the server sent a core error (it went away): reconnect on connect
+  struct pw_stream *stream;        // NULL while disconnected: then no node is in the graph
+  struct spa_hook stream_listener;
+  struct pw_properties *props;     // the stream's properties; a copy goes to each pw_stream_new
+  char node_name[128];
+  char remote[256];                // PW_KEY_REMOTE_NAME for pw_context_connect; "" lets the environment decide
+  enum spa_direction direction;
+  uint32_t rate, channels, quantum_frames;
+  cued_pw_process_fn fn;
+  void *user;
+  _Atomic uint64_t cycles, missed, xruns;
+  _Atomic uint32_t last_requested;
+  _Atomic int failed;              // a negative errno once the stream or the server failed; 0 after connect
+  _Atomic int thread_policy;       // the data thread's policy, read by its first callback after connect; -1 before
+  _Atomic int thread_priority;
+  int realtime_priority;           // SCHED_FIFO priority for the data thread when it has none; 0: leave it
+  uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
+  _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
+  char error[256];                 // written on the loop thread or under the lock
+  // Adaptive node.latency (cued_pw_stream_adapt_latency): an xrun doubles what the stream asks for,
+  // up to latency_max; each decay_ns without one halves it again, down to quantum_frames. The data
+  // thread only signals raise_event; the loop thread changes the property.
+  _Atomic uint32_t latency_max;    // 0: fixed at quantum_frames (set on the control side, read on the data thread)
+  uint64_t decay_ns;
+  _Atomic uint32_t latency_frames; // node.latency asked for now (loop thread writes, anyone reads)
+  _Atomic uint64_t latency_raises;
+  struct spa_source *raise_event;
+  struct spa_source *decay_timer;
+};
+
+extern const struct pw_core_events cued_pw__core_events;
+void cued_pw__fill_timing(struct pw_stream *stream, cued_pw_timing *timing);
+void cued_pw__on_decay(void *data, uint64_t expirations);
+void cued_pw__on_raise(void *data, uint64_t count);
+extern const struct pw_stream_events cued_pw__stream_events;
+
+#endif

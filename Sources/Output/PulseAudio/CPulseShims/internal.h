@@ -1,0 +1,55 @@
+// What realtime.c and output.c share: the stream's state and the functions of the
+// real-time path and the mainloop's events that the control side registers or calls. Not part of the module's face (include/).
+#ifndef CUED_CUED_PA_INTERNAL_H
+#define CUED_CUED_PA_INTERNAL_H
+#include "CPulseShims.h"
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <pulse/pulseaudio.h>
+
+struct cued_pa_output {
+  pa_threaded_mainloop *loop;
+  pa_mainloop_api *api;
+  pa_context *context;           // NULL until the first connect; remade after the server went away
+  pa_stream *stream;             // NULL while disconnected: then no sink input is on the server
+  char app_name[128], media_role[64], sink[256], server[512];
+  int has_sink, has_server;
+  uint32_t rate, channels, target_frames, minreq_frames;
+  cued_pa_fill_fn fn;
+  void *user;
+  cued_pa_rewrite_fn rewrite;    // NULL: no rewriting
+  uint32_t margin_frames;
+  int wake_fd;                   // eventfd poked by the control side; -1 without rewriting
+  pa_io_event *wake_event;
+  int realtime_priority;         // SCHED_FIFO priority the mainloop thread asks for itself; 0: none
+  int realtime_tried;            // mainloop thread only: asked since the last connect
+  int disconnecting;             // our own disconnect: a TERMINATED stream is not a failure
+  int timed_out;                 // set by the connect timer
+  _Atomic int failed;            // a negative errno once the context or stream failed; 0 after connect
+  _Atomic uint64_t underflows;
+  char error[256];               // written on the mainloop thread or under the lock
+  // Adaptive queue (cued_pa_output_adapt_latency): an underflow doubles tlength up to
+  // latency_max_frames; each decay_usec without one halves it, down to configured_frames.
+  uint32_t configured_frames, configured_minreq, latency_max_frames;
+  pa_usec_t decay_usec;
+  pa_time_event *decay_timer;    // made at the first raise
+  _Atomic uint32_t latency_frames;  // the tlength asked for now (mainloop thread writes)
+  _Atomic uint64_t latency_raises;
+};
+
+int cued_pa__errno_of(int pa_error);
+void cued_pa__on_context_state(pa_context *context, void *data);
+void cued_pa__on_stream_state(pa_stream *stream, void *data);
+void cued_pa__on_timeout(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data);
+void cued_pa__on_underflow(pa_stream *stream, void *data);
+void cued_pa__on_wake(pa_mainloop_api *api, pa_io_event *event, int fd, pa_io_event_flags_t flags, void *data);
+void cued_pa__on_write(pa_stream *stream, size_t nbytes, void *data);
+
+#endif
