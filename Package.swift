@@ -133,7 +133,9 @@ let package = Package(
     // A private dbus-daemon and a fake RTKit service, for CueDBusTests and EndToEndTests.
     .target(name: "DBusTestSupport", dependencies: ["CueDBus", "CuePosix"], path: "Tests/DBusTestSupport"),
     .testTarget(name: "CueDBusTests", dependencies: ["CueDBus", "CuePosix", "DBusTestSupport"]),
-    .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "cued"]),
+    // The one way the tests start the real daemon (DaemonProcess), run commands and find the binaries.
+    .target(name: "DaemonTestSupport", dependencies: ["CuePosix"], path: "Tests/DaemonTestSupport"),
+    .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "DaemonTestSupport", "cued", "cuectl"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix"]),
     .testTarget(name: "CueDecodingTests", dependencies: ["CueDecoding", "CueCore"]),
     .testTarget(name: "CueOutputTests", dependencies: ["CueOutput", "CueCore", "CAllocCounter"]),
@@ -144,7 +146,7 @@ let package = Package(
       name: "EndToEndTests",
       dependencies: [
         "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "CueDecoding", "CueProtocol", "CuePosix",
-        "CueDBus", "DBusTestSupport",
+        "CueDBus", "DBusTestSupport", "DaemonTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]

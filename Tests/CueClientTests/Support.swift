@@ -1,6 +1,7 @@
 import CueClient
 import CuePosix
 import CueProtocol
+import DaemonTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -9,42 +10,22 @@ import Testing
 import Glibc
 #endif
 
-/// Paths for the client tests: the `cued` built next to the test executable, the shipped sounds.
+/// Paths for the client tests: DaemonTestSupport's, under the names these tests use.
 enum Paths {
-  /// The directory holding the built products (the test executable's, or one of its parents).
-  static let products: String = {
-    var directory = CuePosix.ProcessInfo.executablePath ?? CommandLine.arguments[0]
-    repeat {
-      directory = DefaultPaths.directory(of: directory)
-      if Files.kind(of: directory + "/cued") == .regular { return directory }
-    } while directory != "/" && directory != "."
-    return "."
-  }()
-
-  static var cued: String { products + "/cued" }
-
-  static let repositoryRoot: String = {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-  }()
-
-  static var sounds: String { repositoryRoot + "/sounds" }
-
-  /// A fresh directory under /tmp, short enough for socket paths.
-  static func temporaryDirectory() -> String {
-    try! Files.makeTemporaryDirectory(prefix: "cued-cl")
-  }
+  static var cued: String { TestPaths.cued }
+  static var repositoryRoot: String { TestPaths.repositoryRoot }
+  static var sounds: String { TestPaths.sounds }
+  static func temporaryDirectory() -> String { TestPaths.temporaryDirectory(prefix: "cued-cl") }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-  var description: String
-  init(_ description: String) { self.description = description }
-}
+typealias TestFailure = HarnessError
 
-/// A `cued --device null` serving the shipped sounds on a socket of its own.
+/// A `cued --device null` serving the shipped sounds on a socket of its own, which a test may stop
+/// and start again (a new process on the same socket): DaemonTestSupport's `DaemonProcess`.
 final class TestDaemon: @unchecked Sendable {
   let directory: String
   let socket: String
-  private(set) var process: ChildProcess? = nil
+  private(set) var process: DaemonProcess? = nil
 
   /// Starts a daemon and waits until it answers.
   init() throws {
@@ -57,48 +38,24 @@ final class TestDaemon: @unchecked Sendable {
 
   /// Starts a daemon on the socket (the previous one must be stopped); waits until it answers unless `wait` is false.
   func start(wait: Bool = true) throws {
-    process = try ChildProcess(
-      Paths.cued,
-      ["--device", "null", "--sounds", Paths.sounds, "--socket", socket, "--realtime-priority", "0", "--log-level", "warning"],
-      // Every line it sends, for `stop` to check against docs/protocol.schema.json.
-      environment: ["CUED_PROTOCOL_LOG": directory + "/protocol.jsonl"],
-      removingEnvironment: ["CUED_SOCKET"], standardOutput: .file(directory + "/cued.log", append: true),
-      standardError: .sameAsStandardOutput)
-    if wait { try waitUntilReady() }
+    process = try DaemonProcess(
+      socket: socket, arguments: ["--device", "null", "--sounds", Paths.sounds, "--log-level", "warning"],
+      logPath: directory + "/cued.log", waitUntilReady: wait)
   }
 
-  func waitUntilReady(timeout: Double = 15) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-      if let process, !process.isRunning { throw TestFailure("cued exited early: \(log)") }
-      if let connection = try? CueConnection.connect(socketPath: socket), (try? connection.send(.ping)) != nil { return }
-      usleep(5000)
-    }
-    throw TestFailure("cued did not answer within \(timeout) s: \(log)")
-  }
+  func waitUntilReady(timeout: Double = 15) throws { try process?.waitUntilReady(timeout: timeout) }
 
-  /// SIGTERM, and waits for the exit; then checks every line the daemon sent so far against
-  /// docs/protocol.schema.json (Tests/Protocol/schema_check.py).
-  func stop() {
-    process?.terminate(SIGTERM, grace: 3)
+  /// SIGTERM, and waits for the exit; `DaemonProcess.stop` checks every line the daemon sent so far
+  /// against docs/protocol.schema.json.
+  func stop(sourceLocation: SourceLocation = #_sourceLocation) {
+    process?.stop(timeout: 3, sourceLocation: sourceLocation)
     process = nil
-    checkLinesAgainstTheSchema()
-  }
-
-  private func checkLinesAgainstTheSchema() {
-    let trace = directory + "/protocol.jsonl"
-    guard FileManager.default.fileExists(atPath: trace) else { return }
-    let checker = try? Spawn.run(
-      "/usr/bin/env", ["python3", Paths.repositoryRoot + "/Tests/Protocol/schema_check.py", "daemon", trace], timeout: 60)
-    #expect(
-      checker?.status == 0,
-      "lines the daemon sent that docs/protocol.schema.json refuses:\n\(String(decoding: checker?.output ?? [], as: UTF8.self))")
   }
 
   var pid: pid_t? { process?.pid }
 
   deinit {
-    process?.terminate(SIGKILL, grace: 3)
+    process = nil  // DaemonProcess kills a daemon still running
     try? FileManager.default.removeItem(atPath: directory)
   }
 }

@@ -1,4 +1,5 @@
 import CueProtocol
+import DaemonTestSupport
 import Foundation
 import Testing
 
@@ -31,7 +32,7 @@ private final class TmuxSession {
   }
 
   private func run(_ arguments: [String]) throws -> CommandResult {
-    try EndToEndTests.run(Self.tmux, ["-u", "-f", "/dev/null", "-L", server] + arguments, environment: environment, timeout: 10)
+    try DaemonTestSupport.run(Self.tmux, ["-u", "-f", "/dev/null", "-L", server] + arguments, environment: environment, timeout: 10)
   }
 
   @discardableResult

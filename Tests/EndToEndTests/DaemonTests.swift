@@ -1,6 +1,7 @@
 import CueDecoding
 import CuePosix
 import CueProtocol
+import DaemonTestSupport
 import Foundation
 import Testing
 

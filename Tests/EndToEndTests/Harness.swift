@@ -1,5 +1,6 @@
 import CueDecoding
 import CuePosix
+import DaemonTestSupport
 import Foundation
 import Testing
 
@@ -9,25 +10,12 @@ import Glibc
 
 /// Paths and processes for end-to-end tests: the real `cued` and `cuectl` binaries, real sockets.
 enum Harness {
-  /// The directory holding the built products (next to the test bundle).
-  static let productsDirectory: String = {
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
-    // Linux: .build/debug/cuedPackageTests.xctest is the executable itself.
-    while !FileManager.default.fileExists(atPath: url.appendingPathComponent("cued").path) && url.path != "/" {
-      url = url.deletingLastPathComponent()
-    }
-    return url.path
-  }()
-
-  static var cued: String { productsDirectory + "/cued" }
-  static var cuectl: String { productsDirectory + "/cuectl" }
-
-  static let repositoryRoot: String = {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-  }()
-
-  static func fixture(_ name: String) -> String { repositoryRoot + "/Tests/Fixtures/" + name }
+  // Where things are: DaemonTestSupport's TestPaths, under the names these tests use.
+  static var productsDirectory: String { TestPaths.products }
+  static var cued: String { TestPaths.cued }
+  static var cuectl: String { TestPaths.cuectl }
+  static var repositoryRoot: String { TestPaths.repositoryRoot }
+  static func fixture(_ name: String) -> String { TestPaths.fixture(name) }
 
   /// The output the device-agnostic suites play through (`DaemonTests.start`): `null`, or with
   /// `CUED_TEST_DEVICE=pipewire` (the second pass of `make test`) the native PipeWire output into a
@@ -83,7 +71,7 @@ enum Harness {
 
   /// A fresh directory under /tmp, short enough for socket paths.
   static func temporaryDirectory() -> String {
-    try! Files.makeTemporaryDirectory(prefix: "cued-e2e")
+    TestPaths.temporaryDirectory(prefix: "cued-e2e")
   }
 
   /// A sound directory holding copies of the named fixtures, under new names.
@@ -97,76 +85,8 @@ enum Harness {
   }
 }
 
-/// The result of running a command to its end.
-struct CommandResult {
-  var status: Int32
-  var stdout: String
-  var stderr: String
-}
-
-/// Runs `executable` with `arguments` and waits (at most `timeout` seconds).
-func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 20) throws -> CommandResult {
-  let base = NSTemporaryDirectory() + "cued-cmd-\(UUID().uuidString)"
-  defer {
-    try? FileManager.default.removeItem(atPath: base + ".out")
-    try? FileManager.default.removeItem(atPath: base + ".err")
-  }
-  let child = try ChildProcess(
-    executable, arguments, environment: environment, standardOutput: .file(base + ".out"),
-    standardError: .file(base + ".err"))
-  guard let status = child.wait(timeout: timeout) else {
-    child.terminate(grace: 1)
-    throw HarnessError("\(executable) \(arguments) did not finish within \(timeout) s")
-  }
-  return CommandResult(
-    status: status,
-    stdout: (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? "",
-    stderr: (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? "")
-}
-
-struct HarnessError: Error, CustomStringConvertible {
-  var description: String
-  init(_ description: String) { self.description = description }
-}
-
-/// A running `cued`, stopped (SIGTERM) when the test is done with it.
-final class DaemonProcess {
-  let child: ChildProcess
-  let socket: String
-  let logPath: String
-
-  /// Starts cued with `arguments` on `socket`, and waits until it answers `ping`. A `launcher`
-  /// (`setpriv …`) runs cued as its last argument.
-  init(socket: String, arguments: [String], environment: [String: String] = [:], launcher: [String] = [], logPath: String) throws {
-    self.socket = socket
-    self.logPath = logPath
-    var env = environment
-    env["CUED_SOCKET"] = socket
-    // Every line the daemon sends, for `stop` to check against docs/protocol.schema.json.
-    env["CUED_PROTOCOL_LOG"] = logPath + ".protocol.jsonl"
-    // Keep the developer's own ~/.config/cued/cued.toml out of the tests.
-    if env["XDG_CONFIG_HOME"] == nil { env["XDG_CONFIG_HOME"] = "/nonexistent/cued-tests" }
-    let command = launcher + [Harness.cued, "--socket", socket, "--realtime-priority", "0"] + arguments
-    child = try ChildProcess(
-      command[0], Array(command.dropFirst()), environment: env,
-      standardOutput: .file(logPath), standardError: .sameAsStandardOutput)
-    let deadline = Date().addingTimeInterval(10)
-    while Date() < deadline {
-      if !child.isRunning { throw HarnessError("cued exited early: \(self.log)") }
-      if (try? cuectl(["ping"]).status) == 0 { return }
-      usleep(10_000)
-    }
-    throw HarnessError("cued did not answer within 10 s: \(self.log)")
-  }
-
-  var pid: Int32 { child.pid }
-  var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-  /// Runs cuectl against this daemon.
-  func cuectl(_ arguments: [String], timeout: Double = 20) throws -> CommandResult {
-    try run(Harness.cuectl, arguments + ["--socket", socket], timeout: timeout)
-  }
-
+/// What the end-to-end tests read of a running daemon, through cuectl.
+extension DaemonProcess {
   /// The `status` reply, parsed.
   func status() throws -> [String: Any] {
     let result = try cuectl(["status", "--json"])
@@ -200,27 +120,6 @@ final class DaemonProcess {
       usleep(20_000)
     }
   }
-
-  func signal(_ number: Int32) { child.signal(number) }
-
-  /// Sends SIGTERM and waits; returns the exit status. The first time, also checks every line the
-  /// daemon sent against docs/protocol.schema.json (Tests/Protocol/schema_check.py).
-  @discardableResult
-  func stop(timeout: Double = 5) -> Int32 {
-    let status = child.terminate(grace: timeout)
-    if !linesChecked {
-      linesChecked = true
-      let trace = logPath + ".protocol.jsonl"
-      if FileManager.default.fileExists(atPath: trace), let result = try? run(
-        "/usr/bin/env", ["python3", Harness.repositoryRoot + "/Tests/Protocol/schema_check.py", "daemon", trace], timeout: 60)
-      {
-        #expect(result.status == 0, "lines the daemon sent that docs/protocol.schema.json refuses:\n\(result.stdout)\(result.stderr)")
-      }
-    }
-    return status
-  }
-
-  private var linesChecked = false
 }
 
 /// Reads a raw float32 little-endian interleaved stereo capture.

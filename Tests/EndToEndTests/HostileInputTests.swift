@@ -1,5 +1,6 @@
 import CuePosix
 import CueProtocol
+import DaemonTestSupport
 import Foundation
 import Testing
 

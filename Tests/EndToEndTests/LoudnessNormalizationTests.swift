@@ -1,4 +1,5 @@
 import CueDecoding
+import DaemonTestSupport
 import FoundationEssentials
 import Testing
 

@@ -1,4 +1,5 @@
 import CuePosix
+import DaemonTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import CueDecoding
 import CueProtocol
+import DaemonTestSupport
 import Foundation
 import Testing
 

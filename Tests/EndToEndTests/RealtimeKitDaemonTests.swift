@@ -1,6 +1,7 @@
 import CueDBus
 import CuePosix
 import DBusTestSupport
+import DaemonTestSupport
 import Foundation
 import Testing
 

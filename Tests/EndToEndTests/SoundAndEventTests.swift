@@ -1,5 +1,6 @@
 import CueDecoding
 import CueProtocol
+import DaemonTestSupport
 import Foundation
 import Testing
 
@@ -188,7 +189,7 @@ struct SoundAndEventTests {
   @Test func everyDecoderFuzzInputIsDecodedOrRefusedWithAReason() throws {
     // The decoder fuzzer's corpus (Fuzz/decode-corpus: the fixtures, a float WAV of NaN and
     // infinity, and what the fuzzer kept), replayed by its normal build through the same check.
-    let result = try EndToEndTests.run(
+    let result = try DaemonTestSupport.run(
       Harness.productsDirectory + "/cued-fuzz-decode", [Harness.repositoryRoot + "/Fuzz/decode-corpus"], timeout: 60)
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout.contains("every invariant held") && result.stdout.contains("refused with a reason"), "\(result.stdout)")
