@@ -125,6 +125,14 @@ struct TableKeysTests {
     } catch {
       #expect(error.description == "c.toml:2: [carousel.t] page-next's deadline must be a number of seconds from 0.001 to 10.0 (default 0.03)")
     }
+    // A required key missing: what the table says of it.
+    let noCue: JSONValue = .object([("carousel", .object([("t", .object([("page-next", .object([("volume", .number(0.5))]))]))]))])
+    do {
+      _ = try ConfigFile.interpret(noCue, path: "c.toml", text: "[carousel.t]\npage-next = { volume = 0.5 }\n")
+      Issue.record("a binding without its cue was accepted")
+    } catch {
+      #expect(error.description == "c.toml:2: [carousel.t] page-next needs cue = \"…\" (the cue to play), or false for nothing")
+    }
     // A duck that gives only its group: Ducking's defaults.
     let duck: JSONValue = .object([("groups", .object([("a", .object([("duck", .object([("group", .string("default"))]))]))]))])
     #expect(try ConfigFile.interpret(duck, path: "c.toml", text: "").groups?["a"]?.duck == Ducking(group: "default"))

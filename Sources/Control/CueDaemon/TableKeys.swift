@@ -234,6 +234,8 @@ public struct TableKeys<Target: Sendable>: Sendable {
   /// The struct with every default.
   public let blank: Target
   public let keys: [TableKey<Target>]
+  /// What a missing required key says, when not the type's message (`page-next needs cue = …`).
+  var missing: (@Sendable (_ key: String, TableContext) -> String)? = nil
   /// A check across keys, once all are read.
   var finish: (@Sendable (inout Target, TableContext) throws(ConfigError) -> Void)? = nil
 
@@ -258,6 +260,7 @@ public struct TableKeys<Target: Sendable>: Sendable {
       try declaration.read(value, &target, key, context)
     }
     for declaration in keys where declaration.required && !members.contains(where: { $0.0 == declaration.key }) {
+      if let missing { throw context.fail(declaration.key, missing(declaration.key, context)) }
       try declaration.read(.null, &target, declaration.key, context)
     }
     try finish?(&target, context)

@@ -83,6 +83,7 @@ extension Settings {
       .number("attack", 0...10, of: "seconds", help: "How long the fall takes", sets: \.attack),
       .number("release", 0...10, of: "seconds", help: "How long the rise takes", sets: \.release),
     ],
+    missing: { _, _ in duckUsage },
     finish: { (duck, context) throws(ConfigError) in
       if duck.group == context.name { throw context.fail("group", duckUsage) }
     })
@@ -141,7 +142,7 @@ extension Settings {
   public static let bindingKeys = TableKeys<PagingBinding>(
     title: "binding", taker: "", blank: PagingBinding(cue: ""),
     keys: [
-      .name("cue", "a cue name (or bind false for nothing)", help: "The cue to play", required: true, sets: \.cue),
+      .name("cue", "a cue name", help: "The cue to play", required: true, sets: \.cue),
       .number("volume", 0...1, help: "Linear volume", sets: \.volume),
       .number("pan", -1...1, help: "Stereo position", sets: \.pan),
       .integer("loops", 0...1000, help: "numberOfLoops", sets: \.loops),
@@ -154,7 +155,8 @@ extension Settings {
       .number("rate-by-page", 0...0.1, help: "The rate rises by this much per page index", sets: \.rateByPage, absent: "the carousel's"),
       .choice("multi-page", MultiPage.allCases, help: "A page change across several pages", sets: \.multiPage),
       .number("page-spacing", 0.01...1, of: "seconds", help: "With `multi-page = \"each\"`: the time between the sounds", sets: \.pageSpacing),
-    ])
+    ],
+    missing: { key, context in "\(context.inline ?? "a binding") needs \(key) = \"…\" (the cue to play), or false for nothing" })
 
   /// The tables of the file besides `[system-sounds]`, in the unknown-key message's order, and how
   /// each is read into the values.
