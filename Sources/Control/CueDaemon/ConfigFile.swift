@@ -121,7 +121,8 @@ public enum ConfigFile {
     return try interpret(document, path: path, text: text)
   }
 
-  /// Checks the document's keys, types and ranges (Settings.all); the first problem found is thrown.
+  /// Checks the document's keys, types and ranges (Settings.all, and for the other tables their
+  /// declared keys, Settings.configTables); the first problem found is thrown.
   public static func interpret(_ document: JSONValue, path: String, text: String) throws(ConfigError) -> ConfigValues {
     var values = ConfigValues()
     let locator = KeyLocator(text: text)
@@ -138,29 +139,19 @@ public enum ConfigFile {
     for (key, value) in document.objectValue ?? [] {
       if let setting = Settings.setting(key) {
         try check(setting, value)
-      } else if key == "carousel" {
-        values.carousels = try interpretCarousels(value, path: path, locator: locator)
-      } else if key == "cues" {
-        values.cueRules = try interpretCueRules(value, path: path, locator: locator)
-      } else if key == "groups" {
-        values.groups = try interpretGroups(value, path: path, locator: locator)
-      } else if key == "clients" {
-        values.clients = try interpretClients(value, path: path, locator: locator)
-      } else if key == "quiet-hours" {
-        values.quietHours = try interpretQuietHours(value, path: path, locator: locator)
+      } else if let table = Settings.configTables.first(where: { $0.key == key }) {
+        try table.read(value, &values, path, locator)
       } else if Settings.tables.contains(key) {
         guard let table = value.objectValue else { throw fail(key, "\(key) must be a table: [\(key)]") }
         for (inner, innerValue) in table {
           guard let setting = Settings.setting(inner, in: key) else {
             let keys = Settings.all.filter { $0.table == key }.map(\.key)
-            let list = keys.count > 1 ? keys.dropLast().joined(separator: ", ") + " and " + keys.last! : keys.joined()
-            throw fail(inner, table: key, "unknown key \(inner) in [\(key)]; it takes \(list)")
+            throw fail(inner, table: key, "unknown key \(inner) in [\(key)]; it takes \(keys.spoken())")
           }
           try check(setting, innerValue)
         }
       } else {
-        let names = (Settings.tables + ["carousel.NAME", "cues.NAME", "groups.NAME", "clients.NAME", "quiet-hours"]).map { "[\($0)]" }
-        let tables = names.dropLast().joined(separator: ", ") + " and " + names.last!
+        let tables = (Settings.tables.map { "[\($0)]" } + Settings.configTables.map(\.header)).spoken()
         throw fail(
           key, "unknown key \(key); the keys are \(Settings.topLevelKeys.joined(separator: ", ")) and the tables \(tables) (docs/CONFIG.md)")
       }
@@ -176,23 +167,23 @@ public enum ConfigFile {
 }
 
 extension ConfigFile {
-  /// Reads each `[kind.NAME]` table of `value` with `read`, which gets the table's name, its keys
-  /// and a `fail` that names the file, the line of a key and the table.
+  /// Reads each `[kind.NAME]` table of `value` by its declared keys.
   static func namedTables<T>(
-    _ value: JSONValue, kind: String, path: String, locator: KeyLocator, keys: String,
-    _ read: (_ name: String, _ members: [(String, JSONValue)], _ fail: (String, String) -> ConfigError) throws(ConfigError) -> T
+    _ value: JSONValue, kind: String, path: String, locator: KeyLocator, _ keys: TableKeys<T>
   ) throws(ConfigError) -> [String: T] {
     guard let tables = value.objectValue else {
       throw ConfigError(path: path, line: locator.line(of: kind, in: ""), message: "\(kind) must hold tables: [\(kind).NAME]")
     }
     var result: [String: T] = [:]
     for (name, table) in tables {
-      let section = kind + "." + name
-      func fail(_ key: String, _ message: String) -> ConfigError {
-        ConfigError(path: path, line: locator.line(of: key, in: section), message: "[\(section)] " + message)
+      let context = TableContext(path: path, locator: locator, section: kind + "." + name, name: name)
+      guard let members = table.objectValue else {
+        // `name = 1` under `[kind]`.
+        let line = locator.line(of: name, in: kind)
+        throw ConfigError(
+          path: path, line: line > 0 ? line : locator.line(of: kind, in: ""), message: "[\(context.section)] must be a table: \(keys.keyList)")
       }
-      guard let members = table.objectValue else { throw fail(name, "must be a table: \(keys)") }
-      result[name] = try read(name, members, fail)
+      result[name] = try keys.read(members, context)
     }
     return result
   }

@@ -9,12 +9,12 @@ import Glibc
 /// A group lowering another while any of its cues plays.
 public struct Ducking: Sendable, Equatable {
   /// The group lowered.
-  public var group: String
+  public var group = ""
   /// By how much, in dB (negative).
-  public var byDecibels: Double
+  public var byDecibels = -12.0
   /// How long the fall takes when the first cue of the ducking group starts, and the rise after its last ends.
-  public var attack: Double
-  public var release: Double
+  public var attack = 0.02
+  public var release = 0.3
 }
 
 /// `[groups.NAME]`: a bus with its own volume and mute, that may play at `quiet` and may duck another.
@@ -56,40 +56,9 @@ public struct QuietHours: Sendable, Equatable {
 }
 
 extension ConfigFile {
-  /// Reads the `[groups.NAME]` tables.
+  /// Reads the `[groups.NAME]` tables (Settings.groupKeys), and checks that each ducks a group that exists.
   static func interpretGroups(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: GroupSettings] {
-    let groups = try namedTables(value, kind: "groups", path: path, locator: locator, keys: "volume, muted, at-quiet, duck") {
-      (name, members, fail) throws(ConfigError) -> GroupSettings in
-      var group = GroupSettings()
-      for (key, setting) in members {
-        switch key {
-        case "volume": group.volume = try unit(setting, key, 0...1, fail)
-        case "muted": group.muted = try flag(setting, key, fail)
-        case "at-quiet": group.atQuiet = try flag(setting, key, fail)
-        case "duck":
-          let usage = "duck must be a table like { group = \"ui\", by = -12, attack = 0.02, release = 0.3 }"
-          guard let fields = setting.objectValue, let target = setting["group"]?.stringValue, !target.isEmpty, target != name else {
-            throw fail(key, usage + " (another group)")
-          }
-          var duck = Ducking(group: target, byDecibels: -12, attack: 0.02, release: 0.3)
-          // Messages name the key (`duck`) for its line, and the field as "duck's FIELD".
-          let failField = { (_: String, message: String) in fail(key, message) }
-          for (field, x) in fields {
-            switch field {
-            case "group": break
-            case "by": duck.byDecibels = try unit(x, "duck's by", -60...0, failField, of: "dB")
-            case "attack": duck.attack = try unit(x, "duck's attack", 0...10, failField, of: "seconds")
-            case "release": duck.release = try unit(x, "duck's release", 0...10, failField, of: "seconds")
-            default: throw fail(key, usage)
-            }
-          }
-          group.duck = duck
-        default:
-          throw fail(key, "unknown key \(key); a group takes volume, muted, at-quiet and duck")
-        }
-      }
-      return group
-    }
+    let groups = try namedTables(value, kind: "groups", path: path, locator: locator, Settings.groupKeys)
     for (name, group) in groups {
       if let target = group.duck?.group, groups[target] == nil, !CueRule.builtInGroups.contains(target) {
         throw ConfigError(
@@ -98,58 +67,6 @@ extension ConfigFile {
       }
     }
     return groups
-  }
-
-  /// Reads the `[clients.NAME]` tables.
-  static func interpretClients(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: ClientSettings] {
-    try namedTables(value, kind: "clients", path: path, locator: locator, keys: "ceiling, breaks-silence") {
-      (_, members, fail) throws(ConfigError) -> ClientSettings in
-      var client = ClientSettings()
-      for (key, setting) in members {
-        switch key {
-        case "ceiling":
-          guard let raw = setting.stringValue, let level = SoundLevel(rawValue: raw) else {
-            throw fail(key, "ceiling must be \"full\", \"quiet\" or \"silent\"")
-          }
-          client.ceiling = level
-        case "breaks-silence": client.breaksSilence = try flag(setting, key, fail)
-        default:
-          throw fail(key, "unknown key \(key); a client takes ceiling and breaks-silence")
-        }
-      }
-      return client
-    }
-  }
-
-  /// Reads `[quiet-hours]`: `from = "22:00"`, `to = "07:00"`, `level = "quiet"`.
-  static func interpretQuietHours(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> QuietHours {
-    func fail(_ key: String, _ message: String) -> ConfigError {
-      ConfigError(path: path, line: locator.line(of: key, in: "quiet-hours"), message: "[quiet-hours] " + message)
-    }
-    guard let members = value.objectValue else { throw fail("quiet-hours", "must be a table: from, to, level") }
-    func minute(_ key: String) throws(ConfigError) -> Int {
-      let usage = "\(key) must be a time of day as \"HH:MM\" (24-hour, local time)"
-      guard let text = value[key]?.stringValue else { throw fail(key, usage) }
-      let parts = text.split(separator: ":")
-      guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let h = Int(parts[0]), let m = Int(parts[1]), (0..<24).contains(h),
-        (0..<60).contains(m)
-      else { throw fail(key, usage) }
-      return h * 60 + m
-    }
-    var hours = QuietHours(from: try minute("from"), to: try minute("to"))
-    for (key, setting) in members {
-      switch key {
-      case "from", "to": break
-      case "level":
-        guard let raw = setting.stringValue, let level = SoundLevel(rawValue: raw), level != .full else {
-          throw fail(key, "level must be \"quiet\" or \"silent\"")
-        }
-        hours.level = level
-      default: throw fail(key, "unknown key \(key); quiet hours take from, to and level")
-      }
-    }
-    guard hours.from != hours.to else { throw fail("to", "from and to are the same time; give a range") }
-    return hours
   }
 }
 

@@ -8,6 +8,9 @@ import CueProtocol
 //
 // Adding a plain setting: one entry in `Settings.all` and the field it sets in DaemonConfiguration
 // (with the same default; a test compares them), and its row in docs/CONFIG.md.
+//
+// The keys of the file's own tables (`[cues.NAME]`, `[carousel.NAME]`, `[groups.NAME]`,
+// `[clients.NAME]`, `[quiet-hours]`) are declared beside these, in TableSettings.swift.
 
 /// A setting's value once checked, in the config file's units (MiB, KiB, seconds).
 public enum SettingValue: Sendable, Equatable {
