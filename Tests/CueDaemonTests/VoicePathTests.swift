@@ -255,4 +255,26 @@ struct VoicePathTests {
     #expect(rig.play(origin) == (false, "level"))
     #expect(rig.peak() == 0)
   }
+
+  /// Turning loudness normalisation on at a reload reaches what already sounds, through the same
+  /// chain: every origin's voice moves by the cue's normalisation gain, and back when it is off.
+  @Test(arguments: [PlayOrigin.oneShot, .player, .systemSound])
+  func normalisationOnOrOffReachesWhatSounds(origin: PlayOrigin) throws {
+    let rig = try VoicePathRig()
+    #expect(rig.play(origin).played)
+    rig.ask(#""op":"list""#)  // measures each cue's loudness
+    let cue = try #require(rig.embedded.daemon.voices.voices.values.first?.cue)
+    let measured = try #require(cue.loudness?.normalizationGain(targetLUFS: -23))
+    #expect(abs(measured.gain - 1) > 0.1, "the tone is not already at the target")
+    Self.expectLevel(rig.peak(), 1, "before")
+    for normalize in [true, false] {
+      rig.embedded.daemon.configReader = { () throws(ConfigError) -> ConfigValues in
+        var values = ConfigValues()
+        values["loudness-normalize"] = .bool(normalize)
+        return values
+      }
+      #expect(rig.ask(#""op":"reload""#)["ok"] == .bool(true))  // deferred: answered once the rescan is done
+      Self.expectLevel(rig.peak(), normalize ? Float(measured.gain) : 1, "normalise \(normalize)")
+    }
+  }
 }

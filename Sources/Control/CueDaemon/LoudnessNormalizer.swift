@@ -4,9 +4,10 @@ import Logging
 /// `loudness-normalize`: the gain that brings each cue to `loudness-target`, from the cue's
 /// measured loudness (`Cue.loudness`, measured once per cue).
 ///
-/// Used where a voice's gain is set: `VoiceTable.start` (every voice: `play`, players, system
-/// sounds, paging, theme events) and a player's volume or pan change. The gain is worked out per
-/// start from the cue's measurement (one `pow`); a gain capped so that the cue's sample peak stays
+/// A link of the voice table's gain chain (`VoiceTable.chainGain`: source × this × the group), so it
+/// reaches every voice, whatever started it, and every recomputation (a player's volume, a group's
+/// change, this policy's own change at a reload). The gain is worked out from the cue's measurement
+/// (one `pow`); a gain capped so that the cue's sample peak stays
 /// at 0 dBFS is logged once per cue and policy.
 final class LoudnessNormalizer {
   struct Policy: Equatable {
@@ -23,7 +24,7 @@ final class LoudnessNormalizer {
     }
   }
 
-  /// Reloadable: applies to voices that start after the change.
+  /// Reloadable: a change reaches sounding voices too (`VoiceTable.refreshGains`).
   var policy: Policy {
     didSet { if policy != oldValue { cappedLogged.removeAll() } }
   }
