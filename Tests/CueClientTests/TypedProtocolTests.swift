@@ -10,7 +10,7 @@ struct TypedProtocolTests {
   private func expectRewrittenExactly(_ op: Op?, _ reply: JSONValue) {
     do {
       let body: ReplyBody
-      if let op { body = try ReplyBody(op: op, reply: reply) } else { body = .paging(try PagingOutcome(reply: reply)) }
+      if let op { body = try ReplyBody(op: op, reply: reply) } else { body = ReplyBody(try PagingOutcome(reply: reply)) }
       let id = reply["id"]?.intValue.map { RequestID.number($0) }
       #expect(ReplyEnvelope.success(id: id, body).json == reply, "\(op?.rawValue ?? "carousel"): \(reply)")
     } catch {
@@ -57,24 +57,24 @@ struct TypedProtocolTests {
     _ = try ask(.play(PlayParameters(cue: "tick", loops: -1)))
     _ = try ask(.stop(.cue("tick"), fadeSeconds: nil))
 
-    let player = try connection.send(.player(.create(PlayerCreation(source: .cue("pico"), meteringEnabled: true))), as: PlayerCreateReply.self)
-    _ = try ask(.player(.create(PlayerCreation(source: .cue("tick"), enableRate: true))))
-    _ = try ask(.player(.prepare(player: player.player)))
-    _ = try ask(.player(.set(player: player.player, PlayerSettings(volume: 0.5, numberOfLoops: 3))))
-    _ = try ask(.player(.play(player: player.player, atDeviceTime: nil)))
-    _ = try ask(.player(.get(player: player.player)))
-    _ = try ask(.player(.pause(player: player.player)))
-    _ = try ask(.player(.play(player: player.player, atDeviceTime: nil)))
-    _ = try ask(.player(.stop(player: player.player)))
-    _ = try ask(.player(.destroy(player: player.player)))
+    let player = try connection.send(Request(PlayerCreateRequest(PlayerCreation(source: .cue("pico"), meteringEnabled: true))), as: PlayerCreateReply.self)
+    _ = try ask(Request(PlayerCreateRequest(PlayerCreation(source: .cue("tick"), enableRate: true))))
+    _ = try ask(Request(PlayerPrepareRequest(player: player.player)))
+    _ = try ask(Request(PlayerSetRequest(player: player.player, PlayerSettings(volume: 0.5, numberOfLoops: 3))))
+    _ = try ask(Request(PlayerPlayRequest(player: player.player, atDeviceTime: nil)))
+    _ = try ask(Request(PlayerGetRequest(player: player.player)))
+    _ = try ask(Request(PlayerPauseRequest(player: player.player)))
+    _ = try ask(Request(PlayerPlayRequest(player: player.player, atDeviceTime: nil)))
+    _ = try ask(Request(PlayerStopRequest(player: player.player)))
+    _ = try ask(Request(PlayerDestroyRequest(player: player.player)))
 
-    let sound = try connection.send(.sound(.create(.cue("pico"), detached: false)), as: SoundCreateReply.self).sound
-    _ = try ask(.sound(.completion(sound: sound, enabled: true)))
-    _ = try ask(.sound(.play(sound: sound)))
+    let sound = try connection.send(Request(SoundCreateRequest(.cue("pico"), detached: false)), as: SoundCreateReply.self).sound
+    _ = try ask(Request(SoundCompletionRequest(sound: sound, enabled: true)))
+    _ = try ask(Request(SoundPlayRequest(sound: sound)))
     _ = try ask(.system(volume: 0.5, muted: true))
-    _ = try ask(.sound(.play(sound: sound)))
+    _ = try ask(Request(SoundPlayRequest(sound: sound)))
     _ = try ask(.system(volume: nil, muted: false))
-    _ = try ask(.sound(.dispose(sound: sound, now: false)))
+    _ = try ask(Request(SoundDisposeRequest(sound: sound, now: false)))
     _ = try ask(.reload)
     expectRewrittenExactly(nil, try connection.send(CarouselMessage(event: .pageChanged(from: 0, to: 1, count: 3, reason: .key))))
     expectRewrittenExactly(nil, try connection.send(CarouselMessage(event: .dragBegan)))

@@ -138,13 +138,12 @@ struct EventTests {
 struct OpTests {
   /// The smallest valid request line for each op.
   static func minimalLine(_ op: Op) -> String {
-    switch op {
-    case .play, .stop: #"{"op":"\#(op.rawValue)","cue":"pico"}"#
-    case .playerCreate, .soundCreate: #"{"op":"\#(op.rawValue)","cue":"pico"}"#
-    case .playerPrepare, .playerPlay, .playerPause, .playerStop, .playerSet, .playerGet, .playerDestroy:
-      #"{"op":"\#(op.rawValue)","player":1}"#
-    case .soundPlay, .soundCompletion, .soundDispose: #"{"op":"\#(op.rawValue)","sound":1}"#
-    case .hello, .ping, .list, .status, .reload, .subscribe, .unsubscribe, .system, .voices, .level, .group: #"{"op":"\#(op.rawValue)"}"#
+    let name = op.rawValue
+    return switch name {
+    case "play", "stop", "player.create", "sound.create": #"{"op":"\#(name)","cue":"pico"}"#
+    case _ where name.hasPrefix("player."): #"{"op":"\#(name)","player":1}"#
+    case _ where name.hasPrefix("sound."): #"{"op":"\#(name)","sound":1}"#
+    default: #"{"op":"\#(name)"}"#
     }
   }
 

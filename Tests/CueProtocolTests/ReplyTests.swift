@@ -23,27 +23,27 @@ let sampleStatus = StatusReply(
 /// Every op's reply, and each shape a reply takes (optional fields present and absent).
 let replySamples: [ReplySample] = [
   ReplySample(
-    op: .hello, body: .hello(HelloReply(server: "cued", version: "0.2.0", protocolVersion: 1)),
+    op: HelloRequest.op, body: ReplyBody(HelloReply(server: "cued", version: "0.2.0", protocolVersion: 1)),
     line: #"{"id":1,"ok":true,"server":"cued","version":"0.2.0","protocol":1}"#),
-  ReplySample(op: .ping, body: .ping(PingReply()), line: #"{"id":1,"ok":true,"pong":true}"#),
-  ReplySample(op: .play, body: .play(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7,"played":true}"#),
-  ReplySample(op: .play, body: .play(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"played":true,"stole":3}"#),
-  ReplySample(op: .level, body: .level(LevelReply(level: .quiet, setBy: "client")), line: #"{"id":1,"ok":true,"level":"quiet","setBy":"client"}"#),
+  ReplySample(op: PingRequest.op, body: ReplyBody(PingReply()), line: #"{"id":1,"ok":true,"pong":true}"#),
+  ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7,"played":true}"#),
+  ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"played":true,"stole":3}"#),
+  ReplySample(op: LevelRequest.op, body: ReplyBody(LevelReply(level: .quiet, setBy: "client")), line: #"{"id":1,"ok":true,"level":"quiet","setBy":"client"}"#),
   ReplySample(
-    op: .level, body: .level(LevelReply(level: .quiet, setBy: "quiet-hours", quietHours: "22:00-07:00", inQuietHours: true)),
+    op: LevelRequest.op, body: ReplyBody(LevelReply(level: .quiet, setBy: "quiet-hours", quietHours: "22:00-07:00", inQuietHours: true)),
     line: #"{"id":1,"ok":true,"level":"quiet","setBy":"quiet-hours","quietHours":"22:00-07:00","inQuietHours":true}"#),
   ReplySample(
-    op: .group, body: .group(GroupReply(groups: [.init(name: "ui", volume: 0.5, muted: true, ducked: 0.25, atQuiet: false)])),
+    op: GroupRequest.op, body: ReplyBody(GroupReply(groups: [.init(name: "ui", volume: 0.5, muted: true, ducked: 0.25, atQuiet: false)])),
     line: #"{"id":1,"ok":true,"groups":[{"name":"ui","volume":0.5,"muted":true,"ducked":0.25,"atQuiet":false}]}"#),
   ReplySample(
-    op: .play, body: .play(PlayReply(voice: 8, silenced: .cooldown)), line: #"{"id":1,"ok":true,"voice":8,"played":false,"reason":"cooldown"}"#),
+    op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 8, silenced: .cooldown)), line: #"{"id":1,"ok":true,"voice":8,"played":false,"reason":"cooldown"}"#),
   ReplySample(
-    op: .play, body: .play(PlayReply(voice: 8, variation: "blip/b")), line: #"{"id":1,"ok":true,"voice":8,"played":true,"variation":"blip/b"}"#),
-  ReplySample(op: .stop, body: .stop(StopReply(stopped: 2)), line: #"{"id":1,"ok":true,"stopped":2}"#),
-  ReplySample(op: .voices, body: .voices(VoicesReply(voices: [])), line: #"{"id":1,"ok":true,"voices":[]}"#),
+    op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 8, variation: "blip/b")), line: #"{"id":1,"ok":true,"voice":8,"played":true,"variation":"blip/b"}"#),
+  ReplySample(op: StopRequest.op, body: ReplyBody(StopReply(stopped: 2)), line: #"{"id":1,"ok":true,"stopped":2}"#),
+  ReplySample(op: VoicesRequest.op, body: ReplyBody(VoicesReply(voices: [])), line: #"{"id":1,"ok":true,"voices":[]}"#),
   ReplySample(
-    op: .voices,
-    body: .voices(
+    op: VoicesRequest.op,
+    body: ReplyBody(
       VoicesReply(voices: [
         VoicesReply.Voice(voice: 4, cue: "tick", loops: -1, seconds: 1.5),
         VoicesReply.Voice(voice: 9, cue: "pico", origin: .player(2), seconds: 0.25, stopping: true),
@@ -52,8 +52,8 @@ let replySamples: [ReplySample] = [
       #"{"id":1,"ok":true,"voices":[{"voice":4,"cue":"tick","loops":-1,"seconds":1.5,"stopping":false},{"voice":9,"cue":"pico","player":2,"loops":0,"seconds":0.25,"stopping":true}]}"#
   ),
   ReplySample(
-    op: .list,
-    body: .list(
+    op: ListRequest.op,
+    body: ReplyBody(
       ListReply(cues: [
         CueInfo(
           name: "pico", duration: 0.25, frames: 12000, sourceRate: 44100, channels: 1, bytes: 48000, gapless: true,
@@ -62,15 +62,15 @@ let replySamples: [ReplySample] = [
     line:
       #"{"id":1,"ok":true,"cues":[{"name":"pico","duration":0.25,"frames":12000,"sourceRate":44100,"channels":1,"bytes":48000,"gapless":true,"path":"/srv/sounds/pico.mp3"}]}"#
   ),
-  ReplySample(op: .list, body: .list(ListReply(cues: [])), line: #"{"id":1,"ok":true,"cues":[]}"#),
+  ReplySample(op: ListRequest.op, body: ReplyBody(ListReply(cues: [])), line: #"{"id":1,"ok":true,"cues":[]}"#),
   ReplySample(
-    op: .status, body: .status(sampleStatus),
+    op: StatusRequest.op, body: ReplyBody(sampleStatus),
     line:
       #"{"id":1,"ok":true,"version":"0.2.0","pid":4242,"uptime":12.5,"device":{"name":"default","backend":"alsa","state":"lost","error":"No such device","format":"S16_LE","rate":48000,"periodFrames":240,"bufferFrames":960,"delayFrames":0,"opens":2,"losses":1},"voices":3,"voiceLimit":32,"plays":120,"underruns":0,"framesWritten":576000,"cues":5,"cueBytes":1048576,"clients":2,"players":1,"sounds":0,"systemVolume":0.8,"systemMuted":false,"deviceCurrentTime":12.25,"triggerLatency":{"count":120,"p50Us":850,"p99Us":2100.5,"maxUs":3000},"paging":{"played":4,"ignored":0,"too-soon":1,"late":0,"unbound":0,"merged":0,"unchanged":2,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/run/user/1000/cued/cued.sock","scheduling":{"policy":"other","refused":"Operation not permitted"}}"#
   ),
   ReplySample(
-    op: .status,
-    body: .status(
+    op: StatusRequest.op,
+    body: ReplyBody(
       StatusReply(
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s")),
     line:
@@ -78,8 +78,8 @@ let replySamples: [ReplySample] = [
   ),
   // Real-time from RTKit after SCHED_FIFO was refused; and neither.
   ReplySample(
-    op: .status,
-    body: .status(
+    op: StatusRequest.op,
+    body: ReplyBody(
       StatusReply(
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s",
         scheduling: .init(policy: "rr", priority: 15, via: "rtkit"))),
@@ -87,8 +87,8 @@ let replySamples: [ReplySample] = [
       #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"rr","priority":15,"via":"rtkit"}}"#
   ),
   ReplySample(
-    op: .status,
-    body: .status(
+    op: StatusRequest.op,
+    body: ReplyBody(
       StatusReply(
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s",
         scheduling: .init(policy: "other", refused: "Operation not permitted", rtkit: "not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"))),
@@ -96,8 +96,8 @@ let replySamples: [ReplySample] = [
       #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other","refused":"Operation not permitted","rtkit":"not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"}}"#
   ),
   ReplySample(
-    op: .reload,
-    body: .reload(
+    op: ReloadRequest.op,
+    body: ReplyBody(
       ReloadReply(
         library: .init(cues: 3, added: ["a"], changed: [], removed: []),
         failed: [.init(path: "/srv/sounds/bad.mp3", reason: "not an MPEG stream")])),
@@ -105,12 +105,12 @@ let replySamples: [ReplySample] = [
       #"{"id":1,"ok":true,"cues":3,"added":["a"],"changed":[],"removed":[],"failed":[{"path":"/srv/sounds/bad.mp3","reason":"not an MPEG stream"}]}"#
   ),
   ReplySample(
-    op: .subscribe, body: .subscribe(SubscribeReply(filter: EventFilter(kinds: [.started, .finished]))),
+    op: SubscribeRequest.op, body: ReplyBody(SubscribeReply(filter: EventFilter(kinds: [.started, .finished]))),
     line: #"{"id":1,"ok":true,"kinds":["finished","started"]}"#),
-  ReplySample(op: .unsubscribe, body: .unsubscribe(EmptyReply()), line: #"{"id":1,"ok":true}"#),
+  ReplySample(op: UnsubscribeRequest.op, body: ReplyBody(EmptyReply()), line: #"{"id":1,"ok":true}"#),
   ReplySample(
-    op: .playerCreate,
-    body: .playerCreate(
+    op: PlayerCreateRequest.op,
+    body: ReplyBody(
       PlayerCreateReply(
         player: 4,
         properties: PlayerProperties(
@@ -120,42 +120,42 @@ let replySamples: [ReplySample] = [
       #"{"id":1,"ok":true,"player":4,"volume":0.5,"pan":0,"numberOfLoops":-1,"currentTime":0,"duration":1.5,"isPlaying":false,"numberOfChannels":2,"deviceCurrentTime":3.25,"enableRate":false,"rate":1,"meteringEnabled":false,"detached":true,"cue":"hum"}"#
   ),
   ReplySample(
-    op: .playerGet,
-    body: .player(
+    op: PlayerGetRequest.op,
+    body: ReplyBody(
       PlayerProperties(
         pan: -0.5, currentTime: 0.75, duration: 1.5, isPlaying: true, numberOfChannels: 1, deviceCurrentTime: 4,
         enableRate: true, rate: 1.25, meteringEnabled: true, cue: "hum", averagePower: [-20.5], peakPower: [-6])),
     line:
       #"{"id":1,"ok":true,"volume":1,"pan":-0.5,"numberOfLoops":0,"currentTime":0.75,"duration":1.5,"isPlaying":true,"numberOfChannels":1,"deviceCurrentTime":4,"enableRate":true,"rate":1.25,"meteringEnabled":true,"detached":false,"cue":"hum","averagePower":[-20.5],"peakPower":[-6]}"#
   ),
-] + [Op.playerPrepare, .playerPause, .playerStop, .playerSet].map { op in
+] + [PlayerPrepareRequest.op, PlayerPauseRequest.op, PlayerStopRequest.op, PlayerSetRequest.op].map { op in
   ReplySample(
-    op: op, body: .player(PlayerProperties()),
+    op: op, body: ReplyBody(PlayerProperties()),
     line:
       #"{"id":1,"ok":true,"volume":1,"pan":0,"numberOfLoops":0,"currentTime":0,"duration":0,"isPlaying":false,"numberOfChannels":0,"deviceCurrentTime":0,"enableRate":false,"rate":1,"meteringEnabled":false,"detached":false}"#
   )
 } + [
-  ReplySample(op: .playerPlay, body: .playerPlay(PlayerPlayReply()), line: #"{"id":1,"ok":true,"playing":true}"#),
+  ReplySample(op: PlayerPlayRequest.op, body: ReplyBody(PlayerPlayReply()), line: #"{"id":1,"ok":true,"playing":true}"#),
   ReplySample(
-    op: .playerPlay, body: .playerPlay(PlayerPlayReply(playing: false, silenced: .level)),
+    op: PlayerPlayRequest.op, body: ReplyBody(PlayerPlayReply(playing: false, silenced: .level)),
     line: #"{"id":1,"ok":true,"playing":false,"played":false,"reason":"level"}"#),
-  ReplySample(op: .playerDestroy, body: .playerDestroy(PlayerDestroyReply(destroyed: 4)), line: #"{"id":1,"ok":true,"destroyed":4}"#),
-  ReplySample(op: .soundCreate, body: .soundCreate(SoundCreateReply(sound: 5)), line: #"{"id":1,"ok":true,"sound":5}"#),
-  ReplySample(op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9))), line: #"{"id":1,"ok":true,"voice":9,"played":true}"#),
+  ReplySample(op: PlayerDestroyRequest.op, body: ReplyBody(PlayerDestroyReply(destroyed: 4)), line: #"{"id":1,"ok":true,"destroyed":4}"#),
+  ReplySample(op: SoundCreateRequest.op, body: ReplyBody(SoundCreateReply(sound: 5)), line: #"{"id":1,"ok":true,"sound":5}"#),
+  ReplySample(op: SoundPlayRequest.op, body: ReplyBody(SoundPlayReply.playing(PlayReply(voice: 9))), line: #"{"id":1,"ok":true,"voice":9,"played":true}"#),
   ReplySample(
-    op: .soundPlay, body: .soundPlay(.playing(PlayReply(voice: 9, stole: 2))), line: #"{"id":1,"ok":true,"voice":9,"played":true,"stole":2}"#),
-  ReplySample(op: .soundPlay, body: .soundPlay(.silent(.muted)), line: #"{"id":1,"ok":true,"played":false,"reason":"muted","muted":true}"#),
-  ReplySample(op: .soundPlay, body: .soundPlay(.silent(.level)), line: #"{"id":1,"ok":true,"played":false,"reason":"level"}"#),
+    op: SoundPlayRequest.op, body: ReplyBody(SoundPlayReply.playing(PlayReply(voice: 9, stole: 2))), line: #"{"id":1,"ok":true,"voice":9,"played":true,"stole":2}"#),
+  ReplySample(op: SoundPlayRequest.op, body: ReplyBody(SoundPlayReply.silent(.muted)), line: #"{"id":1,"ok":true,"played":false,"reason":"muted","muted":true}"#),
+  ReplySample(op: SoundPlayRequest.op, body: ReplyBody(SoundPlayReply.silent(.level)), line: #"{"id":1,"ok":true,"played":false,"reason":"level"}"#),
   ReplySample(
-    op: .soundCompletion, body: .soundCompletion(SoundCompletionReply(sound: 5, completion: true)),
+    op: SoundCompletionRequest.op, body: ReplyBody(SoundCompletionReply(sound: 5, completion: true)),
     line: #"{"id":1,"ok":true,"sound":5,"completion":true}"#),
   ReplySample(
-    op: .soundDispose, body: .soundDispose(SoundDisposeReply(sound: 5, playing: 1)), line: #"{"id":1,"ok":true,"sound":5,"playing":1}"#),
-  ReplySample(op: .system, body: .system(SystemReply(volume: 0.5, muted: false)), line: #"{"id":1,"ok":true,"volume":0.5,"muted":false}"#),
+    op: SoundDisposeRequest.op, body: ReplyBody(SoundDisposeReply(sound: 5, playing: 1)), line: #"{"id":1,"ok":true,"sound":5,"playing":1}"#),
+  ReplySample(op: SystemRequest.op, body: ReplyBody(SystemReply(volume: 0.5, muted: false)), line: #"{"id":1,"ok":true,"volume":0.5,"muted":false}"#),
   ReplySample(
-    op: nil, body: .paging(PagingOutcome(decision: .played, cue: "page-next", voice: 12)),
+    op: nil, body: ReplyBody(PagingOutcome(decision: .played, cue: "page-next", voice: 12)),
     line: #"{"id":1,"ok":true,"decision":"played","cue":"page-next","voice":12}"#),
-  ReplySample(op: nil, body: .paging(PagingOutcome(decision: .unbound)), line: #"{"id":1,"ok":true,"decision":"unbound"}"#),
+  ReplySample(op: nil, body: ReplyBody(PagingOutcome(decision: .unbound)), line: #"{"id":1,"ok":true,"decision":"unbound"}"#),
 ]
 
 @Suite("Typed replies")
@@ -180,7 +180,7 @@ struct ReplyTests {
     if let op = sample.op {
       decoded = try ReplyBody(op: op, reply: object)
     } else {
-      decoded = .paging(try PagingOutcome(reply: object))
+      decoded = ReplyBody(try PagingOutcome(reply: object))
     }
     #expect(decoded == sample.body)
   }
@@ -199,11 +199,11 @@ struct ReplyTests {
   }
 
   @Test("refuses a reply that lacks what it needs", arguments: [
-    (Op.play, #"{"id":1,"ok":true,"stole":3}"#),
-    (.status, #"{"id":1,"ok":true,"version":"0.2.0"}"#),
-    (.playerGet, #"{"id":1,"ok":true,"volume":"loud"}"#),
-    (.soundDispose, #"{"id":1,"ok":true,"sound":5}"#),
-    (.ping, #"{"id":1,"ok":true}"#),
+    (PlayRequest.op, #"{"id":1,"ok":true,"stole":3}"#),
+    (StatusRequest.op, #"{"id":1,"ok":true,"version":"0.2.0"}"#),
+    (PlayerGetRequest.op, #"{"id":1,"ok":true,"volume":"loud"}"#),
+    (SoundDisposeRequest.op, #"{"id":1,"ok":true,"sound":5}"#),
+    (PingRequest.op, #"{"id":1,"ok":true}"#),
   ])
   func refusesAnIncompleteReply(_ op: Op, _ line: String) throws {
     let object = try JSONParser.parse(Array(line.utf8))

@@ -32,7 +32,7 @@ struct RequestTests {
 
   @Test func anyNegativeLoopCountMeansUntilStopped() throws {
     let envelope = try decode(#"{"op":"play","cue":"a","loops":-1e300}"#).get()
-    guard case .play(let p) = envelope.request else { Issue.record("not play"); return }
+    guard let p = envelope.request.body(as: PlayRequest.self)?.parameters else { Issue.record("not play"); return }
     #expect(p.loops < 0)
   }
 
@@ -111,7 +111,7 @@ struct RequestTests {
   }
 
   @Test func repliesAndEventsAreToldApart() throws {
-    let reply = try ServerMessage.parse(ReplyEnvelope.success(id: .number(3), .play(PlayReply(voice: 9))).line.dropLast())
+    let reply = try ServerMessage.parse(ReplyEnvelope.success(id: .number(3), ReplyBody(PlayReply(voice: 9))).line.dropLast())
     guard case .reply(let id, .success(let body)) = reply else { Issue.record("not a reply"); return }
     #expect(id == .number(3))
     #expect(try PlayReply(reply: body) == PlayReply(voice: 9))

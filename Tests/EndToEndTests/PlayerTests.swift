@@ -162,7 +162,7 @@ struct PlayerTests {
     let capture = try rig.finish()
     let source = try decoded("tone-44100-vbr.mp3")
     // Somewhere in the capture there is silence (the pause); without it, the samples are the source's.
-    let firstSilence = try #require((0..<(capture.count / 2)).first { capture[2 * $0] == 0 && capture[2 * $0 + 1] == 0 && $0 > 0 })
+    let firstSilence = try #require((0..<(capture.count / 2)).first { (i: Int) -> Bool in capture[2 * i] == 0 && capture[2 * i + 1] == 0 && i > 0 })
     #expect(firstSilence < source.count / 2, "the pause left no silence inside the cue")
     #expect(sounding(capture) == sounding(source))
   }

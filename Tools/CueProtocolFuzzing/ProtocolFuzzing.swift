@@ -181,7 +181,7 @@ public enum ProtocolFuzzing {
   }
 
   /// The success body the checks write: only the id and the outcome are read back.
-  private static let emptyBody = ReplyBody.unsubscribe(EmptyReply())
+  private static let emptyBody = ReplyBody(EmptyReply())
 
   /// A reply must be one well-formed wire line that a client reads back with the same id and error.
   private static func checkReply(_ envelope: ReplyEnvelope, for line: [UInt8]) throws(Violation) {

@@ -170,7 +170,7 @@ final class Worker {
     waitForBudget()
     context.ledger.reserve()
     defer { context.ledger.release() }
-    guard let reply = try ask(wire, .sound(.play(sound: sound)), as: SoundPlayReply.self) else { return }
+    guard let reply = try ask(wire, Request(SoundPlayRequest(sound: sound)), as: SoundPlayReply.self) else { return }
     counts[.soundPlays] += 1
     switch reply {
     case .playing(let play): started(play)
@@ -222,48 +222,48 @@ final class Worker {
       source: source(), enableRate: enableRate, meteringEnabled: chance(25),
       settings: PlayerSettings(
         volume: unit(), pan: panValue(), numberOfLoops: chance(20) ? -1 : random(0..<2), rate: enableRate ? 1.25 : nil))
-    guard let player = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player else { return }
+    guard let player = try ask(wire, Request(PlayerCreateRequest(creation)), as: PlayerCreateReply.self)?.player else { return }
     counts[.playersCreated] += 1
-    _ = try ask(wire, .player(.play(player: player, atDeviceTime: nil)))
+    _ = try ask(wire, Request(PlayerPlayRequest(player: player, atDeviceTime: nil)))
     for _ in 0..<random(0..<4) {
       switch random(0..<6) {
-      case 0: _ = try ask(wire, .player(.set(player: player, PlayerSettings(volume: unit(), fade: 0.02))))
-      case 1: _ = try ask(wire, .player(.set(player: player, PlayerSettings(currentTime: unit() * 0.05))))
-      case 2: _ = try ask(wire, .player(.get(player: player)))
+      case 0: _ = try ask(wire, Request(PlayerSetRequest(player: player, PlayerSettings(volume: unit(), fade: 0.02))))
+      case 1: _ = try ask(wire, Request(PlayerSetRequest(player: player, PlayerSettings(currentTime: unit() * 0.05))))
+      case 2: _ = try ask(wire, Request(PlayerGetRequest(player: player)))
       case 3:
-        _ = try ask(wire, .player(.pause(player: player)))
-        _ = try ask(wire, .player(.play(player: player, atDeviceTime: nil)))
+        _ = try ask(wire, Request(PlayerPauseRequest(player: player)))
+        _ = try ask(wire, Request(PlayerPlayRequest(player: player, atDeviceTime: nil)))
       case 4:
-        _ = try ask(wire, .player(.stop(player: player)))
-        _ = try ask(wire, .player(.play(player: player, atDeviceTime: nil)))
+        _ = try ask(wire, Request(PlayerStopRequest(player: player)))
+        _ = try ask(wire, Request(PlayerPlayRequest(player: player, atDeviceTime: nil)))
       default:
         if enableRate {
-          _ = try ask(wire, .player(.set(player: player, PlayerSettings(rate: 0.5 + unit() * 1.5))))
+          _ = try ask(wire, Request(PlayerSetRequest(player: player, PlayerSettings(rate: 0.5 + unit() * 1.5))))
         } else {
-          _ = try ask(wire, .player(.set(player: player, PlayerSettings(pan: panValue(), fade: 0.01))))
+          _ = try ask(wire, Request(PlayerSetRequest(player: player, PlayerSettings(pan: panValue(), fade: 0.01))))
         }
       }
     }
     switch random(0..<3) {
-    case 0: _ = try ask(wire, .player(.pause(player: player)))
-    case 1: _ = try ask(wire, .player(.stop(player: player)))
+    case 0: _ = try ask(wire, Request(PlayerPauseRequest(player: player)))
+    case 1: _ = try ask(wire, Request(PlayerStopRequest(player: player)))
     default: break
     }
-    if try ask(wire, .player(.destroy(player: player))) != nil { counts[.playersDestroyed] += 1 }
+    if try ask(wire, Request(PlayerDestroyRequest(player: player))) != nil { counts[.playersDestroyed] += 1 }
   }
 
   // MARK: - System sounds
 
   private func soundSession(_ wire: Wire) throws(WireError) {
     counts[.soundSessions] += 1
-    guard let sound = try ask(wire, .sound(.create(source(), detached: false)), as: SoundCreateReply.self)?.sound else { return }
+    guard let sound = try ask(wire, Request(SoundCreateRequest(source(), detached: false)), as: SoundCreateReply.self)?.sound else { return }
     counts[.soundsCreated] += 1
-    if chance(50) { _ = try ask(wire, .sound(.completion(sound: sound, enabled: true))) }
+    if chance(50) { _ = try ask(wire, Request(SoundCompletionRequest(sound: sound, enabled: true))) }
     for _ in 0..<(2 + random(0..<3)) {
       try playSound(sound, on: wire)
     }
     // Disposed of right after the last play: by default what plays finishes; `now` fades it out.
-    if try ask(wire, .sound(.dispose(sound: sound, now: chance(30)))) != nil { counts[.soundsDisposed] += 1 }
+    if try ask(wire, Request(SoundDisposeRequest(sound: sound, now: chance(30)))) != nil { counts[.soundsDisposed] += 1 }
   }
 
   // MARK: - Connect/disconnect cycles
@@ -338,19 +338,19 @@ final class Worker {
       let wire = try connect()
       let creation = PlayerCreation(
         source: .cue(cue().name), settings: PlayerSettings(volume: unit(), numberOfLoops: chance(50) ? -1 : 0))
-      if let id = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player {
+      if let id = try ask(wire, Request(PlayerCreateRequest(creation)), as: PlayerCreateReply.self)?.player {
         counts[.playersCreated] += 1
         counts[.leftToClose] += 1
-        _ = try ask(wire, .player(.play(player: id, atDeviceTime: nil)))
+        _ = try ask(wire, Request(PlayerPlayRequest(player: id, atDeviceTime: nil)))
       }
       wire.close()
     case "sound-left":
       // The sound is disposed of with the connection; its plays finish.
       let wire = try connect()
-      if let id = try ask(wire, .sound(.create(.cue(cue().name), detached: false)), as: SoundCreateReply.self)?.sound {
+      if let id = try ask(wire, Request(SoundCreateRequest(.cue(cue().name), detached: false)), as: SoundCreateReply.self)?.sound {
         counts[.soundsCreated] += 1
         counts[.leftToClose] += 1
-        if chance(50) { _ = try ask(wire, .sound(.completion(sound: id, enabled: true))) }
+        if chance(50) { _ = try ask(wire, Request(SoundCompletionRequest(sound: id, enabled: true))) }
         for _ in 0..<2 { try playSound(id, on: wire) }
       }
       wire.close()
@@ -374,19 +374,19 @@ final class Worker {
       var player: UInt64? = nil
       var sound: UInt64? = nil
       let creation = PlayerCreation(source: .cue(cue().name), detached: true, settings: PlayerSettings(volume: unit()))
-      if let id = try ask(wire, .player(.create(creation)), as: PlayerCreateReply.self)?.player {
+      if let id = try ask(wire, Request(PlayerCreateRequest(creation)), as: PlayerCreateReply.self)?.player {
         counts[.playersCreated] += 1
         player = id
-        _ = try ask(wire, .player(.play(player: id, atDeviceTime: nil)))
+        _ = try ask(wire, Request(PlayerPlayRequest(player: id, atDeviceTime: nil)))
       }
-      if let id = try ask(wire, .sound(.create(.cue(cue().name), detached: true)), as: SoundCreateReply.self)?.sound {
+      if let id = try ask(wire, Request(SoundCreateRequest(.cue(cue().name), detached: true)), as: SoundCreateReply.self)?.sound {
         counts[.soundsCreated] += 1
         sound = id
         try playSound(id, on: wire)
       }
       wire.close()
-      if let player, try ask(own, .player(.destroy(player: player))) != nil { counts[.playersDestroyed] += 1 }
-      if let sound, try ask(own, .sound(.dispose(sound: sound, now: chance(50)))) != nil { counts[.soundsDisposed] += 1 }
+      if let player, try ask(own, Request(PlayerDestroyRequest(player: player))) != nil { counts[.playersDestroyed] += 1 }
+      if let sound, try ask(own, Request(SoundDisposeRequest(sound: sound, now: chance(50)))) != nil { counts[.soundsDisposed] += 1 }
     default:  // "half-close"
       // shutdown(SHUT_WR): the daemon answers, sends the owed `finished`, then closes.
       waitForBudget()
@@ -399,8 +399,8 @@ final class Worker {
       counts[.requests] += 1
       counts[.playRequests] += 1
       let before = tally.events[EventKind.finished.rawValue, default: 0]
-      let body = counts.record(Op.play.rawValue, try wire.reply(to: id))
-      if let body, let reply = counts.decode(PlayReply.self, body, Op.play.rawValue) {
+      let body = counts.record(PlayRequest.op.rawValue, try wire.reply(to: id))
+      if let body, let reply = counts.decode(PlayReply.self, body, PlayRequest.op.rawValue) {
         counts[.plays] += 1
         counts[.notifyPlays] += 1
         started(reply)

@@ -143,32 +143,19 @@ extension CueClient {
     try await handle(key, of: PlayerRecord.self)
   }
 
-  /// Sends the player request `make` builds from the player's current id, on the connection where that id is valid.
-  func playerRequest(_ key: Int, _ make: @Sendable (UInt64) -> PlayerRequest) async throws(ClientError) -> ReplyBody {
+  /// Sends the player request `make` builds from the player's current id, on the connection where
+  /// that id is valid; returns the reply as the op's type. A reply with the player's properties
+  /// (`player.get`, `.set`, …) updates the settings the client restores after a reconnection.
+  func playerRequest<R: RequestFields>(_ key: Int, _ make: @Sendable (UInt64) -> R) async throws(ClientError) -> R.Reply {
     for _ in 0..<2 {
       let (id, current) = try await playerHandle(key)
-      let request = make(id)
-      if let reply = try await exchange(.player(request), on: current) {
-        let body: ReplyBody
-        do {
-          body = try ReplyBody(op: request.op, reply: reply)
-        } catch {
-          throw .protocolViolation("\(error.message): \(reply)")
-        }
-        if case .player(let properties) = body { players[key]?.remember(properties) }
+      if let reply = try await exchange(Request(make(id)), on: current) {
+        let body = try R.Reply.read(reply)
+        if let properties = body as? PlayerProperties { players[key]?.remember(properties) }
         return body
       }
     }
     throw .disconnected(socketPath: socketPath)
-  }
-
-  /// `playerRequest` for the requests answered with the player's properties (`player.get`, `.set`, …).
-  func playerProperties(_ key: Int, _ make: @Sendable (UInt64) -> PlayerRequest) async throws(ClientError) -> PlayerProperties {
-    let body = try await playerRequest(key, make)
-    guard case .player(let properties) = body else {
-      throw .protocolViolation("a player request was answered with \(JSONValue.object(body.fields))")
-    }
-    return properties
   }
 
   /// The player's id on the daemon now (it changes when the player is made again after a reconnection).
@@ -185,7 +172,7 @@ extension CueClient {
       finishWaiters[key, default: []].append((current.serial, token, continuation))
       let reply: JSONValue?
       do throws(ClientError) {
-        reply = try await exchange(.player(.play(player: id, atDeviceTime: nil)), on: current)
+        reply = try await exchange(Request(PlayerPlayRequest(player: id, atDeviceTime: nil)), on: current)
       } catch {
         removeFinishWaiter(key, token: token)
         throw error
@@ -217,7 +204,7 @@ extension CueClient {
     guard let id = record.daemonID, let current = try await reachable(record.detached, madeOn: record.connection) else { return }
     guard players[key]?.exists(on: current, epoch: daemonEpoch) == true else { return }
     do throws(ClientError) {
-      _ = try await exchange(.player(.destroy(player: id)), on: current)
+      _ = try await exchange(Request(PlayerDestroyRequest(player: id)), on: current)
     } catch {
       if case .refused(let refusal) = error, refusal.code == .unknownPlayer { return }
       throw error
@@ -275,11 +262,11 @@ extension CueClient {
     for _ in 0..<2 {
       let (id, current) = try await soundHandle(key)
       if completion != nil, sounds[key]?.completionConnection != current.serial {
-        guard try await exchange(.sound(.completion(sound: id, enabled: true)), on: current) != nil else { continue }
+        guard try await exchange(Request(SoundCompletionRequest(sound: id, enabled: true)), on: current) != nil else { continue }
         sounds[key]?.completionConnection = current.serial
       }
       let hook = completion.map { ReplyHook.soundCompletion($0) }
-      guard let reply = try await exchange(.sound(.play(sound: id)), on: current, hook: hook) else { continue }
+      guard let reply = try await exchange(Request(SoundPlayRequest(sound: id)), on: current, hook: hook) else { continue }
       return try SoundPlayReply.read(reply).voice
     }
     throw .disconnected(socketPath: socketPath)
@@ -292,7 +279,7 @@ extension CueClient {
     guard let id = record.daemonID, let current = try await reachable(record.detached, madeOn: record.connection) else { return }
     guard sounds[key]?.exists(on: current, epoch: daemonEpoch) == true else { return }
     do throws(ClientError) {
-      _ = try await exchange(.sound(.dispose(sound: id, now: now)), on: current)
+      _ = try await exchange(Request(SoundDisposeRequest(sound: id, now: now)), on: current)
     } catch {
       if case .refused(let refusal) = error, refusal.code == .unknownSound { return }
       throw error
@@ -353,12 +340,12 @@ extension PlayerRecord {
   static func create(_ key: Int, from record: PlayerRecord, on current: Connection, in client: isolated CueClient)
     async throws(ClientError) -> UInt64?
   {
-    guard let reply = try await client.exchange(.player(.create(record.creation)), on: current) else { return nil }
+    guard let reply = try await client.exchange(Request(PlayerCreateRequest(record.creation)), on: current) else { return nil }
     let created = try PlayerCreateReply.read(reply)
     let id = created.player
     guard client.players[key] != nil else {
       // Destroyed while it was being made: do not leave it behind.
-      _ = try? await client.exchange(.player(.destroy(player: id)), on: current)
+      _ = try? await client.exchange(Request(PlayerDestroyRequest(player: id)), on: current)
       throw gone(key)
     }
     if let old = client.players[key]?.daemonID, client.playerKeys[old] == key { client.playerKeys[old] = nil }
@@ -373,7 +360,7 @@ extension SoundRecord {
   static func create(_ key: Int, from record: SoundRecord, on current: Connection, in client: isolated CueClient)
     async throws(ClientError) -> UInt64?
   {
-    guard let reply = try await client.exchange(.sound(.create(record.source, detached: record.detached)), on: current) else {
+    guard let reply = try await client.exchange(Request(SoundCreateRequest(record.source, detached: record.detached)), on: current) else {
       return nil
     }
     let id = try SoundCreateReply.read(reply).sound

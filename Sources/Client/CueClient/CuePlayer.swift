@@ -94,7 +94,7 @@ public final class CuePlayer: Sendable {
 
   /// Reads every property in one request.
   public func status() async throws(ClientError) -> PlayerStatus {
-    PlayerStatus(try await client.playerProperties(key) { .get(player: $0) })
+    PlayerStatus(try await client.playerRequest(key) { PlayerGetRequest(player: $0) })
   }
 
   /// The player's id in the daemon now (events carry it); it changes when the player is made again after a reconnection.
@@ -116,45 +116,45 @@ public final class CuePlayer: Sendable {
   /// Sets the volume (0…1), ramping to it over `fadeDuration` seconds while playing.
   public func setVolume(_ volume: Double, fadeDuration: Double = 0) async throws(ClientError) {
     _ = try await client.playerRequest(key) {
-      .set(player: $0, PlayerSettings(volume: volume, fade: fadeDuration > 0 ? fadeDuration : nil))
+      PlayerSetRequest(player: $0, PlayerSettings(volume: volume, fade: fadeDuration > 0 ? fadeDuration : nil))
     }
   }
 
   /// Sets the pan, -1 (left) … 1 (right).
   public func setPan(_ pan: Double) async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .set(player: $0, PlayerSettings(pan: pan)) }
+    _ = try await client.playerRequest(key) { PlayerSetRequest(player: $0, PlayerSettings(pan: pan)) }
   }
 
   /// Sets the loop count (AVAudioPlayer's numberOfLoops; applies to the play under way too).
   public func setNumberOfLoops(_ loops: Int) async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .set(player: $0, PlayerSettings(numberOfLoops: loops)) }
+    _ = try await client.playerRequest(key) { PlayerSetRequest(player: $0, PlayerSettings(numberOfLoops: loops)) }
   }
 
   /// Seeks to `time` seconds (while playing, the jump is sample-accurate).
   public func setCurrentTime(_ time: Double) async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .set(player: $0, PlayerSettings(currentTime: time)) }
+    _ = try await client.playerRequest(key) { PlayerSetRequest(player: $0, PlayerSettings(currentTime: time)) }
   }
 
   /// Sets the speed, 0.5…2; needs `enableRate` (else `.refused` with `not-enabled`).
   public func setRate(_ rate: Double) async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .set(player: $0, PlayerSettings(rate: rate)) }
+    _ = try await client.playerRequest(key) { PlayerSetRequest(player: $0, PlayerSettings(rate: rate)) }
   }
 
   // MARK: Actions
 
   /// Decodes (for a file) and opens the device, so that `play()` starts within one period.
   public func prepareToPlay() async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .prepare(player: $0) }
+    _ = try await client.playerRequest(key) { PlayerPrepareRequest(player: $0) }
   }
 
   /// Starts or resumes playing from `currentTime`; does nothing while already playing.
   public func play() async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .play(player: $0, atDeviceTime: nil) }
+    _ = try await client.playerRequest(key) { PlayerPlayRequest(player: $0, atDeviceTime: nil) }
   }
 
   /// Starts playing when the device clock reaches `time` (a `deviceCurrentTime` value), to the sample.
   public func play(atTime time: Double) async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .play(player: $0, atDeviceTime: time) }
+    _ = try await client.playerRequest(key) { PlayerPlayRequest(player: $0, atDeviceTime: time) }
   }
 
   /// Plays and waits until the player finishes; returns `successfully` of its `finished` event
@@ -165,12 +165,12 @@ public final class CuePlayer: Sendable {
 
   /// Pauses at once, keeping the position; `play()` resumes from there. Sends no `finished`.
   public func pause() async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .pause(player: $0) }
+    _ = try await client.playerRequest(key) { PlayerPauseRequest(player: $0) }
   }
 
   /// Stops with a short fade, keeping the position (as AVAudioPlayer's stop). Sends no `finished`.
   public func stop() async throws(ClientError) {
-    _ = try await client.playerRequest(key) { .stop(player: $0) }
+    _ = try await client.playerRequest(key) { PlayerStopRequest(player: $0) }
   }
 
   /// Destroys the player in the daemon and ends `events`; later calls throw `.refused` (`unknown-player`).

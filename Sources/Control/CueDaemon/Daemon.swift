@@ -55,6 +55,22 @@ public final class Daemon<Device: OutputDevice> {
   var running = true
   private var signalFD: SignalFD? = nil
   private var watchdog: Watchdog? = nil
+  /// The handler of each op, registered by its owner (`OpOwner`): the daemon itself, or the object it names.
+  lazy var routes = Routes { [unowned self] owner -> any OpHandler in
+    switch owner {
+    case .daemon: self
+    case .players: players
+    case .sounds: sounds
+    case .levels: levels
+    case .reloader: reloader
+    }
+  }
+
+  /// What `hello` says this daemon can do: the protocol's ops, kinds and limits, and those its settings chose.
+  lazy var capabilities = HelloReply.Capabilities.current(limits: [
+    ("clients", configuration.maximumClients), ("players", configuration.maximumPlayers),
+    ("sounds", configuration.maximumSounds), ("voices", configuration.voiceLimit), ("cues", configuration.maximumCues),
+  ])
 
   /// The configuration in force (reloads change the reloadable part).
   public var configuration: DaemonConfiguration { reloader.configuration }
@@ -124,6 +140,7 @@ public final class Daemon<Device: OutputDevice> {
     paging = Paging(gate: gate, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
+    _ = routes  // built now: a daemon that lacks a handler for an op does not start
     levels.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
   }
 
@@ -316,107 +333,6 @@ public final class Daemon<Device: OutputDevice> {
     guard let next = [device.retryDeadline, watchdog?.due, quietHoursBoundary].compactMap({ $0 }).min() else { return -1 }
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))
-  }
-
-  // MARK: - Requests
-
-  func handle(line: [UInt8], from client: ClientConnection) {
-    switch RequestDecoder.decodeLine(line) {
-    case .failure(let failure):
-      client.send(.failure(id: failure.id, failure.error))
-    case .success(.carousel(let message)):
-      events.holding {
-        let outcome = paging.handle(message, arrivedAt: client.lastReceived, client: client.name)
-        // Fire-and-forget: a reply only when the message asked for one with an id.
-        if let id = message.id { client.send(.success(id: id, .paging(outcome))) }
-      }
-    case .success(.request(let envelope)):
-      // Events a request causes (a device opening, a muted completion) go out after its reply.
-      events.holding {
-        do throws(ProtocolError) {
-          if let reply = try perform(envelope.request, waiter: Waiter(client: client.serial, id: envelope.id), client: client) {
-            client.send(.success(id: envelope.id, reply))
-          }
-        } catch {
-          client.send(.failure(id: envelope.id, error))
-        }
-      }
-    }
-  }
-
-  /// What `hello` says this daemon can do: the protocol's ops, kinds and limits, and those its settings chose.
-  private lazy var capabilities = HelloReply.Capabilities.current(limits: [
-    ("clients", configuration.maximumClients), ("players", configuration.maximumPlayers),
-    ("sounds", configuration.maximumSounds), ("voices", configuration.voiceLimit), ("cues", configuration.maximumCues),
-  ])
-
-  /// Carries out one request; returns the reply, or nil when the reply comes later (to `waiter`).
-  func perform(_ request: Request, waiter: Waiter, client: ClientConnection) throws(ProtocolError) -> ReplyBody? {
-    switch request {
-    case .hello(let name):
-      if let name {
-        logger.debug("client \(client.serial) is \(name.prefix(64))")
-        client.name = String(name.prefix(128))
-      }
-      return .hello(HelloReply(capabilities: capabilities))
-    case .ping:
-      return .ping(PingReply())
-    case .play(let p):
-      if let event = p.event {
-        do {
-          return try themeSounds.play(p, event: event, waiter: waiter, client: client.name, arrival: client.lastReceived)
-        } catch {
-          if error.code == .unknownEvent { rules.count(.unknown) }
-          throw error
-        }
-      }
-      return .play(
-        try gate.playOneShot(
-          p, named: p.cue, owner: client.serial, client: client.name, arrival: client.lastReceived, events: events, catalog: catalog))
-    case .stop(let target, let fade):
-      let fadeFrames = fade.map { Int($0 * Double(configuration.sampleRate)) }
-      return .stop(StopReply(stopped: try voices.stop(target, fadeFrames: fadeFrames, catalog: catalog)))
-    case .list:
-      return .list(ListReply(cues: catalog.listing()))
-    case .status:
-      return .status(status.reply)
-    case .voices:
-      let now = clock.nanoseconds()
-      return .voices(VoicesReply(voices: voices.voices.sorted { $0.key.rawValue < $1.key.rawValue }.map { id, voice in
-        VoicesReply.Voice(
-          voice: id.rawValue, cue: voice.cue.name, origin: voice.origin, loops: voice.loops.numberOfLoops,
-          seconds: Double(now - voice.startedAt) / 1e9, stopping: voice.stopping)
-      }))
-    case .subscribe(let filter):
-      client.subscription = filter
-      return .subscribe(SubscribeReply(filter: filter))
-    case .unsubscribe:
-      client.subscription = nil
-      return .unsubscribe(EmptyReply())
-    case .player(let request):
-      return try players.perform(request, waiter: waiter)
-    case .sound(let request):
-      return try sounds.perform(request, waiter: waiter, arrival: client.lastReceived)
-    case .system(let volume, let muted):
-      // The system-sound switch is the `system` group's volume and mute.
-      levels.set(CueRule.systemGroup, volume: volume, muted: muted)
-      return .system(SystemReply(volume: levels.volume(CueRule.systemGroup), muted: levels.isMuted(CueRule.systemGroup)))
-    case .reload:
-      try reloader.request(from: waiter)
-      return nil
-    case .level(let level):
-      if let level { levels.setLevel(level, by: "client") }
-      return .level(levels.levelReply)
-    case .group(let name, let volume, let muted):
-      if let name {
-        guard levels.groupNames.contains(name) else {
-          let known = ([CueRule.defaultGroup] + levels.groupNames.filter { $0 != CueRule.defaultGroup }).joined(separator: ", ")
-          throw ProtocolError(.unknownGroup, "no group named '\(name.prefix(100))'; the groups are \(known) ([groups.NAME] in the config)")
-        }
-        levels.set(name, volume: volume, muted: muted)
-      }
-      return .group(levels.reply(name))
-    }
   }
 
   // MARK: - News from the audio thread and background work

@@ -262,3 +262,28 @@ final class GroupsAndLevels {
     LevelReply(level: level, setBy: setBy, quietHours: quietHours?.text, inQuietHours: inQuietHours)
   }
 }
+
+extension GroupsAndLevels: OpHandler {
+  /// `system`, `level` and `group`.
+  func register(_ routes: inout Routes) {
+    routes.on(SystemRequest.self) { [unowned self] request, _ in
+      // The system-sound switch is the `system` group's volume and mute.
+      set(CueRule.systemGroup, volume: request.volume, muted: request.muted)
+      return SystemReply(volume: volume(CueRule.systemGroup), muted: isMuted(CueRule.systemGroup))
+    }
+    routes.on(LevelRequest.self) { [unowned self] request, _ in
+      if let level = request.level { setLevel(level, by: "client") }
+      return levelReply
+    }
+    routes.on(GroupRequest.self) { [unowned self] request, _ throws(ProtocolError) in
+      if let name = request.name {
+        guard groupNames.contains(name) else {
+          let known = ([CueRule.defaultGroup] + groupNames.filter { $0 != CueRule.defaultGroup }).joined(separator: ", ")
+          throw ProtocolError(.unknownGroup, "no group named '\(name.prefix(100))'; the groups are \(known) ([groups.NAME] in the config)")
+        }
+        set(name, volume: request.volume, muted: request.muted)
+      }
+      return reply(request.name)
+    }
+  }
+}

@@ -39,41 +39,6 @@ final class Players {
   /// The `hello` name of a connection (by serial), for its ceiling.
   var clientName: (UInt64) -> String? = { _ in nil }
 
-  /// Carries out a `player.*` request; nil when the reply is deferred (it goes to `waiter` later).
-  func perform(_ request: PlayerRequest, waiter: Waiter) throws(ProtocolError) -> ReplyBody? {
-    switch request {
-    case .create(let creation):
-      return try create(creation, owner: waiter.client)
-    case .prepare(let id):
-      let player = try player(id)
-      // prepareToPlay: decoded and the device open, so that play starts within one period.
-      if player.cue == nil {
-        decode(player)
-        player.pendingReplies.append(waiter)
-        return nil  // answered once the file is decoded
-      }
-      if try device.prepare() { device.attach() }
-      return .player(properties(player))
-    case .play(let id, let at):
-      let silenced = try play(try player(id), atDeviceTime: at)
-      return .playerPlay(PlayerPlayReply(playing: silenced == nil, silenced: silenced))
-    case .pause(let id):
-      // Answered with the exact position once the audio thread reports where the voice stopped.
-      return try end(try player(id), fadeFrames: 0, waiter: waiter)
-    case .stop(let id):
-      return try end(try player(id), fadeFrames: voices.stopFadeFrames, waiter: waiter)
-    case .set(let id, let settings):
-      let player = try player(id)
-      try apply(settings, to: player)
-      return .player(properties(player))
-    case .get(let id):
-      return .player(properties(try player(id)))
-    case .destroy(let id):
-      destroy(try player(id))
-      return .playerDestroy(PlayerDestroyReply(destroyed: id))
-    }
-  }
-
   func player(_ id: UInt64) throws(ProtocolError) -> PlayerState {
     guard let player = players[id] else {
       throw ProtocolError(
@@ -83,7 +48,7 @@ final class Players {
     return player
   }
 
-  private func create(_ creation: PlayerCreation, owner: UInt64) throws(ProtocolError) -> ReplyBody {
+  private func create(_ creation: PlayerCreation, owner: UInt64) throws(ProtocolError) -> PlayerCreateReply {
     guard players.count < maximum else {
       throw ProtocolError(.limitReached, "cued already has \(maximum) players (--max-players); destroy some first")
     }
@@ -100,7 +65,7 @@ final class Players {
     _ = ids.make()
     players[player.id] = player
     player.loopsLeft = player.numberOfLoops
-    return .playerCreate(PlayerCreateReply(player: player.id, properties: properties(player)))
+    return PlayerCreateReply(player: player.id, properties: properties(player))
   }
 
   /// Starts decoding a path player's file in the background (once).
@@ -163,11 +128,11 @@ final class Players {
 
   /// Pause (no fade, sample-exact) or stop (a short fade): the player keeps its position either
   /// way. The reply waits for the voice's end, which reports the position; nil then.
-  private func end(_ player: PlayerState, fadeFrames: Int, waiter: Waiter) throws(ProtocolError) -> ReplyBody? {
+  private func end(_ player: PlayerState, fadeFrames: Int, waiter: Waiter) throws(ProtocolError) -> PlayerProperties? {
     player.pendingPlay = nil
     switch player.phase {
     case .idle, .decoding:
-      return .player(properties(player))
+      return properties(player)
     case .ending:
       player.pendingReplies.append(waiter)
       return nil
@@ -295,7 +260,7 @@ final class Players {
   private func answerPendingReplies(_ player: PlayerState) {
     let waiting = player.pendingReplies
     player.pendingReplies.removeAll()
-    for waiter in waiting { events.reply(to: waiter, .player(properties(player))) }
+    for waiter in waiting { events.reply(to: waiter, properties(player)) }
   }
 
   // MARK: - Connections
@@ -325,5 +290,49 @@ final class Players {
       (properties.averagePower, properties.peakPower) = player.meters(at: frame)
     }
     return properties
+  }
+}
+
+extension Players: OpHandler {
+  /// The `player.*` ops; a nil reply is deferred (it goes to the waiter later).
+  func register(_ routes: inout Routes) {
+    routes.on(PlayerCreateRequest.self) { [unowned self] request, context throws(ProtocolError) in
+      try create(request.creation, owner: context.waiter.client)
+    }
+    routes.on(PlayerPrepareRequest.self) { [unowned self] request, context throws(ProtocolError) in
+      try prepare(try player(request.player), waiter: context.waiter)
+    }
+    routes.on(PlayerPlayRequest.self) { [unowned self] request, _ throws(ProtocolError) in
+      let silenced = try play(try player(request.player), atDeviceTime: request.atDeviceTime)
+      return PlayerPlayReply(playing: silenced == nil, silenced: silenced)
+    }
+    // Pause and stop are answered with the exact position once the audio thread reports where the voice stopped.
+    routes.on(PlayerPauseRequest.self) { [unowned self] request, context throws(ProtocolError) in
+      try end(try player(request.player), fadeFrames: 0, waiter: context.waiter)
+    }
+    routes.on(PlayerStopRequest.self) { [unowned self] request, context throws(ProtocolError) in
+      try end(try player(request.player), fadeFrames: voices.stopFadeFrames, waiter: context.waiter)
+    }
+    routes.on(PlayerSetRequest.self) { [unowned self] request, _ throws(ProtocolError) in
+      let player = try player(request.player)
+      try apply(request.settings, to: player)
+      return properties(player)
+    }
+    routes.on(PlayerGetRequest.self) { [unowned self] request, _ throws(ProtocolError) in properties(try player(request.player)) }
+    routes.on(PlayerDestroyRequest.self) { [unowned self] request, _ throws(ProtocolError) in
+      destroy(try player(request.player))
+      return PlayerDestroyReply(destroyed: request.player)
+    }
+  }
+
+  /// prepareToPlay: decoded and the device open, so that play starts within one period; nil until the file is decoded.
+  private func prepare(_ player: PlayerState, waiter: Waiter) throws(ProtocolError) -> PlayerProperties? {
+    if player.cue == nil {
+      decode(player)
+      player.pendingReplies.append(waiter)
+      return nil
+    }
+    if try device.prepare() { device.attach() }
+    return properties(player)
   }
 }

@@ -168,7 +168,7 @@ final class Reloader {
     )
     let library = Event.Reloaded(cues: scan.cues.count, added: scan.added, changed: scan.changed, removed: scan.removed)
     let reply = ReloadReply(library: library, failed: scan.failures.map { ReloadReply.Failure(path: $0.path, reason: $0.reason) })
-    for waiter in waiters { events.reply(to: waiter, .reload(reply)) }
+    for waiter in waiters { events.reply(to: waiter, reply) }
     waiters = nextWaiters
     nextWaiters.removeAll()
     events.emit(.reloaded(library))
@@ -199,4 +199,14 @@ final class Reloader {
 func formatTenths(_ value: Double) -> String {
   let tenths = (value * 10).rounded() / 10
   return String(tenths)
+}
+
+extension Reloader: OpHandler {
+  /// `reload`: answered when the scan that sees it is done.
+  func register(_ routes: inout Routes) {
+    routes.on(ReloadRequest.self) { [unowned self] _, context throws(ProtocolError) in
+      try request(from: context.waiter)
+      return nil
+    }
+  }
 }

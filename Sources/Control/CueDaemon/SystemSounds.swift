@@ -54,39 +54,6 @@ final class SystemSounds {
 
   var count: Int { sounds.count }
 
-  /// Carries out a `sound.*` request; nil when the reply is deferred (a path decoding).
-  func perform(_ request: SoundRequest, waiter: Waiter, arrival: UInt64) throws(ProtocolError) -> ReplyBody? {
-    switch request {
-    case .create(let source, let detached):
-      guard sounds.count < maximum else {
-        throw ProtocolError(.limitReached, "cued already has \(maximum) system sounds (--max-sounds); dispose of some first")
-      }
-      switch source {
-      case .cue(let name):
-        let sound = SoundState(id: ids.make(), owner: waiter.client, detached: detached, cue: try catalog.cue(named: name))
-        sounds[sound.id] = sound
-        return .soundCreate(SoundCreateReply(sound: sound.id))
-      case .path(let requested):
-        let path = try files.resolve(requested)
-        let sound = SoundState(id: ids.make(), owner: waiter.client, detached: detached, cue: nil)
-        sounds[sound.id] = sound
-        sound.pendingReply = waiter
-        files.decode(path: path, token: sound.id)
-        return nil  // answered when the file is decoded
-      }
-    case .play(let id):
-      return .soundPlay(try play(try sound(id), client: waiter.client, arrival: arrival))
-    case .completion(let id, let enabled):
-      let sound = try sound(id, allowDisposed: true)
-      if enabled { sound.completionClients.insert(waiter.client) } else { sound.completionClients.remove(waiter.client) }
-      return .soundCompletion(SoundCompletionReply(sound: id, completion: enabled))
-    case .dispose(let id, let now):
-      let sound = try sound(id)
-      dispose(sound, now: now)
-      return .soundDispose(SoundDisposeReply(sound: id, playing: sound.liveVoices.count))
-    }
-  }
-
   /// The `hello` name of a connection (by serial), for its ceiling.
   var clientName: (UInt64) -> String? = { _ in nil }
 
@@ -153,7 +120,7 @@ final class SystemSounds {
     switch outcome {
     case .success(let cue):
       sound.cue = cue
-      events.reply(to: waiter, .soundCreate(SoundCreateReply(sound: sound.id)))
+      events.reply(to: waiter, SoundCreateReply(sound: sound.id))
       if !clientConnected(waiter.client) && !sound.detached { sounds[sound.id] = nil }
     case .failure(let error):
       sounds[sound.id] = nil
@@ -173,5 +140,46 @@ final class SystemSounds {
   func release(ownedBy client: UInt64) {
     for sound in sounds.values where sound.owner == client && !sound.detached && !sound.disposed { dispose(sound, now: false) }
     for sound in sounds.values { sound.completionClients.remove(client) }
+  }
+}
+
+extension SystemSounds: OpHandler {
+  /// The `sound.*` ops; `sound.create` of a path is answered once the file is decoded.
+  func register(_ routes: inout Routes) {
+    routes.on(SoundCreateRequest.self) { [unowned self] request, context throws(ProtocolError) in
+      try create(request.source, detached: request.detached, waiter: context.waiter)
+    }
+    routes.on(SoundPlayRequest.self) { [unowned self] request, context throws(ProtocolError) in
+      try play(try sound(request.sound), client: context.waiter.client, arrival: context.arrival)
+    }
+    routes.on(SoundCompletionRequest.self) { [unowned self] request, context throws(ProtocolError) in
+      let sound = try sound(request.sound, allowDisposed: true)
+      if request.enabled { sound.completionClients.insert(context.waiter.client) } else { sound.completionClients.remove(context.waiter.client) }
+      return SoundCompletionReply(sound: request.sound, completion: request.enabled)
+    }
+    routes.on(SoundDisposeRequest.self) { [unowned self] request, _ throws(ProtocolError) in
+      let sound = try sound(request.sound)
+      dispose(sound, now: request.now)
+      return SoundDisposeReply(sound: request.sound, playing: sound.liveVoices.count)
+    }
+  }
+
+  private func create(_ source: SoundSource, detached: Bool, waiter: Waiter) throws(ProtocolError) -> SoundCreateReply? {
+    guard sounds.count < maximum else {
+      throw ProtocolError(.limitReached, "cued already has \(maximum) system sounds (--max-sounds); dispose of some first")
+    }
+    switch source {
+    case .cue(let name):
+      let sound = SoundState(id: ids.make(), owner: waiter.client, detached: detached, cue: try catalog.cue(named: name))
+      sounds[sound.id] = sound
+      return SoundCreateReply(sound: sound.id)
+    case .path(let requested):
+      let path = try files.resolve(requested)
+      let sound = SoundState(id: ids.make(), owner: waiter.client, detached: detached, cue: nil)
+      sounds[sound.id] = sound
+      sound.pendingReply = waiter
+      files.decode(path: path, token: sound.id)
+      return nil  // answered when the file is decoded
+    }
   }
 }

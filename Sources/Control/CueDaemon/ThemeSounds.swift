@@ -63,7 +63,7 @@ final class ThemeSounds {
 
   /// Plays the theme's sound for `event`; nil when the reply comes once its file is decoded. The
   /// play goes through the gate under the rules of `[cues.EVENT]` (the level, its group, …).
-  func play(_ p: PlayParameters, event: String, waiter: Waiter, client: String?, arrival: UInt64) throws(ProtocolError) -> ReplyBody? {
+  func play(_ p: PlayParameters, event: String, waiter: Waiter, client: String?, arrival: UInt64) throws(ProtocolError) -> PlayReply? {
     switch resolver.resolve(event) {
     case .notFound:
       let places = resolver.baseDirectories.map { $0 + "/sounds" }.joined(separator: ", ")
@@ -75,7 +75,7 @@ final class ThemeSounds {
     case .file(let path):
       if let cue = cache[path] {
         touch(path)
-        return .play(try start(p, event: event, cue: cue, file: path, owner: waiter.client, client: client, arrival: arrival))
+        return try start(p, event: event, cue: cue, file: path, owner: waiter.client, client: client, arrival: arrival)
       }
       let first = pending[path] == nil
       pending[path, default: []].append(Waiting(parameters: p, event: event, waiter: waiter, client: client))
@@ -108,7 +108,7 @@ final class ThemeSounds {
         do throws(ProtocolError) {
           let reply = try start(
             play.parameters, event: play.event, cue: cue, file: path, owner: play.waiter.client, client: play.client, arrival: 0)
-          events.reply(to: play.waiter, .play(reply))
+          events.reply(to: play.waiter, reply)
         } catch {
           events.fail(play.waiter, error)
         }

@@ -90,13 +90,11 @@ struct PlayerCommand: ParsableCommand {
       let session = try Session(global)
       let source: SoundSource = cue.map { .cue($0) } ?? .path(path!)
       let settings = PlayerSettings(volume: volume, pan: pan, numberOfLoops: loops, rate: rate)
-      let id = try session.send(
-        .player(.create(PlayerCreation(source: source, detached: detach, enableRate: enableRate, meteringEnabled: metering, settings: settings))),
-        as: PlayerCreateReply.self
-      ).player
+      let creation = PlayerCreation(source: source, detached: detach, enableRate: enableRate, meteringEnabled: metering, settings: settings)
+      let id = try session.send(PlayerCreateRequest(creation)).player
       if !global.json { writeToStandardOutput("\(id)\n") }
       guard play else { return }
-      let reply = try session.send(.player(.play(player: id, atDeviceTime: nil)), as: PlayerPlayReply.self)
+      let reply = try session.send(PlayerPlayRequest(player: id, atDeviceTime: nil))
       if let reason = reply.silenced, !global.json { reportSilent("player \(id)", reason) }
       guard wait else { return }
       try waitForEnd(session, of: "player \(id)") { event in
@@ -110,7 +108,7 @@ struct PlayerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "prepareToPlay: decode and open the device so play starts within a period.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The player's id.") var player: UInt64
-    func run() throws { printFields(try Session(global).send(.player(.prepare(player: player))), global: global) }
+    func run() throws { printFields(try Session(global).send(Request(PlayerPrepareRequest(player: player))), global: global) }
   }
 
   struct PlayAction: ParsableCommand {
@@ -119,7 +117,7 @@ struct PlayerCommand: ParsableCommand {
     @Argument(help: "The player's id.") var player: UInt64
     @Option(help: ArgumentHelp("Start when the device clock (deviceCurrentTime) reaches this many seconds.", valueName: "seconds")) var at: Double?
     func run() throws {
-      let reply = try Session(global).send(.player(.play(player: player, atDeviceTime: at)), as: PlayerPlayReply.self)
+      let reply = try Session(global).send(PlayerPlayRequest(player: player, atDeviceTime: at))
       if let reason = reply.silenced, !global.json { reportSilent("player \(player)", reason) }
     }
   }
@@ -128,7 +126,7 @@ struct PlayerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Pauses a player; play resumes where it paused.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The player's id.") var player: UInt64
-    func run() throws { printFields(try Session(global).send(.player(.pause(player: player))), global: global) }
+    func run() throws { printFields(try Session(global).send(Request(PlayerPauseRequest(player: player))), global: global) }
   }
 
   struct StopAction: ParsableCommand {
@@ -136,7 +134,7 @@ struct PlayerCommand: ParsableCommand {
       commandName: "stop", abstract: "Stops a player with a short fade; it keeps currentTime, and play resumes there.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The player's id.") var player: UInt64
-    func run() throws { printFields(try Session(global).send(.player(.stop(player: player))), global: global) }
+    func run() throws { printFields(try Session(global).send(Request(PlayerStopRequest(player: player))), global: global) }
   }
 
   struct SetProperties: ParsableCommand {
@@ -151,7 +149,7 @@ struct PlayerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Rate, 0.5 to 2.", valueName: "r")) var rate: Double?
     func run() throws {
       let settings = PlayerSettings(volume: volume, pan: pan, numberOfLoops: loops, currentTime: currentTime, rate: rate, fade: fade)
-      printFields(try Session(global).send(.player(.set(player: player, settings))), global: global)
+      printFields(try Session(global).send(Request(PlayerSetRequest(player: player, settings))), global: global)
     }
   }
 
@@ -159,14 +157,14 @@ struct PlayerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Shows a player's properties (currentTime, isPlaying, duration, meters…).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The player's id.") var player: UInt64
-    func run() throws { printFields(try Session(global).send(.player(.get(player: player))), global: global) }
+    func run() throws { printFields(try Session(global).send(Request(PlayerGetRequest(player: player))), global: global) }
   }
 
   struct Destroy: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Ends a player (fading out what it plays).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The player's id.") var player: UInt64
-    func run() throws { _ = try Session(global).send(.player(.destroy(player: player))) }
+    func run() throws { _ = try Session(global).send(Request(PlayerDestroyRequest(player: player))) }
   }
 }
 
@@ -196,7 +194,7 @@ struct SoundCommand: ParsableCommand {
     }
     func run() throws {
       let session = try Session(global)
-      let reply = try session.send(.sound(.create(cue.map { .cue($0) } ?? .path(path!), detached: detach)), as: SoundCreateReply.self)
+      let reply = try session.send(SoundCreateRequest(cue.map { .cue($0) } ?? .path(path!), detached: detach))
       if !global.json { writeToStandardOutput("\(reply.sound)\n") }
     }
   }
@@ -208,8 +206,8 @@ struct SoundCommand: ParsableCommand {
     @Flag(help: "Wait for this play's completion; exit 0 only if it played to the end.") var wait = false
     func run() throws {
       let session = try Session(global)
-      if wait { _ = try session.send(.sound(.completion(sound: sound, enabled: true))) }
-      let reply = try session.send(.sound(.play(sound: sound)), as: SoundPlayReply.self)
+      if wait { _ = try session.send(Request(SoundCompletionRequest(sound: sound, enabled: true))) }
+      let reply = try session.send(SoundPlayRequest(sound: sound))
       if case .silent(let reason) = reply, !global.json { reportSilent("system sound \(sound)", reason) }
       let voice = reply.voice
       guard wait else { return }
@@ -227,7 +225,7 @@ struct SoundCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The sound's id.") var sound: UInt64
     @Flag(help: "Cut what plays now, with a short fade.") var now = false
-    func run() throws { _ = try Session(global).send(.sound(.dispose(sound: sound, now: now))) }
+    func run() throws { _ = try Session(global).send(Request(SoundDisposeRequest(sound: sound, now: now))) }
   }
 }
 

@@ -103,3 +103,99 @@ extension Event {
     }
   }
 }
+
+// MARK: - The ops of groups and the level: system, level, group
+
+extension Op {
+  /// The ops of groups (buses) and the level, in the order `hello` lists them.
+  static let levelOps: [any RequestFields.Type] = [SystemRequest.self, LevelRequest.self, GroupRequest.self]
+}
+
+/// `system`: reads or changes the daemon-wide system-sound settings (the `system` group's volume and mute).
+public struct SystemRequest: RequestFields {
+  public static let op = Op("system", owner: .levels)
+  public typealias Reply = SystemReply
+  /// Linear, 0...1; nil: unchanged.
+  public var volume: Double?
+  /// nil: unchanged.
+  public var muted: Bool?
+
+  public init(volume: Double? = nil, muted: Bool? = nil) {
+    self.volume = volume
+    self.muted = muted
+  }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    volume = try fields.optionalNumber("volume", in: 0...1)
+    muted = try fields.bool("muted")
+  }
+
+  public var fields: [(String, JSONValue)] {
+    var members: [(String, JSONValue)] = []
+    if let volume { members.append(("volume", .number(volume))) }
+    if let muted { members.append(("muted", .bool(muted))) }
+    return members
+  }
+}
+
+/// `level`: reads or sets the level.
+public struct LevelRequest: RequestFields {
+  public static let op = Op("level", owner: .levels)
+  public typealias Reply = LevelReply
+  /// nil: only read it.
+  public var level: SoundLevel?
+
+  public init(_ level: SoundLevel?) { self.level = level }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    let name = try fields.string("level")
+    if let name, SoundLevel(rawValue: name) == nil {
+      throw ProtocolError(.outOfRange, "\"level\" is \(name.prefix(40)); it must be \"full\", \"quiet\" or \"silent\"")
+    }
+    level = name.flatMap(SoundLevel.init(rawValue:))
+  }
+
+  public var fields: [(String, JSONValue)] { level.map { [("level", .string($0.rawValue))] } ?? [] }
+}
+
+/// `group`: reads or changes groups: one by name (nil: every group), its volume and mute (nil: unchanged).
+public struct GroupRequest: RequestFields {
+  public static let op = Op("group", owner: .levels)
+  public typealias Reply = GroupReply
+  public var name: String?
+  public var volume: Double?
+  public var muted: Bool?
+
+  public init(name: String?, volume: Double? = nil, muted: Bool? = nil) {
+    (self.name, self.volume, self.muted) = (name, volume, muted)
+  }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    name = try fields.string("group")
+    volume = try fields.optionalNumber("volume", in: 0...1)
+    muted = try fields.bool("muted")
+    if name == nil && (volume != nil || muted != nil) {
+      throw ProtocolError(.invalidRequest, "group needs \"group\" (its name) to change its volume or mute")
+    }
+  }
+
+  public var fields: [(String, JSONValue)] {
+    var members: [(String, JSONValue)] = []
+    if let name { members.append(("group", .string(name))) }
+    if let volume { members.append(("volume", .number(volume))) }
+    if let muted { members.append(("muted", .bool(muted))) }
+    return members
+  }
+}
+
+/// Shorthands for these ops' requests.
+extension Request {
+  /// Reads or changes the daemon-wide system-sound settings (nil: unchanged).
+  public static func system(volume: Double?, muted: Bool?) -> Request { Request(SystemRequest(volume: volume, muted: muted)) }
+  /// Reads or sets the level.
+  public static func level(_ level: SoundLevel?) -> Request { Request(LevelRequest(level)) }
+  /// Reads or changes groups: one by name (nil: every group), its volume and mute (nil: unchanged).
+  public static func group(name: String?, volume: Double?, muted: Bool?) -> Request {
+    Request(GroupRequest(name: name, volume: volume, muted: muted))
+  }
+}

@@ -1,46 +1,3 @@
-/// Which events a connection wants. nil means "no restriction" for that part.
-public struct EventFilter: Sendable, Equatable {
-  /// Event kinds (`started`, `finished`, `completion`, `device`, `reloaded`, `decode-error`, `paging`); nil: all.
-  public var kinds: Set<String>?
-  /// Voice, player or sound ids the events must concern; nil: any.
-  public var ids: Set<UInt64>?
-
-  public init(kinds: Set<String>? = nil, ids: Set<UInt64>? = nil) {
-    self.kinds = kinds
-    self.ids = ids
-  }
-
-  /// A filter of typed kinds (every kind named must be subscribable: `events-dropped` always comes).
-  public init(kinds: Set<EventKind>, ids: Set<UInt64>? = nil) {
-    self.init(kinds: Set(kinds.map(\.rawValue)), ids: ids)
-  }
-
-  /// The kinds a subscription can name: `EventKind`'s subscribable raw values.
-  public static let knownKinds = Set(EventKind.allCases.filter(\.isSubscribable).map(\.rawValue))
-
-  static func decode(_ fields: inout FieldReader) throws(ProtocolError) -> EventFilter {
-    let kinds = try fields.stringArray("kinds")
-    if let unknown = kinds?.first(where: { !knownKinds.contains($0) }) {
-      throw ProtocolError(
-        .invalidRequest, "unknown event kind \"\(unknown.prefix(64))\"; the kinds are \(knownKinds.sorted().joined(separator: ", "))")
-    }
-    let ids = try fields.idArray("ids")
-    return EventFilter(kinds: kinds.map(Set.init), ids: ids.map(Set.init))
-  }
-
-  /// True when `event` passes this filter (by its kind and its `subjectIDs`).
-  public func admits(_ event: Event) -> Bool {
-    admits(kind: event.kindName, ids: event.subjectIDs)
-  }
-
-  /// True when an event of `kind` about `ids` passes this filter.
-  public func admits(kind: String, ids eventIDs: [UInt64]) -> Bool {
-    if let kinds, !kinds.contains(kind) { return false }
-    if let ids { return eventIDs.contains(where: ids.contains) }
-    return true
-  }
-}
-
 /// Where a player or system sound gets its audio: a loaded cue, or an MP3 file inside the sound directories.
 public enum SoundSource: Sendable, Equatable {
   case cue(String)
@@ -152,109 +109,201 @@ public struct PlayerCreation: Sendable, Equatable {
   }
 }
 
-/// The AVAudioPlayer model: `player.*` ops.
-public enum PlayerRequest: Sendable, Equatable {
-  case create(PlayerCreation)
-  case prepare(player: UInt64)
-  /// `atDeviceTime`: start when the device clock (seconds, `deviceCurrentTime`) reaches it.
-  case play(player: UInt64, atDeviceTime: Double?)
-  case pause(player: UInt64)
-  case stop(player: UInt64)
-  case set(player: UInt64, PlayerSettings)
-  case get(player: UInt64)
-  case destroy(player: UInt64)
+extension Op {
+  /// The `player.*` ops, in the order `hello` lists them.
+  static let playerOps: [any RequestFields.Type] = [
+    PlayerCreateRequest.self, PlayerPrepareRequest.self, PlayerPlayRequest.self, PlayerPauseRequest.self, PlayerStopRequest.self,
+    PlayerSetRequest.self, PlayerGetRequest.self, PlayerDestroyRequest.self,
+  ]
 
-  /// The operation, whose raw value is the `op` string.
-  public var op: Op {
-    switch self {
-    case .create: .playerCreate
-    case .prepare: .playerPrepare
-    case .play: .playerPlay
-    case .pause: .playerPause
-    case .stop: .playerStop
-    case .set: .playerSet
-    case .get: .playerGet
-    case .destroy: .playerDestroy
-    }
-  }
+  /// The `sound.*` ops, in the order `hello` lists them.
+  static let soundOps: [any RequestFields.Type] = [
+    SoundCreateRequest.self, SoundPlayRequest.self, SoundCompletionRequest.self, SoundDisposeRequest.self,
+  ]
+}
 
-  static func decode(op: Op, _ fields: inout FieldReader) throws(ProtocolError) -> PlayerRequest {
-    if op == .playerCreate { return .create(try PlayerCreation.decode(&fields, op: op.rawValue)) }
-    // Every other player op names its player first.
-    guard op.rawValue.hasPrefix("player.") else { throw op.notOf(family: "player.") }
-    let player = try fields.requiredID("player", op: op.rawValue)
-    switch op {
-    case .playerPlay: return .play(player: player, atDeviceTime: try fields.optionalNumber("atTime", in: 0...1e12))
-    case .playerSet: return .set(player: player, try PlayerSettings.decode(&fields))
-    case .playerPrepare: return .prepare(player: player)
-    case .playerPause: return .pause(player: player)
-    case .playerStop: return .stop(player: player)
-    case .playerGet: return .get(player: player)
-    case .playerDestroy: return .destroy(player: player)
-    default: throw op.notOf(family: "player.")
-    }
-  }
+// MARK: - player.*: the AVAudioPlayer model (replies in PlayerReplies.swift)
 
-  var fields: [(String, JSONValue)] {
-    switch self {
-    case .create(let c):
-      var members = c.source.fields
-      if c.detached { members.append(("detached", true)) }
-      if c.enableRate { members.append(("enableRate", true)) }
-      if c.meteringEnabled { members.append(("meteringEnabled", true)) }
-      return members + c.settings.fields
-    case .prepare(let p), .pause(let p), .stop(let p), .get(let p), .destroy(let p):
-      return [("player", .number(Double(p)))]
-    case .play(let p, let at):
-      return [("player", .number(Double(p)))] + (at.map { [("atTime", .number($0))] } ?? [])
-    case .set(let p, let settings):
-      return [("player", .number(Double(p)))] + settings.fields
-    }
+/// `player.create`: makes a player.
+public struct PlayerCreateRequest: RequestFields {
+  public static let op = Op("player.create", owner: .players)
+  public typealias Reply = PlayerCreateReply
+  public var creation: PlayerCreation
+
+  public init(_ creation: PlayerCreation) { self.creation = creation }
+  public init(fields: inout FieldReader) throws(ProtocolError) { creation = try PlayerCreation.decode(&fields, op: Self.op.rawValue) }
+
+  public var fields: [(String, JSONValue)] {
+    var members = creation.source.fields
+    if creation.detached { members.append(("detached", true)) }
+    if creation.enableRate { members.append(("enableRate", true)) }
+    if creation.meteringEnabled { members.append(("meteringEnabled", true)) }
+    return members + creation.settings.fields
   }
 }
 
-/// The System Sound Services model: `sound.*` ops.
-public enum SoundRequest: Sendable, Equatable {
-  case create(SoundSource, detached: Bool)
-  /// Fire-and-forget, at the system-sound volume.
-  case play(sound: UInt64)
-  /// Asks for (or stops) a `completion` event on this connection for every play of the sound.
-  case completion(sound: UInt64, enabled: Bool)
-  /// `now: false` lets what plays finish; `now: true` cuts it with a short fade.
-  case dispose(sound: UInt64, now: Bool)
+/// A player op whose only field is the player it names.
+public protocol PlayerTargeted: RequestFields {
+  var player: UInt64 { get }
+  init(player: UInt64)
+}
 
-  /// The operation, whose raw value is the `op` string.
-  public var op: Op {
-    switch self {
-    case .create: .soundCreate
-    case .play: .soundPlay
-    case .completion: .soundCompletion
-    case .dispose: .soundDispose
-    }
+extension PlayerTargeted {
+  public init(fields: inout FieldReader) throws(ProtocolError) { self.init(player: try fields.requiredID("player", op: Self.op.rawValue)) }
+  public var fields: [(String, JSONValue)] { [("player", .id(player))] }
+}
+
+/// `player.prepare`: decodes (for a file) and opens the device; answered once decoded.
+public struct PlayerPrepareRequest: PlayerTargeted {
+  public static let op = Op("player.prepare", owner: .players)
+  public typealias Reply = PlayerProperties
+  public var player: UInt64
+  public init(player: UInt64) { self.player = player }
+}
+
+/// `player.play`: starts or resumes, now or at a time of the device clock.
+public struct PlayerPlayRequest: RequestFields {
+  public static let op = Op("player.play", owner: .players)
+  public typealias Reply = PlayerPlayReply
+  public var player: UInt64
+  /// Start when the device clock (seconds, `deviceCurrentTime`) reaches it; on the wire `atTime`.
+  public var atDeviceTime: Double?
+
+  public init(player: UInt64, atDeviceTime: Double? = nil) {
+    self.player = player
+    self.atDeviceTime = atDeviceTime
   }
 
-  static func decode(op: Op, _ fields: inout FieldReader) throws(ProtocolError) -> SoundRequest {
-    if op == .soundCreate {
-      let source = try SoundSource.decode(&fields, op: op.rawValue)
-      return .create(source, detached: try fields.bool("detached") ?? false)
-    }
-    // Every other sound op names its sound first.
-    guard op.rawValue.hasPrefix("sound.") else { throw op.notOf(family: "sound.") }
-    let sound = try fields.requiredID("sound", op: op.rawValue)
-    switch op {
-    case .soundPlay: return .play(sound: sound)
-    case .soundCompletion: return .completion(sound: sound, enabled: try fields.bool("enabled") ?? true)
-    case .soundDispose: return .dispose(sound: sound, now: try fields.bool("now") ?? false)
-    default: throw op.notOf(family: "sound.")
-    }
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    player = try fields.requiredID("player", op: Self.op.rawValue)
+    atDeviceTime = try fields.optionalNumber("atTime", in: 0...1e12)
   }
 
-  var fields: [(String, JSONValue)] {
-    switch self {
-    case .create(let source, let detached): source.fields + (detached ? [("detached", true)] : [])
-    case .play(let s): [("sound", .number(Double(s)))]
-    case .completion(let s, let enabled): [("sound", .number(Double(s))), ("enabled", .bool(enabled))]
-    case .dispose(let s, let now): [("sound", .number(Double(s)))] + (now ? [("now", true)] : [])
-    }
+  public var fields: [(String, JSONValue)] { [("player", .id(player))] + (atDeviceTime.map { [("atTime", .number($0))] } ?? []) }
+}
+
+/// `player.pause`: at once, keeping the position; answered with the exact position.
+public struct PlayerPauseRequest: PlayerTargeted {
+  public static let op = Op("player.pause", owner: .players)
+  public typealias Reply = PlayerProperties
+  public var player: UInt64
+  public init(player: UInt64) { self.player = player }
+}
+
+/// `player.stop`: with a short fade, keeping the position.
+public struct PlayerStopRequest: PlayerTargeted {
+  public static let op = Op("player.stop", owner: .players)
+  public typealias Reply = PlayerProperties
+  public var player: UInt64
+  public init(player: UInt64) { self.player = player }
+}
+
+/// `player.set`: changes the settings it names.
+public struct PlayerSetRequest: RequestFields {
+  public static let op = Op("player.set", owner: .players)
+  public typealias Reply = PlayerProperties
+  public var player: UInt64
+  public var settings: PlayerSettings
+
+  public init(player: UInt64, _ settings: PlayerSettings) {
+    self.player = player
+    self.settings = settings
   }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    player = try fields.requiredID("player", op: Self.op.rawValue)
+    settings = try PlayerSettings.decode(&fields)
+  }
+
+  public var fields: [(String, JSONValue)] { [("player", .id(player))] + settings.fields }
+}
+
+/// `player.get`: the player's properties.
+public struct PlayerGetRequest: PlayerTargeted {
+  public static let op = Op("player.get", owner: .players)
+  public typealias Reply = PlayerProperties
+  public var player: UInt64
+  public init(player: UInt64) { self.player = player }
+}
+
+/// `player.destroy`: stops and forgets the player.
+public struct PlayerDestroyRequest: PlayerTargeted {
+  public static let op = Op("player.destroy", owner: .players)
+  public typealias Reply = PlayerDestroyReply
+  public var player: UInt64
+  public init(player: UInt64) { self.player = player }
+}
+
+// MARK: - sound.*: the System Sound Services model (replies in PlayerReplies.swift)
+
+/// `sound.create`: makes a system sound.
+public struct SoundCreateRequest: RequestFields {
+  public static let op = Op("sound.create", owner: .sounds)
+  public typealias Reply = SoundCreateReply
+  public var source: SoundSource
+  /// Outlives the connection that made it (until `sound.dispose`).
+  public var detached: Bool
+
+  public init(_ source: SoundSource, detached: Bool = false) {
+    self.source = source
+    self.detached = detached
+  }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    source = try SoundSource.decode(&fields, op: Self.op.rawValue)
+    detached = try fields.bool("detached") ?? false
+  }
+
+  public var fields: [(String, JSONValue)] { source.fields + (detached ? [("detached", true)] : []) }
+}
+
+/// `sound.play`: fire-and-forget, at the system-sound volume.
+public struct SoundPlayRequest: RequestFields {
+  public static let op = Op("sound.play", owner: .sounds)
+  public typealias Reply = SoundPlayReply
+  public var sound: UInt64
+
+  public init(sound: UInt64) { self.sound = sound }
+  public init(fields: inout FieldReader) throws(ProtocolError) { sound = try fields.requiredID("sound", op: Self.op.rawValue) }
+  public var fields: [(String, JSONValue)] { [("sound", .id(sound))] }
+}
+
+/// `sound.completion`: asks for (or stops) a `completion` event on this connection for every play of the sound.
+public struct SoundCompletionRequest: RequestFields {
+  public static let op = Op("sound.completion", owner: .sounds)
+  public typealias Reply = SoundCompletionReply
+  public var sound: UInt64
+  public var enabled: Bool
+
+  public init(sound: UInt64, enabled: Bool = true) {
+    self.sound = sound
+    self.enabled = enabled
+  }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    sound = try fields.requiredID("sound", op: Self.op.rawValue)
+    enabled = try fields.bool("enabled") ?? true
+  }
+
+  public var fields: [(String, JSONValue)] { [("sound", .id(sound)), ("enabled", .bool(enabled))] }
+}
+
+/// `sound.dispose`: `now: false` lets what plays finish; `now: true` cuts it with a short fade.
+public struct SoundDisposeRequest: RequestFields {
+  public static let op = Op("sound.dispose", owner: .sounds)
+  public typealias Reply = SoundDisposeReply
+  public var sound: UInt64
+  public var now: Bool
+
+  public init(sound: UInt64, now: Bool = false) {
+    self.sound = sound
+    self.now = now
+  }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    sound = try fields.requiredID("sound", op: Self.op.rawValue)
+    now = try fields.bool("now") ?? false
+  }
+
+  public var fields: [(String, JSONValue)] { [("sound", .id(sound))] + (now ? [("now", true)] : []) }
 }

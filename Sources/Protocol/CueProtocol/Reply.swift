@@ -1,88 +1,29 @@
-/// The body of a successful reply, typed per op: one case per shape of reply.
-///
-/// The five player ops that answer with the player's properties (`player.prepare`, `.pause`,
-/// `.stop`, `.set`, `.get`) share `.player`; a carousel message sent with an id is answered with `.paging`.
-public enum ReplyBody: Sendable, Equatable {
-  case hello(HelloReply)
-  case ping(PingReply)
-  case play(PlayReply)
-  case stop(StopReply)
-  case list(ListReply)
-  case status(StatusReply)
-  case reload(ReloadReply)
-  case subscribe(SubscribeReply)
-  case unsubscribe(EmptyReply)
-  case playerCreate(PlayerCreateReply)
-  case player(PlayerProperties)
-  case playerPlay(PlayerPlayReply)
-  case playerDestroy(PlayerDestroyReply)
-  case soundCreate(SoundCreateReply)
-  case soundPlay(SoundPlayReply)
-  case soundCompletion(SoundCompletionReply)
-  case soundDispose(SoundDisposeReply)
-  case system(SystemReply)
-  case paging(PagingOutcome)
-  case voices(VoicesReply)
-  case level(LevelReply)
-  case group(GroupReply)
+/// The body of a successful reply: the `ReplyFields` value of the op it answers (its `Reply`
+/// type), or a `PagingOutcome` for a carousel message sent with an id.
+public struct ReplyBody: Sendable, Equatable {
+  /// The typed body; `value(as:)` reads it as its type.
+  public let value: any ReplyFields
+
+  public init(_ value: any ReplyFields) {
+    self.value = value
+  }
+
+  /// Decodes the reply object to a request of `op` (the client knows what it asked), as the op's `Reply` type.
+  public init(op: Op, reply: JSONValue) throws(ProtocolError) {
+    self = try op.declaration.readReply(reply)
+  }
 
   /// The body's fields after `"id"` and `"ok"`, in the daemon's order.
   public var fields: [(String, JSONValue)] { value.fields }
 
-  /// The payload, for its encoder.
-  private var value: any ReplyFields {
-    switch self {
-    case .hello(let body): body
-    case .ping(let body): body
-    case .play(let body): body
-    case .stop(let body): body
-    case .list(let body): body
-    case .status(let body): body
-    case .reload(let body): body
-    case .subscribe(let body): body
-    case .unsubscribe(let body): body
-    case .playerCreate(let body): body
-    case .player(let body): body
-    case .playerPlay(let body): body
-    case .playerDestroy(let body): body
-    case .soundCreate(let body): body
-    case .soundPlay(let body): body
-    case .soundCompletion(let body): body
-    case .soundDispose(let body): body
-    case .system(let body): body
-    case .paging(let body): body
-    case .voices(let body): body
-    case .level(let body): body
-    case .group(let body): body
-    }
-  }
+  /// The body as `type`, or nil when it is another type's.
+  public func value<Body: ReplyFields>(as type: Body.Type) -> Body? { value as? Body }
 
-  /// Decodes the reply object to a request of `op` (the client knows what it asked).
-  public init(op: Op, reply: JSONValue) throws(ProtocolError) {
-    switch op {
-    case .hello: self = .hello(try HelloReply(reply: reply))
-    case .ping: self = .ping(try PingReply(reply: reply))
-    case .play: self = .play(try PlayReply(reply: reply))
-    case .stop: self = .stop(try StopReply(reply: reply))
-    case .list: self = .list(try ListReply(reply: reply))
-    case .voices: self = .voices(try VoicesReply(reply: reply))
-    case .status: self = .status(try StatusReply(reply: reply))
-    case .reload: self = .reload(try ReloadReply(reply: reply))
-    case .subscribe: self = .subscribe(try SubscribeReply(reply: reply))
-    case .unsubscribe: self = .unsubscribe(try EmptyReply(reply: reply))
-    case .playerCreate: self = .playerCreate(try PlayerCreateReply(reply: reply))
-    case .playerPrepare, .playerPause, .playerStop, .playerSet, .playerGet: self = .player(try PlayerProperties(reply: reply))
-    case .playerPlay: self = .playerPlay(try PlayerPlayReply(reply: reply))
-    case .playerDestroy: self = .playerDestroy(try PlayerDestroyReply(reply: reply))
-    case .soundCreate: self = .soundCreate(try SoundCreateReply(reply: reply))
-    case .soundPlay: self = .soundPlay(try SoundPlayReply(reply: reply))
-    case .soundCompletion: self = .soundCompletion(try SoundCompletionReply(reply: reply))
-    case .soundDispose: self = .soundDispose(try SoundDisposeReply(reply: reply))
-    case .system: self = .system(try SystemReply(reply: reply))
-    case .level: self = .level(try LevelReply(reply: reply))
-    case .group: self = .group(try GroupReply(reply: reply))
-    }
-  }
+  public static func == (a: ReplyBody, b: ReplyBody) -> Bool { a.value.isEqual(to: b.value) }
+}
+
+extension ReplyFields {
+  func isEqual(to other: any ReplyFields) -> Bool { self == (other as? Self) }
 }
 
 /// One reply as the daemon sends it: the request's id, and a typed body or an error.

@@ -1,0 +1,287 @@
+/// The core ops, `hello` to `voices`, each declared once: its request type (name, owner, fields,
+/// reply type), a shorthand on `Request`, and its place in `coreOps`. Their replies are in
+/// Replies.swift and StatusReply.swift.
+
+extension Op {
+  /// The core ops, in the order `hello` lists them.
+  static let coreOps: [any RequestFields.Type] = [
+    HelloRequest.self, PingRequest.self, PlayRequest.self, StopRequest.self, ListRequest.self, StatusRequest.self,
+    ReloadRequest.self, SubscribeRequest.self, UnsubscribeRequest.self, VoicesRequest.self,
+  ]
+}
+
+/// `hello`: says who the client is; the reply says what the daemon can do.
+public struct HelloRequest: RequestFields {
+  public static let op = Op("hello", owner: .daemon)
+  public typealias Reply = HelloReply
+  /// The client's name (logs, `[clients.NAME]` ceilings).
+  public var client: String?
+
+  public init(client: String?) { self.client = client }
+  public init(fields: inout FieldReader) throws(ProtocolError) { client = try fields.string("client") }
+  public var fields: [(String, JSONValue)] { client.map { [("client", .string($0))] } ?? [] }
+}
+
+/// `ping`: answered `pong`.
+public struct PingRequest: FieldlessRequest {
+  public static let op = Op("ping", owner: .daemon)
+  public typealias Reply = PingReply
+  public init() {}
+}
+
+/// `play`: a cue or a sound-theme event, fire-and-forget.
+public struct PlayRequest: RequestFields {
+  public static let op = Op("play", owner: .daemon)
+  public typealias Reply = PlayReply
+  public var parameters: PlayParameters
+
+  public init(_ parameters: PlayParameters) { self.parameters = parameters }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    let cue = try fields.string("cue")
+    let event = try fields.string("event")
+    guard (cue == nil) != (event == nil) else {
+      throw ProtocolError(
+        .invalidRequest,
+        "play needs exactly one of \"cue\" (a cue name) or \"event\" (a sound-theme event name, e.g. message-new-instant)")
+    }
+    if let event, !PlayParameters.isEventName(event) {
+      throw ProtocolError(
+        .invalidRequest, "\"event\" must be a sound-theme name of letters, digits, '-', '_' and '.' (at most 128 bytes), like bell or message-new-instant")
+    }
+    let volume = try fields.number("volume", in: 0...1, default: 1)
+    let pan = try fields.number("pan", in: -1...1, default: 0)
+    let loops = try fields.loopCount("loops")
+    if loops > PlayParameters.maximumLoops {
+      throw ProtocolError(
+        .outOfRange,
+        "\"loops\" is \(loops); the most is \(PlayParameters.maximumLoops) (use -1 to loop until stopped)")
+    }
+    let notify = try fields.bool("notify") ?? false
+    if let event {
+      parameters = PlayParameters(event: event, volume: volume, pan: pan, loops: loops, notify: notify)
+    } else {
+      parameters = PlayParameters(cue: cue ?? "", volume: volume, pan: pan, loops: loops, notify: notify)
+    }
+  }
+
+  public var fields: [(String, JSONValue)] {
+    let p = parameters
+    var members: [(String, JSONValue)] = []
+    if let event = p.event { members.append(("event", .string(event))) } else { members.append(("cue", .string(p.cue))) }
+    if p.volume != 1 { members.append(("volume", .number(p.volume))) }
+    if p.pan != 0 { members.append(("pan", .number(p.pan))) }
+    if p.loops != 0 { members.append(("loops", .number(Double(p.loops)))) }
+    if p.notify { members.append(("notify", .bool(true))) }
+    return members
+  }
+}
+
+/// `stop`: a voice, every voice of a cue, or everything, with a fade.
+public struct StopRequest: RequestFields {
+  public static let op = Op("stop", owner: .daemon)
+  public typealias Reply = StopReply
+  public var target: StopTarget
+  /// Fade in seconds; nil takes the daemon's default (a few milliseconds).
+  public var fadeSeconds: Double?
+
+  public init(_ target: StopTarget, fadeSeconds: Double? = nil) {
+    self.target = target
+    self.fadeSeconds = fadeSeconds
+  }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    let voice = try fields.integer("voice")
+    let cue = try fields.string("cue")
+    let all = try fields.bool("all")
+    fadeSeconds = try fields.optionalNumber("fade", in: 0...Request.maximumFadeSeconds)
+    let chosen = [voice != nil, cue != nil, all == true].filter { $0 }.count
+    guard chosen == 1 else {
+      throw ProtocolError(.invalidRequest, "stop needs exactly one of \"voice\", \"cue\" or \"all\":true")
+    }
+    if let voice {
+      guard voice >= 0 else { throw ProtocolError(.outOfRange, "\"voice\" must be a voice id (0 or more)") }
+      target = .voice(UInt64(voice))
+    } else if let cue {
+      target = .cue(cue)
+    } else {
+      target = .all
+    }
+  }
+
+  public var fields: [(String, JSONValue)] {
+    var members: [(String, JSONValue)]
+    switch target {
+    case .voice(let v): members = [("voice", .number(Double(v)))]
+    case .cue(let c): members = [("cue", .string(c))]
+    case .all: members = [("all", .bool(true))]
+    }
+    if let fadeSeconds { members.append(("fade", .number(fadeSeconds))) }
+    return members
+  }
+}
+
+/// `list`: the loaded cues.
+public struct ListRequest: FieldlessRequest {
+  public static let op = Op("list", owner: .daemon)
+  public typealias Reply = ListReply
+  public init() {}
+}
+
+/// `status`: the daemon's state and counters.
+public struct StatusRequest: FieldlessRequest {
+  public static let op = Op("status", owner: .daemon)
+  public typealias Reply = StatusReply
+  public init() {}
+}
+
+/// `reload`: the config file and the sound directories again; answered when the scan is done.
+public struct ReloadRequest: FieldlessRequest {
+  public static let op = Op("reload", owner: .reloader)
+  public typealias Reply = ReloadReply
+  public init() {}
+}
+
+/// `subscribe`: replaces this connection's event subscription.
+public struct SubscribeRequest: RequestFields {
+  public static let op = Op("subscribe", owner: .daemon)
+  public typealias Reply = SubscribeReply
+  public var filter: EventFilter
+
+  public init(_ filter: EventFilter) { self.filter = filter }
+  public init(fields: inout FieldReader) throws(ProtocolError) { filter = try EventFilter.decode(&fields) }
+
+  public var fields: [(String, JSONValue)] {
+    var members: [(String, JSONValue)] = []
+    if let kinds = filter.kinds { members.append(("kinds", .array(kinds.sorted().map { .string($0) }))) }
+    if let ids = filter.ids { members.append(("ids", .array(ids.sorted().map { .number(Double($0)) }))) }
+    return members
+  }
+}
+
+/// `unsubscribe`: no more events on this connection.
+public struct UnsubscribeRequest: FieldlessRequest {
+  public static let op = Op("unsubscribe", owner: .daemon)
+  public typealias Reply = EmptyReply
+  public init() {}
+}
+
+/// `voices`: the voices sounding now.
+public struct VoicesRequest: FieldlessRequest {
+  public static let op = Op("voices", owner: .daemon)
+  public typealias Reply = VoicesReply
+  public init() {}
+}
+
+/// Shorthands for the core ops' requests (`connection.send(.status, as: StatusReply.self)`).
+extension Request {
+  public static func hello(client: String?) -> Request { Request(HelloRequest(client: client)) }
+  public static let ping = Request(PingRequest())
+  public static func play(_ parameters: PlayParameters) -> Request { Request(PlayRequest(parameters)) }
+  public static func stop(_ target: StopTarget, fadeSeconds: Double?) -> Request { Request(StopRequest(target, fadeSeconds: fadeSeconds)) }
+  public static let list = Request(ListRequest())
+  public static let status = Request(StatusRequest())
+  public static let reload = Request(ReloadRequest())
+  /// Replaces this connection's event subscription.
+  public static func subscribe(_ filter: EventFilter) -> Request { Request(SubscribeRequest(filter)) }
+  public static let unsubscribe = Request(UnsubscribeRequest())
+  /// Lists the voices sounding now.
+  public static let voices = Request(VoicesRequest())
+}
+
+/// What `play` asks for.
+public struct PlayParameters: Sendable, Equatable {
+  /// The cue to play; empty when `event` names a sound-theme event instead.
+  public var cue: String
+  /// A freedesktop sound-theme event name (`message-new-instant`), as libcanberra's `event.id`.
+  public var event: String?
+  /// Linear, 0...1.
+  public var volume: Double
+  /// -1 (left) ... 1 (right).
+  public var pan: Double
+  /// AVAudioPlayer's numberOfLoops: 0 once, n → n+1 times, negative → until stopped.
+  public var loops: Int
+  /// Send a `finished` event for this voice on this connection.
+  public var notify: Bool
+
+  public init(cue: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
+    self.cue = cue
+    self.event = nil
+    self.volume = volume
+    self.pan = pan
+    self.loops = loops
+    self.notify = notify
+  }
+
+  /// A play of the sound-theme event `event` (`cue` stays empty).
+  public init(event: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
+    self.init(cue: "", volume: volume, pan: pan, loops: loops, notify: notify)
+    self.event = event
+  }
+
+  /// The largest finite loop count accepted.
+  public static let maximumLoops = 1_000_000
+
+  /// Whether `name` can be a sound-theme event name: 1 to 128 bytes of letters, digits, `-`, `_`
+  /// and `.`, not starting with a dot (the Sound Naming Specification's names are lowercase words
+  /// joined by dashes; a slash could lead out of the theme).
+  public static func isEventName(_ name: String) -> Bool {
+    guard (1...128).contains(name.utf8.count), name.first != "." else { return false }
+    return name.utf8.allSatisfy { byte in
+      (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2d || byte == 0x5f
+        || byte == 0x2e
+    }
+  }
+}
+
+/// What `stop` stops.
+public enum StopTarget: Sendable, Equatable {
+  case voice(UInt64)
+  case cue(String)
+  case all
+}
+
+
+/// Which events a connection wants. nil means "no restriction" for that part.
+public struct EventFilter: Sendable, Equatable {
+  /// Event kinds (`started`, `finished`, `completion`, `device`, `reloaded`, `decode-error`, `paging`); nil: all.
+  public var kinds: Set<String>?
+  /// Voice, player or sound ids the events must concern; nil: any.
+  public var ids: Set<UInt64>?
+
+  public init(kinds: Set<String>? = nil, ids: Set<UInt64>? = nil) {
+    self.kinds = kinds
+    self.ids = ids
+  }
+
+  /// A filter of typed kinds (every kind named must be subscribable: `events-dropped` always comes).
+  public init(kinds: Set<EventKind>, ids: Set<UInt64>? = nil) {
+    self.init(kinds: Set(kinds.map(\.rawValue)), ids: ids)
+  }
+
+  /// The kinds a subscription can name: `EventKind`'s subscribable raw values.
+  public static let knownKinds = Set(EventKind.allCases.filter(\.isSubscribable).map(\.rawValue))
+
+  static func decode(_ fields: inout FieldReader) throws(ProtocolError) -> EventFilter {
+    let kinds = try fields.stringArray("kinds")
+    if let unknown = kinds?.first(where: { !knownKinds.contains($0) }) {
+      throw ProtocolError(
+        .invalidRequest, "unknown event kind \"\(unknown.prefix(64))\"; the kinds are \(knownKinds.sorted().joined(separator: ", "))")
+    }
+    let ids = try fields.idArray("ids")
+    return EventFilter(kinds: kinds.map(Set.init), ids: ids.map(Set.init))
+  }
+
+  /// True when `event` passes this filter (by its kind and its `subjectIDs`).
+  public func admits(_ event: Event) -> Bool {
+    admits(kind: event.kindName, ids: event.subjectIDs)
+  }
+
+  /// True when an event of `kind` about `ids` passes this filter.
+  public func admits(kind: String, ids eventIDs: [UInt64]) -> Bool {
+    if let kinds, !kinds.contains(kind) { return false }
+    if let ids { return eventIDs.contains(where: ids.contains) }
+    return true
+  }
+}
+
