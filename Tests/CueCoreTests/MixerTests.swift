@@ -152,6 +152,71 @@ struct MixerTests {
     #expect(mixer.isSilent)
   }
 
+  /// A burst (ten starts, each replacing the one before, in one batch of commands) leaves the last
+  /// voice alone: the replaced ones never sounded, so they end at once instead of fading on top.
+  @Test func aVoiceStoppedBeforeItSoundedEndsAtOnceWithoutAFade() {
+    let constant = makeCue(frames: 1000, left: { _ in 0.5 }, right: { _ in 0.5 })
+    let mixer = Mixer(voiceCapacity: 16)
+    for n in 1...10 {
+      _ = mixer.start(VoiceStart(id: VoiceID(UInt64(n)), samples: constant.samples, gain: .unity, loops: .count(0)))
+      if n > 1 { mixer.stop(VoiceID(UInt64(n - 1)), fadeFrames: 384, reason: .stopped) }
+    }
+    let out = render(mixer, periods: 1, periodFrames: 64)
+    #expect(out.allSatisfy { $0 == 0.5 }, "only the last voice sounds")
+    var started: [VoiceID] = []
+    mixer.drainStarted { id, _ in
+      started.append(id)
+      return true
+    }
+    #expect(started == [VoiceID(10)], "a voice that never sounded is not reported as started")
+    let ended = ends(mixer)
+    #expect(ended.map(\.id) == (1...9).map { VoiceID(UInt64($0)) })
+    #expect(ended.allSatisfy { $0.reason == .stopped && $0.position == 0 })
+  }
+
+  /// A voice that replaces a sounding one crossfades with it over the fade: the old falls as the
+  /// new rises, their sum never above the louder, and from then on the new one alone, exactly.
+  @Test func aReplacementCrossfadesWithASoundingVoiceAndStartsWholeOverASilentOne() {
+    let old = makeCue(frames: 4000, left: { _ in 0.6 }, right: { _ in 0.6 })
+    let new = makeCue(frames: 4000, left: { _ in 0.5 }, right: { _ in 0.5 })
+    let mixer = Mixer(voiceCapacity: 4)
+    _ = mixer.start(VoiceStart(id: VoiceID(1), samples: old.samples, gain: .unity, loops: .count(0)))
+    _ = render(mixer, periods: 2, periodFrames: 64)
+    _ = mixer.start(VoiceStart(id: VoiceID(2), samples: new.samples, gain: .unity, loops: .count(0), replaces: VoiceID(1), replaceFadeFrames: 100))
+    let out = render(mixer, periods: 4, periodFrames: 64)
+    for f in 0..<100 {
+      let t = Float(f) / 100
+      #expect(abs(out[2 * f] - (0.6 * (1 - t) + 0.5 * t)) < 1e-4, "frame \(f)")
+      #expect(out[2 * f] <= 0.6 + 1e-6)
+    }
+    #expect(out[200..<(2 * 256)].allSatisfy { $0 == 0.5 }, "the new voice alone, exactly, after the fade")
+    #expect(ends(mixer) == [VoiceEnd(id: VoiceID(1), reason: .stopped, position: 128)])
+
+    // Over a voice that has not sounded yet (started in the same batch), the new one starts whole.
+    let fresh = Mixer(voiceCapacity: 4)
+    _ = fresh.start(VoiceStart(id: VoiceID(1), samples: old.samples, gain: .unity, loops: .count(0)))
+    _ = fresh.start(VoiceStart(id: VoiceID(2), samples: new.samples, gain: .unity, loops: .count(0), replaces: VoiceID(1), replaceFadeFrames: 100))
+    #expect(render(fresh, periods: 1, periodFrames: 64).allSatisfy { $0 == 0.5 })
+  }
+
+  /// A chain of replacements in one batch over a sounding voice: the one that never sounded passes
+  /// on its replacement, and the last crossfades with the sounding one; the sum stays at one voice's level.
+  @Test func aChainOfReplacementsCrossfadesOnlyWithWhatWasHeard() {
+    let constant = makeCue(frames: 4000, left: { _ in 0.5 }, right: { _ in 0.5 })
+    let mixer = Mixer(voiceCapacity: 8)
+    _ = mixer.start(VoiceStart(id: VoiceID(1), samples: constant.samples, gain: .unity, loops: .count(0)))
+    _ = render(mixer, periods: 1, periodFrames: 64)
+    for n in 2...5 {
+      let start = VoiceStart(
+        id: VoiceID(UInt64(n)), samples: constant.samples, gain: .unity, loops: .count(0), replaces: VoiceID(UInt64(n - 1)),
+        replaceFadeFrames: 100)
+      _ = mixer.start(start)
+    }
+    let out = render(mixer, periods: 4, periodFrames: 64)
+    #expect(out.allSatisfy { abs($0 - 0.5) < 1e-5 }, "the crossfade of equal levels stays level")
+    #expect(ends(mixer).map(\.id) == [VoiceID(1), VoiceID(2), VoiceID(3), VoiceID(4)])
+  }
+
   @Test func stopFadesOutLinearlyThenEnds() {
     let constant = makeCue(frames: 1000, left: { _ in 0.5 }, right: { _ in 0.5 })
     let mixer = Mixer(voiceCapacity: 2)

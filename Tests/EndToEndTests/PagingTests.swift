@@ -54,7 +54,7 @@ struct PagingTests {
     #expect((second..<frames).contains { capture[2 * $0] != 0 })
   }
 
-  @Test func restartCutsThePreviousVoiceWithAFade() throws {
+  @Test func restartCrossfadesFromThePreviousVoice() throws {
     let rig = try PacedCapture(cues: pagingCues, config: "[carousel.default]\npage-next = { cue = \"page-next\", retrigger = \"restart\" }\n")
     let client = try rig.client()
     try client.request("subscribe", [("kinds", ["finished"])])
@@ -67,19 +67,24 @@ struct PagingTests {
     usleep(300_000)
     let capture = try rig.finish()
     let cue = try decoded("tone-48000-mono.mp3")
-    // The first voice exactly, up to the restart; then 384 frames (8 ms) of its fade mixed with the
-    // second; from there on the second voice alone, exactly.
-    let k = try #require((0..<cue.count).first { capture[$0] != cue[$0] }) / 2
+    // The first voice exactly, up to the restart; then a 384-frame (8 ms) crossfade, the first
+    // falling as the second rises (whose first frame is still the first voice's own, the second at
+    // gain 0); from there on the second voice alone, exactly. The crossfade never sums above the cue.
+    let k = try #require((0..<cue.count).first { capture[$0] != cue[$0] }) / 2 - 1
     #expect(k > 0 && k < cue.count / 2)
     let fade = 384
     for i in stride(from: 2 * fade, to: cue.count, by: 1) { #expect(capture[2 * k + i] == cue[i]); if capture[2 * k + i] != cue[i] { break } }
     #expect(capture[(2 * k + cue.count)...].allSatisfy { $0 == 0 })
+    let cuePeak = cue.map(abs).max() ?? 0
+    #expect(capture.map(abs).max() ?? 0 <= cuePeak + 1e-6)
   }
 
   @Test func overlapCapsTheNumberOfVoices() throws {
     let (daemon, dir) = try DaemonTests.start(sounds: pagingCues)
     defer { daemon.stop() }
-    try "[carousel.default]\npage-next = { cue = \"wrap\", retrigger = \"overlap\", max-voices = 2 }\n".write(toFile: dir + "/cued.toml", atomically: true, encoding: .utf8)
+    // max-page-voices above the binding's own cap: the binding's max-voices is what holds here.
+    try "[carousel.default]\nmax-page-voices = 4\npage-next = { cue = \"wrap\", retrigger = \"overlap\", max-voices = 2 }\n".write(
+      toFile: dir + "/cued.toml", atomically: true, encoding: .utf8)
     let capped = try DaemonProcess(
       socket: dir + "/capped.sock", arguments: ["--sounds", dir + "/sounds", "--device", "null", "--config", dir + "/cued.toml"],
       logPath: dir + "/capped.log")

@@ -204,19 +204,27 @@ final class Paging {
     case .restart:
       replacing += sounding.map { ($0, .stopped) }
     case .overlap:
-      if sounding.count >= binding.maxVoices, let oldest = sounding.first { replacing += [(oldest, .stolen)] }
+      if sounding.count >= binding.maxVoices {
+        replacing += sounding.prefix(sounding.count - binding.maxVoices + 1).map { ($0, .stolen) }
+      }
     case .ignoreWhilePlaying:
       break
     }
-    if CarouselBindings.pageSoundNames.contains(bindingName) {
-      // The carousel's page sounds together: past max-page-voices the other page bindings' oldest
-      // voices fade out, so a burst of page changes (nexts, a wrap) ends with one clean final sound
-      // instead of several at the limiter. The binding's own voices follow its retrigger.
-      let others = CarouselBindings.pageSoundNames.subtracting([bindingName])
-        .flatMap { soundingVoices(carousel + "/" + $0) }.sorted { $0.rawValue < $1.rawValue }
-      let kept = sounding.count - replacing.count
-      let excess = others.count - max(0, bindings.maxPageVoices - 1 - kept)
-      if excess > 0 { replacing += others.prefix(excess).map { ($0, .stopped) } }
+    // The cap, one rule: a carousel's page voices (every page binding's, this binding's own
+    // overlapping ones and each scheduled sound of multi-page "each" included) never exceed
+    // max-page-voices. Past it the oldest fades out (over the stop fade) as the new one starts, or
+    // ends at once if it has not sounded yet, so a burst ends with one clean final sound.
+    let isPageSound = CarouselBindings.pageSoundNames.contains(bindingName)
+    var pageVoices: [VoiceID] = []  // the page voices that stay, oldest first
+    if isPageSound {
+      let replaced = Set(replacing.map(\.0))
+      pageVoices = CarouselBindings.pageSoundNames.flatMap { soundingVoices(carousel + "/" + $0) }
+        .filter { !replaced.contains($0) }.sorted { $0.rawValue < $1.rawValue }
+      let excess = pageVoices.count - (bindings.maxPageVoices - 1)
+      if excess > 0 {
+        replacing += pageVoices.prefix(excess).map { ($0, .stopped) }
+        pageVoices.removeFirst(excess)
+      }
     }
     let panAmount = binding.panByDirection ?? bindings.panByDirection
     var pan = binding.pan + Double(direction) * panAmount
@@ -238,13 +246,23 @@ final class Paging {
     request.rate = max(0.5, min(2, rate))
     request.requestArrival = arrival
     // multi-page "each": the sounds after the first start page-spacing apart on the mixer clock;
-    // they are the same play (no cooldown or instance count of their own), admitted each in turn.
+    // they are the same play (no cooldown or instance count of their own), admitted each in turn,
+    // and past max-page-voices each takes the place of the oldest page voice when it sounds.
     let sounds = binding.multiPage == .each ? min(max(pages, 1), MultiPage.maximumSounds) : 1
     let spacing = UInt64((binding.pageSpacing * Double(sampleRate)).rounded())
     let first = voices.nextMixFrame()
     var id = VoiceID(0)
+    // The youngest voice this play stops (its own by restart, or a page voice past the cap) is
+    // crossfaded: the engine fades it out as the new one fades in, or drops it if it has not sounded.
+    if let youngest = replacing.filter({ $0.1 == .stopped }).map(\.0).max(by: { $0.rawValue < $1.rawValue }) {
+      request.replaces = youngest
+      replacing.removeAll { $0.0 == youngest }
+    }
     for index in 0..<sounds {
-      if index > 0 { request.startAtFrame = first + UInt64(index) * spacing }
+      if index > 0 {
+        request.startAtFrame = first + UInt64(index) * spacing
+        request.replaces = isPageSound && pageVoices.count >= bindings.maxPageVoices ? pageVoices.removeFirst() : nil
+      }
       var play = VoiceGate.Play(request: request, rule: binding.cue, client: client, repeatRules: index == 0, deadline: deadline)
       if index == 0 { play.replacing = replacing }
       do {
@@ -252,6 +270,7 @@ final class Paging {
         case .started(let started, _):
           if index == 0 { id = started }
           state.voices[key, default: []].append(started)
+          if isPageSound { pageVoices.append(started) }
         case .silent(let reason):
           if index == 0 { return Played(decision: reason == .cooldown ? .tooSoon : .ignored, cue: binding.cue, silenced: reason) }
         }

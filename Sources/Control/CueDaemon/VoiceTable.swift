@@ -47,6 +47,9 @@ struct VoiceRequest {
   var startPosition = 0
   /// The mixer frame to start on (0: the next period).
   var startAtFrame: UInt64 = 0
+  /// A voice this one takes the place of when its first frame sounds (a scheduled page sound past
+  /// `max-page-voices`): it fades out over the stop fade then, not before.
+  var replaces: VoiceID? = nil
   var rate = 1.0
   var requestArrival: UInt64 = 0
   var rule: String? = nil
@@ -161,9 +164,11 @@ final class VoiceTable {
     defer { if attachPending { device.attach() } }
     if let deadline, clock.nanoseconds() > deadline { throw ProtocolError(.busy, "the cue could not start before its deadline") }
     let replaced = replacing.filter { isSounding($0.0) }
+    // A voice the new one takes the place of at once (`VoiceRequest.replaces`) makes room too.
+    let immediateReplacement = request.startAtFrame == 0 ? request.replaces.flatMap { isSounding($0) ? $0 : nil } : nil
     // Only at the limit is a voice to take looked for: the oldest of the lowest priority.
     var victim: VoiceID? = nil
-    switch room(priority: request.priority, excluding: Set(replaced.map(\.0))) {
+    switch room(priority: request.priority, excluding: Set(replaced.map(\.0) + (immediateReplacement.map { [$0] } ?? []))) {
     case .free: break
     case .taking(let id): victim = id
     case .none:
@@ -176,8 +181,14 @@ final class VoiceTable {
     let start = VoiceStart(
       id: id, samples: request.cue.decoded.buffer.samples, gain: chainGain(request.gain, cue: request.cue, group: request.group),
       loops: request.loops,
-      startPosition: request.startPosition, startAtFrame: request.startAtFrame, rate: request.rate)
+      startPosition: request.startPosition, startAtFrame: request.startAtFrame, rate: request.rate,
+      replaces: request.replaces ?? VoiceID(0), replaceFadeFrames: stopFadeFrames)
     send(.start(start))
+    if let immediateReplacement {
+      // The engine ends it as this one starts (VoiceStart.replaces): it is on its way out now.
+      voices[immediateReplacement]?.stopping = true
+      if let voice = voices[immediateReplacement] { onStopping(immediateReplacement, voice) }
+    }
     playsStarted += 1
     voices[id] = LiveVoice(
       cue: request.cue, owner: request.owner, notify: request.notify, startedAt: clock.nanoseconds(), loops: request.loops,

@@ -2,54 +2,6 @@
 // no allocation, no free, no locks, no logging, no awaiting, no untyped throws, no class
 // references stored per voice. Everything it needs is preallocated in `init`.
 
-/// What the control side asks for when it starts a voice.
-public struct VoiceStart: Sendable, BitwiseCopyable {
-  public var id: VoiceID
-  public var samples: CueSamples
-  public var gain: StereoGain
-  public var loops: LoopCount
-  /// Frame of the cue to start from (a resumed or seeked player); 0 for the beginning.
-  public var startPosition: Int
-  /// Mixer frame at which the first sample sounds; 0 (or a frame already past) means at once.
-  public var startAtFrame: UInt64
-  /// A fade-in from silence, in frames (0: none).
-  public var fadeInFrames: Int
-  /// Playback speed, 0.5...2 (1: the samples as they are). Pitch follows speed.
-  public var rate: Double
-
-  public init(
-    id: VoiceID, samples: CueSamples, gain: StereoGain, loops: LoopCount,
-    startPosition: Int = 0, startAtFrame: UInt64 = 0, fadeInFrames: Int = 0, rate: Double = 1
-  ) {
-    self.id = id
-    self.samples = samples
-    self.gain = gain
-    self.loops = loops
-    self.startPosition = startPosition
-    self.startAtFrame = startAtFrame
-    self.fadeInFrames = fadeInFrames
-    self.rate = rate
-  }
-}
-
-/// A voice that has stopped sounding, as the mixer reports it.
-public struct VoiceEnd: Sendable, BitwiseCopyable, Equatable {
-  public var id: VoiceID
-  public var reason: VoiceEndReason
-  /// The cue frame the voice had reached (its `currentTime` × rate), within its last loop.
-  /// For a stop with a fade, the frame where the stop began, so a resumed player loses nothing.
-  public var position: Int
-  /// Loops still to play after the current pass at that point (-1: forever).
-  public var loopsLeft: Int
-
-  public init(id: VoiceID, reason: VoiceEndReason, position: Int, loopsLeft: Int = 0) {
-    self.id = id
-    self.reason = reason
-    self.position = position
-    self.loopsLeft = loopsLeft
-  }
-}
-
 /// Mixes voices into an interleaved stereo Float32 bus.
 ///
 /// Single-threaded: every method is called on the audio thread (or a test's thread). Voices are
@@ -85,12 +37,19 @@ public final class Mixer {
     var startedPending = false
     /// The voice has rendered at least one frame; `firstFrame` is then valid.
     var sounded = false
+    /// The voice it takes the place of when it first sounds (`VoiceStart.replaces`).
+    var replaces = VoiceID(0)
+    var replaceFadeFrames = 0
+    /// It fades in over a voice it replaced (audible even before its first frame is mixed).
+    var crossfadingIn = false
     var firstFrame: UInt64 = 0
   }
 
   /// How many voices the table holds (sounding, fading and not yet reported).
   public let voiceCapacity: Int
   @usableFromInline let slots: UnsafeMutablePointer<Slot>
+  /// Some voice waits to take the place of another (`replaceVoices`).
+  private var pendingReplacements = false
   /// Frames rendered since the mixer was created: the mixer's clock.
   public private(set) var frameClock: UInt64 = 0
   /// Voices that are sounding or waiting for their start time (not ended).
@@ -139,6 +98,9 @@ public final class Mixer {
     case .count(let n): slot.loopsLeft = max(n, 0)
     }
     slot.startAtFrame = request.startAtFrame
+    slot.replaces = request.replaces
+    slot.replaceFadeFrames = request.replaceFadeFrames
+    if request.replaces != VoiceID(0) { pendingReplacements = true }
     slot.rate = Self.clampRate(request.rate)
     slot.startedPending = true
     if request.fadeInFrames > 0 {
@@ -153,7 +115,10 @@ public final class Mixer {
     return true
   }
 
-  /// Fades a voice out over `fadeFrames` and ends it with `reason`; 0 frames cuts at once. Unknown ids are ignored.
+  /// Fades a voice out over `fadeFrames` and ends it with `reason`; 0 frames cuts at once. A voice
+  /// that has not rendered a frame yet (started in this same batch of commands, or scheduled for a
+  /// later frame) ends at once whatever the fade: nothing of it was heard, so a fade would only add
+  /// a sound (a burst of replaced voices fading on top of the last one). Unknown ids are ignored.
   public func stop(_ id: VoiceID, fadeFrames: Int, reason: VoiceEndReason) {
     guard let index = activeSlot(id) else { return }
     stopSlot(index, fadeFrames: fadeFrames, reason: reason)
@@ -192,6 +157,39 @@ public final class Mixer {
     slots[index].loopsLeft = loopsLeft < 0 ? -1 : loopsLeft
   }
 
+  /// Voices whose first frame falls before `end` take the place of the voice they replace
+  /// (`VoiceStart.replaces`), before anything of this period is mixed. A replaced voice that has
+  /// not sounded ends at once and passes on what it was to replace (a burst of replacements in one
+  /// batch: only the voice that is heard fades); when something audible is replaced (a voice that
+  /// has sounded, or one about to fade in over another), it fades out over the replacement's fade
+  /// while the new voice fades in over the same frames: a crossfade, so the page sounds together
+  /// never sum above one at full gain. Nothing audible replaced: the new voice starts whole.
+  private func replaceVoices(startingBefore end: UInt64) {
+    pendingReplacements = false
+    for index in 0..<voiceCapacity where slots[index].state == .active && slots[index].replaces != VoiceID(0) {
+      guard slots[index].startAtFrame < end else {
+        pendingReplacements = true
+        continue
+      }
+      let frames = slots[index].replaceFadeFrames
+      var target = slots[index].replaces
+      var audible = false
+      while target != VoiceID(0), let replaced = activeSlot(target), replaced != index {
+        target = slots[replaced].sounded ? VoiceID(0) : slots[replaced].replaces
+        audible = audible || slots[replaced].sounded || slots[replaced].crossfadingIn
+        slots[replaced].replaces = VoiceID(0)
+        stopSlot(replaced, fadeFrames: frames, reason: .stopped)
+      }
+      if audible && frames > 0 && slots[index].rampFramesLeft == 0 {
+        let gain = slots[index].gain
+        slots[index].gain = .silent
+        Self.beginRamp(&slots[index], to: gain, frames: frames)
+        slots[index].crossfadingIn = true
+      }
+      slots[index].replaces = VoiceID(0)
+    }
+  }
+
   /// Changes a voice's speed (0.5...2).
   public func setRate(_ id: VoiceID, to rate: Double) {
     guard let index = activeSlot(id) else { return }
@@ -206,6 +204,7 @@ public final class Mixer {
   /// Renders `frameCount` frames into `bus` (interleaved stereo, overwritten), advancing the clock.
   public func render(into bus: UnsafeMutablePointer<Float>, frameCount: Int) {
     bus.update(repeating: 0, count: frameCount * 2)
+    if pendingReplacements { replaceVoices(startingBefore: frameClock &+ UInt64(frameCount)) }
     if activeVoiceCount > 0 {
       for index in 0..<voiceCapacity where slots[index].state == .active {
         renderSlot(index, into: bus, frameCount: frameCount)
@@ -264,7 +263,7 @@ public final class Mixer {
   }
 
   private func stopSlot(_ index: Int, fadeFrames: Int, reason: VoiceEndReason) {
-    if fadeFrames <= 0 || slots[index].startAtFrame > frameClock {
+    if fadeFrames <= 0 || !slots[index].sounded {
       finish(index, reason: reason)
       return
     }
