@@ -149,11 +149,12 @@ public struct DaemonCommandLine: Sendable {
 
   public static var helpText: String {
     var text = """
-      cued: plays short pre-decoded sound cues through ALSA on request.
+      cued: plays short pre-decoded sound cues through PipeWire, PulseAudio or ALSA on request.
 
-      cued decodes every *.mp3 in its sound directories once, at start, and plays them on request
-      from clients on a Unix socket (see cuectl(1), and docs/PROTOCOL.md). When nothing plays it
-      closes the audio device and sleeps. SIGHUP reloads the config and the sounds; SIGTERM fades
+      cued decodes every sound file in its sound directories (MP3, Ogg Vorbis and Opus, FLAC, WAV;
+      8,000 to 384,000 Hz, mono or stereo) once, at start, and plays them on request from clients
+      on a Unix socket (see cuectl(1), and docs/PROTOCOL.md). When nothing plays it closes the
+      audio device and sleeps. SIGHUP reloads the config and the sounds; SIGTERM fades
       out and exits.
 
       Settings come from the command line, then the config file ($XDG_CONFIG_HOME/cued/cued.toml,
