@@ -73,6 +73,26 @@ struct ScrollLifecycleTests {
     #expect(status["paging"]?["settled"] == .number(2) && status["paging"]?["outOfOrder"] == .number(1))
   }
 
+  /// Seed 000's programmatic scrolls: an animated one (setContentOffset(_:animated: true)) settles
+  /// with the scroll-animation-ended that follows it; one with no animation sends one
+  /// scrollViewDidScroll and nothing else, so its page change settles the scroll at once.
+  @Test func aProgrammaticJumpWithoutAnimationSettlesAtOnceAndAnAnimatedOneAtItsEnd() throws {
+    let (embedded, client) = try Self.daemon(CarouselBindings(bindings: ["settled": PagingBinding(cue: "tick")]))
+    client.request(#"{"op":"subscribe","kinds":["paging"]}"#)
+    let jump = client.request(#"{"id":1,"carousel":"default","event":"page-changed","from":0,"to":3,"count":5,"reason":"programmatic","animated":false}"#)
+    #expect(jump.first?["settled"] == .bool(true), "a jump with no animation settles")
+    #expect(jump.contains { $0["event"] == .string("paging") && $0["message"] == .string("settled") && $0["decision"] == .string("played") })
+    #expect(client.reply(#"{"id":2,"carousel":"default","event":"scroll-animation-ended"}"#)["settled"] == nil, "nothing is left to settle")
+    let animated = client.reply(#"{"id":3,"carousel":"default","event":"page-changed","from":3,"to":4,"count":5,"reason":"programmatic"}"#)
+    #expect(animated["settled"] == nil)
+    #expect(client.reply(#"{"id":4,"carousel":"default","event":"scroll-animation-ended"}"#)["settled"] == .bool(true))
+    // During a drag, a page change with no animation is part of the drag: the drag's end settles.
+    _ = client.reply(#"{"id":5,"carousel":"default","event":"drag-began"}"#)
+    #expect(client.reply(#"{"id":6,"carousel":"default","event":"page-changed","from":4,"to":3,"count":5,"reason":"drag","animated":false}"#)["settled"] == nil)
+    #expect(client.reply(#"{"id":7,"carousel":"default","event":"drag-ended","decelerate":false}"#)["settled"] == .bool(true))
+    #expect(embedded.daemon.paging.counts.settled == 3)
+  }
+
   @Test func aTwoPageCarouselPagesBothWaysWithTheRightSounds() throws {
     let (embedded, client) = try Self.daemon(.builtIn)
     defer { withExtendedLifetime(embedded) {} }

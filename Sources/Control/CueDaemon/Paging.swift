@@ -78,7 +78,7 @@ final class Paging {
     let carousel = message.carousel
     let inOrder = state.scrolls[carousel, default: ScrollLifecycle()].take(message.event)
     switch message.event {
-    case .pageChanged(let from, let to, let count, let reason, let given):
+    case .pageChanged(let from, let to, let count, let reason, let given, _):
       echo.reason = reason
       guard from != to else {
         played.decision = .unchanged
@@ -347,7 +347,12 @@ struct ScrollLifecycle {
     case .scrollAnimationEnded:
       inOrder = phase == .idle
       settle()
-    case .pageChanged, .wrapped:
+    case .pageChanged(_, _, _, _, _, let animated):
+      unsettled = true
+      // A jump with no animation is the whole scroll (seed 000: one scrollViewDidScroll, no
+      // end-of-animation call): it settles at once. During a drag it is part of that drag.
+      if !animated && phase == .idle { settle() }
+    case .wrapped:
       unsettled = true
     case .edge:
       break

@@ -27,7 +27,7 @@ struct StatusLine: Equatable, Sendable {
     var wrapped = false
     for event in events {
       switch event {
-      case .pageChanged(let from, let to, _, let reason, _): turn = "page-changed \(from + 1)→\(to + 1) (\(reason.rawValue))"
+      case .pageChanged(let from, let to, _, let reason, _, _): turn = "page-changed \(from + 1)→\(to + 1) (\(reason.rawValue))"
       case .wrapped: wrapped = true
       default: break
       }

@@ -16,7 +16,9 @@ public struct CarouselMessage: Sendable, Equatable {
     case willBeginDecelerating
     case decelerationEnded
     case scrollAnimationEnded
-    case pageChanged(from: Int, to: Int, count: Int, reason: Reason, direction: Direction? = nil)
+    /// `animated` false: a jump with no animation (UIKit's `setContentOffset(_:animated: false)`
+    /// sends one scrollViewDidScroll and nothing else), which settles the scroll at once.
+    case pageChanged(from: Int, to: Int, count: Int, reason: Reason, direction: Direction? = nil, animated: Bool = true)
     case wrapped(from: Int, to: Int, count: Int)
     case edge(Edge)
 
@@ -87,12 +89,13 @@ public struct CarouselMessage: Sendable, Equatable {
       if let targetPage { members.append(("targetPage", .number(Double(targetPage)))) }
     case .dragEnded(let decelerate):
       members.append(("decelerate", .bool(decelerate)))
-    case .pageChanged(let from, let to, let count, let reason, let direction):
+    case .pageChanged(let from, let to, let count, let reason, let direction, let animated):
       members += [
         ("from", .number(Double(from))), ("to", .number(Double(to))), ("count", .number(Double(count))),
         ("reason", .string(reason.rawValue)),
       ]
       if let direction { members.append(("direction", .string(direction.rawValue))) }
+      if !animated { members.append(("animated", .bool(false))) }
     case .edge(let edge):
       members.append(("edge", .string(edge.rawValue)))
     case .wrapped(let from, let to, let count):
@@ -153,7 +156,8 @@ public struct CarouselMessage: Sendable, Equatable {
         }
         direction = given
       }
-      event = .pageChanged(from: from, to: to, count: count, reason: reason, direction: direction)
+      let animated = try fields.bool("animated") ?? true
+      event = .pageChanged(from: from, to: to, count: count, reason: reason, direction: direction, animated: animated)
     case "wrapped":
       let (from, to, count) = try pages()
       event = .wrapped(from: from, to: to, count: count)
