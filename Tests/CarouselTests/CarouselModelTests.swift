@@ -103,24 +103,16 @@ struct CarouselModelTests {
     #expect(carousel.perform(.key(.previous), at: 3) == [Self.changed(1, 0, of: 2, .key, .previous)])
   }
 
-  @Test func theWheelIsAShortFlick() {
+  /// The wheel moves the scroll view without touching it: an animated programmatic scroll, no drag.
+  @Test func theWheelIsAnAnimatedScrollWithNoInventedDrag() {
     var carousel = Carousel(pageCount: 5, autoSeconds: 0, now: 0)
-    #expect(
-      carousel.perform(.wheel(.next), at: 0) == [
-        .dragBegan, .willEndDragging(velocity: 25, targetPage: 1), Self.changed(0, 1, of: 5, .drag, .next),
-        .dragEnded(decelerate: true), .willBeginDecelerating,
-      ])
-    #expect(Self.settle(&carousel, at: 0) == [.decelerationEnded])
-    #expect(
-      carousel.perform(.wheel(.previous), at: 1) == [
-        .dragBegan, .willEndDragging(velocity: -25, targetPage: 0), Self.changed(1, 0, of: 5, .drag, .previous),
-        .dragEnded(decelerate: true), .willBeginDecelerating,
-      ])
+    #expect(carousel.perform(.wheel(.next), at: 0) == [Self.changed(0, 1, of: 5, .programmatic, .next)])
+    #expect(Self.settle(&carousel, at: 0) == [.scrollAnimationEnded])
+    #expect(carousel.perform(.wheel(.previous), at: 1) == [Self.changed(1, 0, of: 5, .programmatic, .previous)])
     // A notch during the slide ends it first.
     #expect(
       carousel.perform(.wheel(.previous), at: 1.05) == [
-        .decelerationEnded, .dragBegan, .willEndDragging(velocity: -25, targetPage: 4), Self.changed(0, 4, of: 5, .drag, .previous),
-        .wrapped(from: 0, to: 4, count: 5), .dragEnded(decelerate: true), .willBeginDecelerating,
+        .scrollAnimationEnded, Self.changed(0, 4, of: 5, .programmatic, .previous), .wrapped(from: 0, to: 4, count: 5),
       ])
   }
 
@@ -246,11 +238,31 @@ struct CarouselModelTests {
   @Test func grabbingADeceleratingCarouselStopsItWhereItIs() {
     var carousel = Carousel(pageCount: 10, autoSeconds: 0, now: 0)
     _ = Self.drag(&carousel, from: 10, to: 9.4, steps: 3, interval: 0.01, start: 0, still: 0)
-    let offset = carousel.viewportOffset(at: 0.1)
+    let position = Double(carousel.anchor) + carousel.viewportOffset(at: 0.1)
     // The touch is the new drag's beginning; the interrupted deceleration sends no end.
     #expect(carousel.perform(.press(x: 5), at: 0.1) == [.dragBegan])
-    #expect(carousel.isDragging && abs(carousel.viewportOffset(at: 0.1) - offset) < 1e-9)
+    #expect(carousel.isDragging && abs(Double(carousel.anchor) + carousel.viewportOffset(at: 0.1) - position) < 1e-9)
     #expect(carousel.tick(at: 5) == [])
+  }
+
+  /// Catching a flick on its way: it stops where it is, on the page under the middle, with no page
+  /// change back from the target it announced (the pages it never reached are not sounded in
+  /// reverse); the release snaps to the nearest page.
+  @Test func catchingAFlickStopsItWithoutPagingBack() {
+    var carousel = Carousel(pageCount: 10, autoSeconds: 0, maxFlickPages: 5, now: 0)
+    let flick = Self.drag(&carousel, from: 10, to: 8.5, steps: 3, interval: 0.01, start: 0, still: 0)
+    let target = carousel.page
+    #expect(target > 2, "a flick across several pages: \(flick)")
+    // Early in its coast, the cards are still near the start.
+    let caughtAt = 0.05
+    let position = Double(carousel.anchor) + carousel.viewportOffset(at: caughtAt)
+    #expect(position < Double(target) - 0.5)
+    #expect(carousel.perform(.press(x: 5), at: caughtAt) == [.dragBegan])
+    #expect(carousel.page == Int(position.rounded()), "the page under the middle, taken silently")
+    let release = carousel.perform(.release(x: 5), at: caughtAt + 0.5)
+    #expect(!release.contains { if case .pageChanged = $0 { true } else { false } }, "\(release)")
+    _ = Self.settle(&carousel, at: 2)
+    #expect(carousel.page == Int(position.rounded()))
   }
 
   @Test func aClickThatDoesNotMoveSendsNothing() {

@@ -363,6 +363,34 @@ struct CarouselTUITests {
     #expect(try tmux.screen().contains("○ ○ ○ ● ○ ○ ○"))
   }
 
+  /// A press on the cards while a flick coasts stops them where they are, as a touch stops a moving
+  /// scroll view: the drag begins again there, and no page change goes back from the flick's
+  /// target (the pages it never reached are not sounded in reverse); the release snaps to a page.
+  @Test func catchingACoastingFlickStopsItWithoutPagingBack() throws {
+    let dir = Harness.temporaryDirectory()
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "9", "--flick-pages", "5"], in: dir)
+    defer {
+      tmux.kill()
+      daemon.stop()
+    }
+    try tmux.type(Self.press(100) + Self.motion(95) + Self.motion(90))
+    // Released while moving fast, and caught at once by a press and release that do not move.
+    try tmux.type(Self.motion(75) + Self.motion(60) + Self.release(60) + Self.press(60) + Self.release(60))
+    var events = try Self.lifecycle(subscriber)
+    while let more = try? Self.lifecycle(subscriber, timeout: 1) { events += more }
+    let names = Self.names(events)
+    let flickEnded = try #require(names.firstIndex(of: "will-begin-decelerating"), "\(names)")
+    let caught = try #require(names[flickEnded...].firstIndex(of: "drag-began"), "the coasting flick was not caught: \(names)")
+    #expect(!names[flickEnded..<caught].contains("deceleration-ended"), "the interrupted coast sends no end")
+    let target = try #require(events[..<flickEnded].last { $0["message"] == "page-changed" }?["to"]?.intValue)
+    let after = events[caught...].filter { $0["message"] == "page-changed" }
+    #expect(!after.contains { $0["direction"] == "previous" }, "paged back after the catch: \(after.map(JSONWriter.write))")
+    #expect(names.last == "settled")
+    // It rests on a page short of where the flick was going, or on it: never past it.
+    let shown = try #require((1...9).first { page in (try? tmux.screen()).map { Self.shows(page: page, of: 9, $0) } ?? false })
+    #expect(shown - 1 <= target, "page \(shown) shown, the flick went to \(target + 1)")
+  }
+
   @Test func aBoundedPagerStretchesPastItsFirstPageAndSpringsBack() throws {
     let dir = Harness.temporaryDirectory()
     let (daemon, subscriber, tmux) = try Self.rig(["--pages", "4", "--no-loop"], in: dir)
@@ -418,7 +446,7 @@ struct CarouselTUITests {
     try tmux.type(Self.motion(60))
     usleep(300_000)
     try tmux.type(Self.release(60))
-    // A wheel notch after the automatic page: a short flick that decelerates.
+    // A wheel notch after the automatic page: an animated programmatic scroll (no drag).
     try tmux.waitForScreen("the automatic page after the drag", timeout: 6) { $0.contains("(auto)") }
     usleep(500_000)
     try tmux.type("\u{1b}[<65;60;15M")
@@ -436,10 +464,13 @@ struct CarouselTUITests {
     let firstAfterDrag = try #require(autoPages.first { time($0) > time(lines[dragEnded]) })
     let afterDrag = time(firstAfterDrag) - time(lines[dragEnded])
     #expect(afterDrag >= 2.999 && afterDrag < 3.15, "\(afterDrag) s")
-    // And 3 s after the notch's deceleration ended.
-    let decelerationEnded = try #require(lines.lastIndex { $0["event"] == "deceleration-ended" })
-    let firstAfterNotch = try #require(autoPages.first { time($0) > time(lines[decelerationEnded]) })
-    let afterNotch = time(firstAfterNotch) - time(lines[decelerationEnded])
+    // The notch sent its page change and the end of its animation, and no drag.
+    let notch = try #require(lines.lastIndex { $0["event"] == "page-changed" && $0["reason"] == "programmatic" })
+    #expect(!lines[notch...].contains { $0["event"] == "drag-began" })
+    // And the next automatic page 3 s after the notch's animation ended.
+    let animationEnded = try #require(lines[notch...].firstIndex { $0["event"] == "scroll-animation-ended" })
+    let firstAfterNotch = try #require(autoPages.first { time($0) > time(lines[animationEnded]) })
+    let afterNotch = time(firstAfterNotch) - time(lines[animationEnded])
     #expect(afterNotch >= 2.999 && afterNotch < 3.15, "\(afterNotch) s")
   }
 

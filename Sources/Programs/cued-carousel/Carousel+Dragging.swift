@@ -11,8 +11,12 @@ extension Carousel {
     var events = isDragging ? release(x: x, at: now) : []
     let grabbed = isAnimating
     // Grabbing a moving carousel stops it where it is, and that touch is the drag's beginning
-    // (UIKit sends willBeginDragging and no end for the interrupted scroll).
+    // (UIKit sends willBeginDragging and no end for the interrupted scroll). A flick announced
+    // its target page when it was released; caught on its way, the page is the one under the
+    // middle of the screen now, taken without a page change: the cards never went past it, so a
+    // change back from the target would sound the pages in reverse.
     let position = Double(anchor) + viewportOffset(at: now)
+    if grabbed { anchor = clamped(Int(position.rounded())) }
     motion = .dragging(
       Drag(
         pressX: x, pressPosition: position, startAnchor: anchor, began: grabbed, rawPosition: position,

@@ -28,10 +28,10 @@ import CueProtocol
 /// past an end sends `edge` and bumps. Auto-advance goes back to the first page after the last.
 ///
 /// **Keys and the wheel.** A key is a programmatic scroll: `page-changed` (reason `key`), `wrapped`
-/// if it wrapped, and `scroll-animation-ended` when its slide ends. A wheel notch is a short flick:
-/// `drag-began`, `will-end-dragging`, `page-changed` (reason `drag`), `drag-ended` (decelerate:
-/// true), `will-begin-decelerating` and, after the slide, `deceleration-ended`. A key or notch during
-/// a slide first ends that slide (and sends its end).
+/// if it wrapped, and `scroll-animation-ended` when its slide ends. A wheel notch is the same with
+/// the reason `programmatic`: nothing was touched, so no drag is invented (a scroll view moved by
+/// its owner, as `setContentOffset(_:animated: true)` moves it). A key or notch during a slide
+/// first ends that slide (and sends its end).
 ///
 /// **Auto-advance** (seed 003): every `autoSeconds` the page turns (reason `auto`, a programmatic
 /// scroll). A drag, a key or a notch holds it; it resumes when the scroll has settled, and the next
@@ -138,7 +138,7 @@ struct Carousel {
   /// The most pages one flick crosses.
   let maxFlickPages: Int
   /// The page the viewport rests on or is going to, counted on past the ends when it loops.
-  private(set) var anchor: Int
+  var anchor: Int
   var motion: Motion = .resting
   /// When auto-advance is due.
   var autoAdvance: AutoAdvance
@@ -271,18 +271,9 @@ struct Carousel {
     return events
   }
 
-  /// A wheel notch: a short flick one page over (or a bump at an end).
+  /// A wheel notch: an animated programmatic scroll one page over (or a bump at an end).
   mutating func wheelNotch(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
-    let target = anchor + step.rawValue
-    guard pageAt(target) != nil else { return bump(step, at: now) }
-    // The slide is an ease-out cubic over slideSeconds: it starts at 3 pages per slide time.
-    let velocity = Double(step.rawValue) * 3 / Self.slideSeconds
-    var events: [CarouselMessage.Event] = [.dragBegan, .willEndDragging(velocity: velocity, targetPage: page(target))]
-    events += pageChange(to: target, reason: .drag) ?? []
-    events += [.dragEnded(decelerate: true), .willBeginDecelerating]
-    motion = .animating(
-      Animation(kind: .deceleration, fromOffset: -Double(step.rawValue), startSeconds: now, durationSeconds: Self.slideSeconds))
-    return events
+    programmaticStep(step, reason: .programmatic, at: now)
   }
 
   /// Auto-advance: the next page, or back to the first after the last page of a bounded pager.
