@@ -274,6 +274,28 @@ struct CarouselModelTests {
 
   // MARK: Bounded pagers
 
+  /// UIScrollView's `bounces` off: the ends stop the cards dead (no rubber band, no bump), and
+  /// pushing past one still sends `edge` once per push.
+  @Test func withoutBouncesTheEndsStopHardAndStillSayEdge() {
+    var carousel = Carousel(pageCount: 4, loops: false, bounces: false, autoSeconds: 0, now: 0)
+    #expect(carousel.perform(.press(x: 5), at: 0) == [])
+    #expect(carousel.perform(.motion(x: 5.02), at: 0.05) == [.dragBegan])
+    #expect(carousel.perform(.motion(x: 5.6), at: 0.1) == [.edge(.start)])
+    #expect(carousel.viewportOffset(at: 0.1) == 0, "no rubber band")
+    _ = carousel.perform(.release(x: 5.6), at: 0.5)
+    _ = Self.settle(&carousel, at: 1)
+    #expect(carousel.page == 0)
+    #expect(carousel.perform(.key(.previous), at: 2) == [.edge(.start)])
+    #expect(carousel.motion == .resting, "no bump")
+  }
+
+  @Test func aCarouselMayStartOnAnyPage() {
+    var carousel = Carousel(pageCount: 7, start: 3, autoSeconds: 0, now: 0)
+    #expect(carousel.page == 3)
+    #expect(carousel.perform(.key(.next), at: 0) == [Self.changed(3, 4, of: 7, .key, .next)])
+    #expect(Carousel(pageCount: 4, start: 9, loops: false, autoSeconds: 0, now: 0).page == 3)
+  }
+
   @Test func aBoundedPagerStretchesPastItsEndSendsEdgeOnceAndSpringsBack() {
     var carousel = Carousel(pageCount: 4, loops: false, autoSeconds: 0, now: 0)
     #expect(carousel.perform(.press(x: 5), at: 0) == [])

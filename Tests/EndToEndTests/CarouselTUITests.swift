@@ -274,14 +274,14 @@ struct CarouselTUITests {
 
   /// A daemon on the null sink with the test cues bound by default, a subscriber to its `paging`
   /// events, and the carousel in tmux with `extra` options.
-  fileprivate static func rig(_ extra: [String], in dir: String) throws -> (DaemonProcess, ProtocolClient, TmuxSession) {
+  fileprivate static func rig(_ extra: [String], in dir: String, startPage: Int = 1) throws -> (DaemonProcess, ProtocolClient, TmuxSession) {
     let sounds = try Harness.soundDirectory(
       in: dir, ["page-next": "tone-48000-mono.mp3", "page-prev": "tone-22050-mono.mp3", "wrap": "tone-44100-stereo.mp3", "tick": "tone-8000-mono.mp3"])
     let daemon = try DaemonProcess(socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null"], logPath: dir + "/cued.log")
     let subscriber = try ProtocolClient(socket: daemon.socket)
     try subscriber.request("subscribe", [("kinds", .array([.string("paging")]))])
     let tmux = try TmuxSession(command: carouselCommand(socket: daemon.socket, extra), in: dir)
-    try tmux.waitForScreen("page 1, connected to cued") { $0.contains("page 1 of") && $0.contains("cued is listening") }
+    try tmux.waitForScreen("page \(startPage), connected to cued") { $0.contains("page \(startPage) of") && $0.contains("cued is listening") }
     return (daemon, subscriber, tmux)
   }
 
@@ -472,6 +472,26 @@ struct CarouselTUITests {
     let firstAfterNotch = try #require(autoPages.first { time($0) > time(lines[animationEnded]) })
     let afterNotch = time(firstAfterNotch) - time(lines[animationEnded])
     #expect(afterNotch >= 2.999 && afterNotch < 3.15, "\(afterNotch) s")
+  }
+
+  /// --start-page opens on that page; with --no-loop --no-bounce a key at the first page only says
+  /// `edge` (no bump), and the first page change is counted from the start page.
+  @Test func aBoundedPagerWithoutBouncesStartsOnTheGivenPage() throws {
+    let dir = Harness.temporaryDirectory()
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "5", "--start-page", "2", "--no-loop", "--no-bounce"], in: dir, startPage: 2)
+    defer {
+      tmux.kill()
+      daemon.stop()
+    }
+    try tmux.waitForScreen("page 2 at start") { Self.shows(page: 2, of: 5, $0) }
+    try tmux.send("Left")
+    let changed = try subscriber.waitForEvent("paging") { $0["message"] == "page-changed" }
+    #expect(changed["from"] == 1 && changed["to"] == 0 && changed["direction"] == "previous")
+    try tmux.waitForScreen("page 1") { Self.shows(page: 1, of: 5, $0) }
+    usleep(300_000)
+    try tmux.send("Left")
+    let edge = try subscriber.waitForEvent("paging") { $0["message"] == "edge" }
+    #expect(edge["edge"] == "start")
   }
 
   @Test func aResizeRedrawsTheCarouselAtTheNewSize() throws {

@@ -116,11 +116,12 @@ extension Carousel {
 
   /// Where the cards are for a pointer at `raw`: the same, except past the ends of a bounded pager,
   /// where a rubber band lets them go only part of the way (UIScrollView's (1 − 1/(0.55·x + 1))).
+  /// Without bounces they stop dead at the ends.
   func displayed(_ raw: Double) -> Double {
     guard !loops else { return raw }
     let last = Double(pageCount - 1)
-    if raw < 0 { return -Self.rubberBand(-raw) }
-    if raw > last { return last + Self.rubberBand(raw - last) }
+    if raw < 0 { return bounces ? -Self.rubberBand(-raw) : 0 }
+    if raw > last { return bounces ? last + Self.rubberBand(raw - last) : last }
     return raw
   }
 

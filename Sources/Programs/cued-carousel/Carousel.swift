@@ -135,6 +135,10 @@ struct Carousel {
   let pageCount: Int
   /// Whether the last page is followed by the first (false: a bounded pager).
   let loops: Bool
+  /// A bounded pager's ends stretch like a rubber band and spring back (UIScrollView's `bounces`);
+  /// false: the cards stop hard at the first and last page. Pushing past an end sends `edge` either
+  /// way: the user pushed against it, and cued may sound that.
+  let bounces: Bool
   /// The most pages one flick crosses.
   let maxFlickPages: Int
   /// The page the viewport rests on or is going to, counted on past the ends when it loops.
@@ -146,12 +150,13 @@ struct Carousel {
   /// A carousel of `pageCount` pages on page `start`, auto-advancing every `autoSeconds` (0: never)
   /// and resuming `resumeDelaySeconds` after a scroll settles.
   init(
-    pageCount: Int, start: Int = 0, loops: Bool = true, autoSeconds: Double,
+    pageCount: Int, start: Int = 0, loops: Bool = true, bounces: Bool = true, autoSeconds: Double,
     resumeDelaySeconds: Double = AutoAdvance.defaultResumeDelaySeconds, maxFlickPages: Int = 5, now: Double
   ) {
     precondition(pageCount >= 1, "a carousel has at least one page")
     self.pageCount = pageCount
     self.loops = loops
+    self.bounces = bounces
     // Round a looping carousel and back to the same page is no flick: at most all the other pages.
     self.maxFlickPages = max(1, loops ? min(maxFlickPages, pageCount - 1) : maxFlickPages)
     self.anchor = loops ? Self.wrap(start, pageCount) : min(max(0, start), pageCount - 1)
@@ -286,8 +291,10 @@ struct Carousel {
     return events
   }
 
-  /// A key or notch against an end: `edge`, and the cards nudge that way and back.
+  /// A key or notch against an end: `edge`, and the cards nudge that way and back (stay put
+  /// without bounces).
   mutating func bump(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
+    guard bounces else { return [.edge(step == .next ? .end : .start)] }
     motion = .animating(
       Animation(kind: .bump, fromOffset: Self.bumpDistance * Double(step.rawValue), startSeconds: now, durationSeconds: Self.slideSeconds))
     return [.edge(step == .next ? .end : .start)]

@@ -17,6 +17,8 @@ final class CarouselApp {
     var autoSeconds: Double
     var resumeSeconds: Double = AutoAdvance.defaultResumeDelaySeconds
     var loops = true
+    var bounces = true
+    var startPage = 0
     var maxFlickPages = 5
     var carousel: String
     var socketPath: String?
@@ -53,7 +55,8 @@ final class CarouselApp {
     self.options = options
     screen = CarouselScreen(name: options.carousel)
     carousel = Carousel(
-      pageCount: options.pageCount, loops: options.loops, autoSeconds: options.autoSeconds,
+      pageCount: options.pageCount, start: options.startPage, loops: options.loops, bounces: options.bounces,
+      autoSeconds: options.autoSeconds,
       resumeDelaySeconds: options.resumeSeconds, maxFlickPages: options.maxFlickPages, now: MonotonicClock.seconds())
   }
 

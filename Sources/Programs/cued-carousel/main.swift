@@ -28,6 +28,7 @@ struct CarouselCommand: ParsableCommand {
         cued-carousel
         cued-carousel --pages 12 --auto 0
         cued-carousel --no-loop --pages 4
+        cued-carousel --no-loop --no-bounce --start-page 3
         cued-carousel --carousel photos --socket /tmp/cued.sock
       """,
     version: cuedVersion)
@@ -43,6 +44,14 @@ struct CarouselCommand: ParsableCommand {
 
   @Flag(name: .customLong("no-loop"), help: "Stop at the first and last page (a bounded pager) instead of going round.")
   var noLoop = false
+
+  @Flag(
+    name: .customLong("no-bounce"),
+    help: "With --no-loop: the ends stop the cards hard instead of stretching like a rubber band (pushing past one still sends edge).")
+  var noBounce = false
+
+  @Option(name: .customLong("start-page"), help: ArgumentHelp("The page shown at start, from 1.", valueName: "n"))
+  var startPage = 1
 
   @Option(name: .customLong("flick-pages"), help: ArgumentHelp("The most pages one flick crosses.", valueName: "n"))
   var flickPages = 5
@@ -63,12 +72,14 @@ struct CarouselCommand: ParsableCommand {
     guard auto.isFinite, auto >= 0 else { throw ValidationError("--auto must be 0 (off) or a number of seconds") }
     guard resume.isFinite, (0...3600).contains(resume) else { throw ValidationError("--resume must be 0 to 3600 seconds") }
     guard (1...100).contains(flickPages) else { throw ValidationError("--flick-pages must be 1 to 100") }
+    guard (1...pages).contains(startPage) else { throw ValidationError("--start-page must be 1 to --pages (\(pages))") }
     guard !carousel.isEmpty, carousel.utf8.count <= 128 else { throw ValidationError("--carousel must be 1 to 128 bytes") }
   }
 
   func run() throws {
     let options = CarouselApp.Options(
-      pageCount: pages, autoSeconds: auto, resumeSeconds: resume, loops: !noLoop, maxFlickPages: flickPages,
+      pageCount: pages, autoSeconds: auto, resumeSeconds: resume, loops: !noLoop, bounces: !noBounce, startPage: startPage - 1,
+      maxFlickPages: flickPages,
       carousel: carousel, socketPath: socket, tracePath: trace)
     do {
       try CarouselApp(options).run()
