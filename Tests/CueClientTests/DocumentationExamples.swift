@@ -103,3 +103,24 @@ func blocking(socketPath: String? = nil) throws(ClientError) -> String {
   let event = try connection.nextEvent(timeoutSeconds: 2)  // {"event":"finished","voice":…}
   return "voice \(voice): \(event.kind), \(event.reason ?? "?")"
 }
+
+// docs/CLIENT.md, "A paging scroll view, forwarded".
+final class PagerSounds {
+  let client = CueClient()
+  var tracker = ScrollTracker(pageCount: 5, pageWidth: 390)
+
+  func send(_ events: [CarouselMessage.Event]) {
+    let client = self.client
+    for event in events { Task { try? await client.post(CarouselMessage(carousel: "photos", event: event)) } }
+  }
+
+  // The delegate calls, forwarded (x along a horizontal pager).
+  func willBeginDragging() { send(tracker.willBeginDragging()) }
+  func didScroll(x: Double) { send(tracker.didScroll(contentOffset: x)) }
+  func willEndDragging(velocityX: Double, targetX: Double) {
+    send(tracker.willEndDragging(velocityPointsPerMillisecond: velocityX, targetContentOffset: targetX))
+  }
+  func didEndDragging(decelerate: Bool) { send(tracker.didEndDragging(willDecelerate: decelerate)) }
+  func didEndDecelerating() { send(tracker.didEndDecelerating()) }
+  func jump(to x: Double) { send(tracker.setContentOffset(x, animated: false)) }
+}

@@ -1,0 +1,110 @@
+import CueProtocol
+
+/// Turns what a paging scroll view knows into cued's carousel messages, in UIKit's units and in
+/// its delegate order: a program that forwards UIScrollViewDelegate calls (or any toolkit's
+/// equivalents) sends the right lifecycle without doing cued's arithmetic itself.
+///
+/// Offsets are content offsets along the paging axis, in points; `pageWidth` is one page in
+/// points (the scroll view's width, or height for a vertical pager). The page is the one under the
+/// middle of the view, as the seeds' carousels compute it in scrollViewDidScroll:
+/// `round(offset / pageWidth)`, kept within `0..<pageCount`. UIKit's velocity is in points per
+/// millisecond (scrollViewWillEndDragging); cued takes pages per second: `velocity × 1000 / pageWidth`.
+///
+/// Each method returns the messages to send, in order (send them with `CueClient.send(_:)` as
+/// fire-and-forget carousel lines). `page-changed` goes out whenever the page under the middle
+/// changes: with the reason `drag` while a drag or its deceleration moves the view, `programmatic`
+/// while `setContentOffset` does. A jump with `animated: false` is the whole scroll
+/// (`"animated": false`: cued settles it at once); an animated one ends with
+/// `didEndScrollingAnimation`. A pure value: no I/O, no clock.
+public struct ScrollTracker: Sendable, Equatable {
+  public let pageCount: Int
+  /// One page along the paging axis, in points.
+  public var pageWidth: Double
+  /// The page under the middle of the view, as last reported.
+  public private(set) var page: Int
+
+  private enum Mover: Sendable, Equatable { case none, user, program }
+  private var mover = Mover.none
+
+  /// A pager of `pageCount` pages, `pageWidth` points each, showing `page`.
+  public init(pageCount: Int, pageWidth: Double, page: Int = 0) {
+    precondition(pageCount >= 1 && pageWidth > 0, "a pager has pages, and they have a width")
+    self.pageCount = pageCount
+    self.pageWidth = pageWidth
+    self.page = min(max(0, page), pageCount - 1)
+  }
+
+  /// The page under the middle of a view at `contentOffset` (points).
+  public func page(atOffset contentOffset: Double) -> Int {
+    guard contentOffset.isFinite else { return page }
+    return min(max(0, Int((contentOffset / pageWidth).rounded())), pageCount - 1)
+  }
+
+  /// UIKit's velocity (points per millisecond) in cued's unit, pages per second.
+  public static func pagesPerSecond(pointsPerMillisecond: Double, pageWidth: Double) -> Double {
+    pointsPerMillisecond * 1000 / pageWidth
+  }
+
+  /// scrollViewWillBeginDragging.
+  public mutating func willBeginDragging() -> [CarouselMessage.Event] {
+    mover = .user
+    return [.dragBegan]
+  }
+
+  /// scrollViewDidScroll: a page change when the page under the middle changed.
+  public mutating func didScroll(contentOffset: Double) -> [CarouselMessage.Event] {
+    changePage(to: page(atOffset: contentOffset), reason: mover == .program ? .programmatic : .drag)
+  }
+
+  /// scrollViewWillEndDragging(_:withVelocity:targetContentOffset:), with the velocity and target
+  /// along the paging axis.
+  public mutating func willEndDragging(velocityPointsPerMillisecond: Double, targetContentOffset: Double) -> [CarouselMessage.Event] {
+    let velocity = Self.pagesPerSecond(pointsPerMillisecond: velocityPointsPerMillisecond, pageWidth: pageWidth)
+    let bounded = velocity.isFinite ? min(max(velocity, -CarouselMessage.maximumVelocity), CarouselMessage.maximumVelocity) : 0
+    return [.willEndDragging(velocity: bounded, targetPage: page(atOffset: targetContentOffset))]
+  }
+
+  /// scrollViewDidEndDragging(_:willDecelerate:).
+  public mutating func didEndDragging(willDecelerate: Bool) -> [CarouselMessage.Event] {
+    if !willDecelerate { mover = .none }
+    return [.dragEnded(decelerate: willDecelerate)]
+  }
+
+  /// scrollViewWillBeginDecelerating.
+  public mutating func willBeginDecelerating() -> [CarouselMessage.Event] { [.willBeginDecelerating] }
+
+  /// scrollViewDidEndDecelerating.
+  public mutating func didEndDecelerating() -> [CarouselMessage.Event] {
+    mover = .none
+    return [.decelerationEnded]
+  }
+
+  /// setContentOffset(_:animated:) called by the program. Not animated, it is the whole scroll
+  /// (UIKit calls scrollViewDidScroll once and nothing else): the page change says
+  /// `"animated": false`. Animated, the page changes come from `didScroll` as it moves, and
+  /// `didEndScrollingAnimation` ends it.
+  public mutating func setContentOffset(_ contentOffset: Double, animated: Bool) -> [CarouselMessage.Event] {
+    if animated {
+      mover = .program
+      return []
+    }
+    mover = .none
+    return changePage(to: page(atOffset: contentOffset), reason: .programmatic, animated: false)
+  }
+
+  /// scrollViewDidEndScrollingAnimation.
+  public mutating func didEndScrollingAnimation() -> [CarouselMessage.Event] {
+    mover = .none
+    return [.scrollAnimationEnded]
+  }
+
+  private mutating func changePage(to target: Int, reason: CarouselMessage.Reason, animated: Bool = true) -> [CarouselMessage.Event] {
+    guard target != page else { return [] }
+    let from = page
+    page = target
+    return [
+      .pageChanged(
+        from: from, to: target, count: pageCount, reason: reason, direction: target > from ? .next : .previous, animated: animated)
+    ]
+  }
+}
