@@ -443,8 +443,13 @@ struct CarouselModelTests {
     status.sent([.pageChanged(from: 0, to: 1, count: 5, reason: .key)])
     status.received(PagingAnswer(message: "page-changed", decision: "too-soon", cue: "page-next"))
     #expect(status.text == "sent page-changed 1→2 (key) · cued: too-soon page-next")
+    // An edge is a turn of its own: the line no longer shows the page change before it.
+    status.sent([.edge(.end)])
+    #expect(status.text == "sent edge (last page) · cued: no answer yet")
+    status.received(PagingAnswer(message: "edge", decision: "played", cue: "tick"))
+    #expect(status.text == "sent edge (last page) · cued: played tick")
     status.connection = .notRunning
-    #expect(status.text == "sent page-changed 1→2 (key) · cued is not running (silent)")
+    #expect(status.text == "sent edge (last page) · cued is not running (silent)")
   }
 
   @Test func aPagingEventCountsOnlyForItsOwnCarousel() throws {

@@ -21,7 +21,8 @@ struct StatusLine: Equatable, Sendable {
   /// cued's most telling answer to it.
   private(set) var answer: PagingAnswer? = nil
 
-  /// Notes messages just sent; a group with a page change starts a new page turn.
+  /// Notes messages just sent; a group with a page change, or an edge (a push against an end of a
+  /// bounded pager, which leaves the page where it was), starts a new turn.
   mutating func sent(_ events: [CarouselMessage.Event]) {
     var turn: String? = nil
     var wrapped = false
@@ -29,6 +30,7 @@ struct StatusLine: Equatable, Sendable {
       switch event {
       case .pageChanged(let from, let to, _, let reason, _, _): turn = "page-changed \(from + 1)→\(to + 1) (\(reason.rawValue))"
       case .wrapped: wrapped = true
+      case .edge(let edge): turn = turn ?? "edge (\(edge == .start ? "first page" : "last page"))"
       default: break
       }
     }
