@@ -422,6 +422,55 @@ struct CarouselModelTests {
     #expect(decoder.feed(Array("0;9M".utf8)) == [.drag(column: 40)])
   }
 
+  // MARK: The crawl
+
+  /// Seed 003 as written: when auto-advance is due the view creeps on; each page boundary crossed
+  /// (the middle past half a card) is a page change of its own, a jump without animation.
+  @Test func theCrawlCreepsOnAndEachBoundaryItCrossesIsAPageChange() {
+    var carousel = Carousel(pageCount: 5, autoSeconds: 1, crawlPagesPerSecond: 0.5, now: 0)
+    #expect(carousel.tick(at: 0.5) == [])
+    #expect(carousel.tick(at: 1) == [] && carousel.isCrawling, "due: the crawl begins")
+    #expect(abs(carousel.viewportOffset(at: 1.4) - 0.2) < 1e-9, "it moves continuously")
+    #expect(carousel.tick(at: 1.9) == [])
+    #expect(carousel.tick(at: 2.1) == [.pageChanged(from: 0, to: 1, count: 5, reason: .auto, direction: .next, animated: false)])
+    #expect(carousel.page == 1 && abs(carousel.viewportOffset(at: 2.1) + 0.45) < 1e-9, "the page under the middle, the view between")
+    #expect(carousel.tick(at: 4.1) == [.pageChanged(from: 1, to: 2, count: 5, reason: .auto, direction: .next, animated: false)])
+  }
+
+  @Test func aPressStopsTheCrawlWhereItIsAndItResumesThreeSecondsAfterTheScrollSettles() {
+    var carousel = Carousel(pageCount: 5, autoSeconds: 1, crawlPagesPerSecond: 0.5, now: 0)
+    _ = carousel.tick(at: 1)
+    let position = Double(carousel.anchor) + carousel.viewportOffset(at: 1.6)
+    #expect(carousel.perform(.press(x: 5), at: 1.6) == [.dragBegan])
+    #expect(!carousel.isCrawling && abs(Double(carousel.anchor) + carousel.viewportOffset(at: 1.6) - position) < 1e-9)
+    _ = carousel.perform(.release(x: 5), at: 1.7)
+    let settled = Self.settle(&carousel, at: 1.7)
+    #expect(settled.last == .decelerationEnded || carousel.motion == .resting, "\(settled)")
+    #expect(carousel.page == 0)
+    let resumed = (2...60).map { 1.7 + Double($0) * 0.1 }.first { _ = carousel.tick(at: $0); return carousel.isCrawling }
+    #expect(resumed.map { abs($0 - 5) < 0.15 } == true, "the crawl resumed at \(String(describing: resumed)), not about 3 s after it settled")
+  }
+
+  @Test func aKeyDuringTheCrawlTakesOverFromWhereTheViewIs() {
+    var carousel = Carousel(pageCount: 5, autoSeconds: 1, crawlPagesPerSecond: 0.5, now: 0)
+    _ = carousel.tick(at: 1)
+    #expect(carousel.perform(.key(.next), at: 1.4) == [Self.changed(0, 1, of: 5, .key, .next)])
+    #expect(abs(carousel.viewportOffset(at: 1.4) + 0.8) < 1e-9, "the slide starts where the crawl was")
+  }
+
+  @Test func theCrawlStopsForGoodAtTheEndOfABoundedPager() {
+    var carousel = Carousel(pageCount: 3, loops: false, autoSeconds: 1, crawlPagesPerSecond: 1, now: 0)
+    _ = carousel.tick(at: 1)
+    var sent: [CarouselMessage.Event] = []
+    for t in stride(from: 1.1, through: 9, by: 0.1) { sent += carousel.tick(at: t) }
+    #expect(
+      sent == [
+        .pageChanged(from: 0, to: 1, count: 3, reason: .auto, direction: .next, animated: false),
+        .pageChanged(from: 1, to: 2, count: 3, reason: .auto, direction: .next, animated: false),
+      ])
+    #expect(carousel.page == 2 && carousel.motion == .resting && carousel.viewportOffset(at: 9) == 0)
+  }
+
   // MARK: Status line
 
   @Test func theStatusLineKeepsTheMostTellingAnswerToAPageTurn() {

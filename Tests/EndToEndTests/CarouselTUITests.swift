@@ -494,6 +494,25 @@ struct CarouselTUITests {
     #expect(edge["edge"] == "start")
   }
 
+  /// --crawl: auto-scroll creeps on (seed 003), each page it crosses a page change (reason auto);
+  /// a press stops it where it is, and nothing crawls while the button is held.
+  @Test func theCrawlPagesByItselfAndAPressStopsIt() throws {
+    let dir = Harness.temporaryDirectory()
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "9", "--auto", "0.3", "--crawl", "4"], in: dir)
+    defer {
+      tmux.kill()
+      daemon.stop()
+    }
+    let crawled = try subscriber.waitForEvent("paging", timeout: 5) { $0["message"] == "page-changed" && $0["reason"] == "auto" }
+    #expect(crawled["direction"] == "next")
+    try tmux.type(Self.press(60))
+    _ = try subscriber.waitForEvent("paging", timeout: 5) { $0["message"] == "drag-began" }
+    subscriber.events.removeAll()
+    let whileHeld = subscriber.drainEvents(for: 1.2)
+    #expect(!whileHeld.contains { $0["message"] == "page-changed" }, "it crawled on while held")
+    try tmux.type(Self.release(60))
+  }
+
   @Test func aResizeRedrawsTheCarouselAtTheNewSize() throws {
     let dir = Harness.temporaryDirectory()
     let tmux = try TmuxSession(command: Self.carouselCommand(socket: dir + "/absent.sock", ["--pages", "3"]), in: dir)

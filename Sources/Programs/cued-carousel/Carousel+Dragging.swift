@@ -9,7 +9,7 @@ extension Carousel {
     autoAdvance.hold()
     // A press without the release before it (the release went to another window): end that drag first.
     var events = isDragging ? release(x: x, at: now) : []
-    let grabbed = isAnimating
+    let grabbed = isAnimating || isCrawling
     // Grabbing a moving carousel stops it where it is, and that touch is the drag's beginning
     // (UIKit sends willBeginDragging and no end for the interrupted scroll). A flick announced
     // its target page when it was released; caught on its way, the page is the one under the

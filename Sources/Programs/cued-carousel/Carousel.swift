@@ -35,7 +35,12 @@ import CueProtocol
 ///
 /// **Auto-advance** (seed 003): every `autoSeconds` the page turns (reason `auto`, a programmatic
 /// scroll). A drag, a key or a notch holds it; it resumes when the scroll has settled, and the next
-/// automatic page comes exactly `resumeDelaySeconds` (3 s) after that.
+/// automatic page comes exactly `resumeDelaySeconds` (3 s) after that. **The crawl** is seed 003 as
+/// written (`crawlPagesPerSecond` > 0): when auto-advance is due, the view creeps on continuously
+/// (the seed moves the offset a point every 0.05 s), each page boundary it crosses a page change
+/// (reason `auto`, `animated: false`: each step is a jump of its own, as setContentOffset without
+/// animation is); a press stops it where it is, a key or notch takes over from there, and it stops
+/// for good at the end of a bounded pager.
 ///
 /// Times are seconds on any monotonic clock, passed in: the type reads no clock itself. Pointer
 /// positions are in card strides (a card and its gap) from any fixed origin: the screen converts.
@@ -109,10 +114,20 @@ struct Carousel {
     var samples: [Sample]
   }
 
+  /// The crawl under way: the position (in pages) moves on at `pagesPerSecond` from `startPosition`.
+  struct Crawl: Equatable, Sendable {
+    let startSeconds: Double
+    let startPosition: Double
+    let pagesPerSecond: Double
+
+    func position(at now: Double) -> Double { startPosition + max(0, now - startSeconds) * pagesPerSecond }
+  }
+
   enum Motion: Equatable, Sendable {
     case resting
     case dragging(Drag)
     case animating(Animation)
+    case crawling(Crawl)
   }
 
   /// How long a key's or a notch's slide takes; frames are drawn every `frameSeconds`.
@@ -135,6 +150,8 @@ struct Carousel {
   let pageCount: Int
   /// Whether the last page is followed by the first (false: a bounded pager).
   let loops: Bool
+  /// The crawl's speed in pages per second; 0: auto-advance turns whole pages.
+  let crawlPagesPerSecond: Double
   /// A bounded pager's ends stretch like a rubber band and spring back (UIScrollView's `bounces`);
   /// false: the cards stop hard at the first and last page. Pushing past an end sends `edge` either
   /// way: the user pushed against it, and cued may sound that.
@@ -150,13 +167,14 @@ struct Carousel {
   /// A carousel of `pageCount` pages on page `start`, auto-advancing every `autoSeconds` (0: never)
   /// and resuming `resumeDelaySeconds` after a scroll settles.
   init(
-    pageCount: Int, start: Int = 0, loops: Bool = true, bounces: Bool = true, autoSeconds: Double,
+    pageCount: Int, start: Int = 0, loops: Bool = true, bounces: Bool = true, autoSeconds: Double, crawlPagesPerSecond: Double = 0,
     resumeDelaySeconds: Double = AutoAdvance.defaultResumeDelaySeconds, maxFlickPages: Int = 5, now: Double
   ) {
     precondition(pageCount >= 1, "a carousel has at least one page")
     self.pageCount = pageCount
     self.loops = loops
     self.bounces = bounces
+    self.crawlPagesPerSecond = max(0, crawlPagesPerSecond)
     // Round a looping carousel and back to the same page is no flick: at most all the other pages.
     self.maxFlickPages = max(1, loops ? min(maxFlickPages, pageCount - 1) : maxFlickPages)
     self.anchor = loops ? Self.wrap(start, pageCount) : min(max(0, start), pageCount - 1)
@@ -170,6 +188,12 @@ struct Carousel {
   /// Whether a slide or deceleration is under way.
   var isAnimating: Bool {
     if case .animating = motion { return true }
+    return false
+  }
+
+  /// Whether the crawl is under way.
+  var isCrawling: Bool {
+    if case .crawling = motion { return true }
     return false
   }
 
@@ -197,6 +221,7 @@ struct Carousel {
     case .resting: 0
     case .dragging(let drag): displayed(drag.rawPosition) - Double(anchor)
     case .animating(let animation): animation.offset(at: now)
+    case .crawling(let crawl): crawl.position(at: now) - Double(anchor)
     }
   }
 
@@ -220,11 +245,13 @@ struct Carousel {
     case .key(let step):
       guard !isDragging else { return [] }
       autoAdvance.hold()
-      return finishAnimation(at: now) + programmaticStep(step, reason: .key, at: now)
+      let from = stopCrawl(at: now)
+      return finishAnimation(at: now) + programmaticStep(step, reason: .key, from: from, at: now)
     case .wheel(let step):
       guard !isDragging else { return [] }
       autoAdvance.hold()
-      return finishAnimation(at: now) + wheelNotch(step, at: now)
+      let from = stopCrawl(at: now)
+      return finishAnimation(at: now) + wheelNotch(step, from: from, at: now)
     case .press(let x):
       return press(x: x, at: now)
     case .motion(let x):
@@ -241,9 +268,18 @@ struct Carousel {
     if case .animating(let animation) = motion, now >= animation.endSeconds {
       events += finishAnimation(at: now)
     }
+    if case .crawling(let crawl) = motion {
+      events += crawlOn(crawl, at: now)
+    }
     if case .resting = motion, autoAdvance.isDue(at: now) {
       autoAdvance.advanced(at: now)
-      if pageCount > 1 { events += autoStep(at: now) }
+      if pageCount > 1 {
+        if crawlPagesPerSecond > 0 {
+          startCrawl(at: now)
+        } else {
+          events += autoStep(at: now)
+        }
+      }
     }
     return events
   }
@@ -259,6 +295,8 @@ struct Carousel {
       return min(animation.endSeconds, animation.startSeconds + next * Self.frameSeconds)
     case .dragging:
       return nil
+    case .crawling:
+      return now + Self.frameSeconds
     case .resting:
       return autoAdvance.dueSeconds
     }
@@ -267,18 +305,53 @@ struct Carousel {
   // MARK: - Keys, the wheel, auto-advance
 
   /// A key: a programmatic slide one page over, or a bump and `edge` at the end of a bounded pager.
-  mutating func programmaticStep(_ step: Step, reason: CarouselMessage.Reason, at now: Double) -> [CarouselMessage.Event] {
+  /// `from`: where the view is, in card widths from the anchor (a crawl stopped part of the way).
+  mutating func programmaticStep(
+    _ step: Step, reason: CarouselMessage.Reason, from offset: Double = 0, at now: Double
+  ) -> [CarouselMessage.Event] {
     guard let events = pageChange(to: anchor + step.rawValue, reason: reason) else {
       return bump(step, at: now)
     }
     motion = .animating(
-      Animation(kind: .programmatic, fromOffset: -Double(step.rawValue), startSeconds: now, durationSeconds: Self.slideSeconds))
+      Animation(kind: .programmatic, fromOffset: offset - Double(step.rawValue), startSeconds: now, durationSeconds: Self.slideSeconds))
     return events
   }
 
   /// A wheel notch: an animated programmatic scroll one page over (or a bump at an end).
-  mutating func wheelNotch(_ step: Step, at now: Double) -> [CarouselMessage.Event] {
-    programmaticStep(step, reason: .programmatic, at: now)
+  mutating func wheelNotch(_ step: Step, from offset: Double = 0, at now: Double) -> [CarouselMessage.Event] {
+    programmaticStep(step, reason: .programmatic, from: offset, at: now)
+  }
+
+  // MARK: - The crawl
+
+  /// Starts creeping on from where the view rests.
+  mutating func startCrawl(at now: Double) {
+    motion = .crawling(Crawl(startSeconds: now, startPosition: Double(anchor), pagesPerSecond: crawlPagesPerSecond))
+  }
+
+  /// The crawl at `now`: a page change (a jump of its own) when the middle crossed into another
+  /// page; at the end of a bounded pager it stops there, for good (until the user scrolls).
+  mutating func crawlOn(_ crawl: Crawl, at now: Double) -> [CarouselMessage.Event] {
+    var position = crawl.position(at: now)
+    let last = Double(pageCount - 1)
+    let reachedEnd = !loops && position >= last
+    if reachedEnd { position = last }
+    var events: [CarouselMessage.Event] = []
+    let under = clamped(Int(position.rounded()))
+    if under != anchor { events += pageChange(to: under, reason: .auto, animated: false) ?? [] }
+    if reachedEnd {
+      motion = .resting
+      autoAdvance.hold()
+    }
+    return events
+  }
+
+  /// Stops the crawl where it is; returns the view's offset from the anchor then (0 without one).
+  mutating func stopCrawl(at now: Double) -> Double {
+    guard case .crawling = motion else { return 0 }
+    let offset = viewportOffset(at: now)
+    motion = .resting
+    return offset
   }
 
   /// Auto-advance: the next page, or back to the first after the last page of a bounded pager.
@@ -316,14 +389,14 @@ struct Carousel {
 
   /// Moves the anchor to `target`; returns `page-changed` (with the direction) and `wrapped` when
   /// the move went round an end; nil when `target` is not a page (past the end of a bounded pager).
-  mutating func pageChange(to target: Int, reason: CarouselMessage.Reason) -> [CarouselMessage.Event]? {
+  mutating func pageChange(to target: Int, reason: CarouselMessage.Reason, animated: Bool = true) -> [CarouselMessage.Event]? {
     guard pageAt(target) != nil else { return nil }
     let from = anchor
     guard target != from else { return [] }
     anchor = target
     let direction: CarouselMessage.Direction = target > from ? .next : .previous
     var events: [CarouselMessage.Event] = [
-      .pageChanged(from: page(from), to: page(target), count: pageCount, reason: reason, direction: direction)
+      .pageChanged(from: page(from), to: page(target), count: pageCount, reason: reason, direction: direction, animated: animated)
     ]
     if Self.floorDivision(from, pageCount) != Self.floorDivision(target, pageCount) {
       events.append(.wrapped(from: page(from), to: page(target), count: pageCount))

@@ -19,6 +19,7 @@ final class CarouselApp {
     var loops = true
     var bounces = true
     var startPage = 0
+    var crawlPagesPerSecond = 0.0
     var maxFlickPages = 5
     var carousel: String
     var socketPath: String?
@@ -56,7 +57,7 @@ final class CarouselApp {
     screen = CarouselScreen(name: options.carousel)
     carousel = Carousel(
       pageCount: options.pageCount, start: options.startPage, loops: options.loops, bounces: options.bounces,
-      autoSeconds: options.autoSeconds,
+      autoSeconds: options.autoSeconds, crawlPagesPerSecond: options.crawlPagesPerSecond,
       resumeDelaySeconds: options.resumeSeconds, maxFlickPages: options.maxFlickPages, now: MonotonicClock.seconds())
   }
 
@@ -86,9 +87,9 @@ final class CarouselApp {
 
     while true {
       let now = MonotonicClock.seconds()
-      let moving = carousel.isAnimating
+      let moving = carousel.isAnimating || carousel.isCrawling
       send(carousel.tick(at: now), through: link, at: now)
-      if moving || carousel.isAnimating { needsDrawing = true }
+      if moving || carousel.isAnimating || carousel.isCrawling { needsDrawing = true }
       if needsDrawing { draw(at: now) }
 
       let ready: [PollEvents]

@@ -29,6 +29,7 @@ struct CarouselCommand: ParsableCommand {
         cued-carousel --pages 12 --auto 0
         cued-carousel --no-loop --pages 4
         cued-carousel --no-loop --no-bounce --start-page 3
+        cued-carousel --auto 1 --crawl 0.5
         cued-carousel --carousel photos --socket /tmp/cued.sock
       """,
     version: cuedVersion)
@@ -49,6 +50,12 @@ struct CarouselCommand: ParsableCommand {
     name: .customLong("no-bounce"),
     help: "With --no-loop: the ends stop the cards hard instead of stretching like a rubber band (pushing past one still sends edge).")
   var noBounce = false
+
+  @Option(
+    help: ArgumentHelp(
+      "Auto-scroll as a continuous crawl at this many pages a second (seed 003) instead of whole pages; 0: whole pages.",
+      valueName: "pages/s"))
+  var crawl = 0.0
 
   @Option(name: .customLong("start-page"), help: ArgumentHelp("The page shown at start, from 1.", valueName: "n"))
   var startPage = 1
@@ -72,13 +79,14 @@ struct CarouselCommand: ParsableCommand {
     guard auto.isFinite, auto >= 0 else { throw ValidationError("--auto must be 0 (off) or a number of seconds") }
     guard resume.isFinite, (0...3600).contains(resume) else { throw ValidationError("--resume must be 0 to 3600 seconds") }
     guard (1...100).contains(flickPages) else { throw ValidationError("--flick-pages must be 1 to 100") }
+    guard crawl.isFinite, (0...10).contains(crawl) else { throw ValidationError("--crawl must be 0 (whole pages) to 10 pages a second") }
     guard (1...pages).contains(startPage) else { throw ValidationError("--start-page must be 1 to --pages (\(pages))") }
     guard !carousel.isEmpty, carousel.utf8.count <= 128 else { throw ValidationError("--carousel must be 1 to 128 bytes") }
   }
 
   func run() throws {
     let options = CarouselApp.Options(
-      pageCount: pages, autoSeconds: auto, resumeSeconds: resume, loops: !noLoop, bounces: !noBounce, startPage: startPage - 1,
+      pageCount: pages, autoSeconds: auto, resumeSeconds: resume, loops: !noLoop, bounces: !noBounce, startPage: startPage - 1, crawlPagesPerSecond: crawl,
       maxFlickPages: flickPages,
       carousel: carousel, socketPath: socket, tracePath: trace)
     do {
