@@ -93,6 +93,24 @@ struct ScrollLifecycleTests {
     #expect(embedded.daemon.paging.counts.settled == 3)
   }
 
+  /// A vertical pager's page sounds stay centred: stereo has no up and down, so neither the
+  /// direction nor the page's position pans them; the same carousel laid out in a row pans.
+  @Test(arguments: [true, false])
+  func aVerticalPagersSoundsAreNotPannedByDirectionOrPosition(vertical: Bool) throws {
+    var bindings = CarouselBindings(bindings: ["page-next": PagingBinding(cue: "tick")])
+    bindings.panByDirection = 1
+    bindings.panByPosition = 1
+    bindings.vertical = vertical
+    let (embedded, client) = try Self.daemon(bindings)
+    #expect(client.reply(#"{"id":1,"carousel":"default","event":"page-changed","from":3,"to":4,"count":5}"#)["decision"] == .string("played"))
+    embedded.runCycles(40)
+    let written = embedded.sink.written
+    let frames = (0..<(written.count / 2)).filter { written[2 * $0] != 0 || written[2 * $0 + 1] != 0 }
+    #expect(!frames.isEmpty)
+    let centred = frames.allSatisfy { written[2 * $0] == written[2 * $0 + 1] }
+    #expect(centred == vertical, vertical ? "a vertical pager's sound was panned" : "a row's sound was not panned")
+  }
+
   @Test func aTwoPageCarouselPagesBothWaysWithTheRightSounds() throws {
     let (embedded, client) = try Self.daemon(.builtIn)
     defer { withExtendedLifetime(embedded) {} }

@@ -226,9 +226,9 @@ final class Paging {
         pageVoices.removeFirst(excess)
       }
     }
-    let panAmount = binding.panByDirection ?? bindings.panByDirection
+    let panAmount = bindings.vertical ? 0 : binding.panByDirection ?? bindings.panByDirection
     var pan = binding.pan + Double(direction) * panAmount
-    if bindings.panByPosition > 0, let page, page.count > 1 {
+    if !bindings.vertical, bindings.panByPosition > 0, let page, page.count > 1 {
       pan += bindings.panByPosition * (2 * Double(page.index) / Double(page.count - 1) - 1)
     }
     pan = max(-1, min(1, pan))

@@ -68,6 +68,9 @@ public struct CarouselBindings: Sendable, Equatable {
   /// The most page sounds (page-next, page-prev, wrap, first-page, last-page) of this carousel heard
   /// at once; a new one fades out the oldest past it, so a burst ends with one clean final sound.
   public var maxPageVoices = 1
+  /// A vertical pager (pages above and below each other): stereo has no up and down, so neither
+  /// the direction nor the page's position pans its sounds.
+  public var vertical = false
 
   public init(bindings: [String: PagingBinding] = [:]) { self.bindings = bindings }
 

@@ -121,6 +121,7 @@ extension Settings {
       .number("rate-spread", 0...0.5, help: "A random rate (and pitch) variation of ± this much", sets: \.rateSpread),
       .number("rate-by-page", 0...0.1, help: "The rate rises by this much per page index", sets: \.rateByPage),
       .integer("max-page-voices", 1...16, help: "The most page sounds heard at once", sets: \.maxPageVoices),
+      .flag("vertical", help: "The pages are above and below each other (a vertical pager)", sets: \.vertical),
     ])
 
   /// A binding: a cue name, `false` or `""` for nothing, or `{ cue = "…", volume = …, … }`.
