@@ -402,11 +402,11 @@ struct CarouselModelTests {
       ("\u{1b}[C", [InputDecoder.Input.next]), ("\u{1b}[D", [.previous]), ("\u{1b}OC", [.next]), ("\u{1b}OD", [.previous]),
       ("\u{1b}[1;5C", [.next]), ("hl", [.previous, .next]), ("q", [.quit]), ("\u{03}", [.quit]),
       ("\u{1b}[<64;10;5M", [.wheelPrevious]), ("\u{1b}[<65;10;5M", [.wheelNext]), ("\u{1b}[<65;10;5m", []),
-      ("\u{1b}[<0;10;5M", [.press(column: 10)]), ("\u{1b}[<32;11;5M", [.drag(column: 11)]), ("\u{1b}[<0;12;5m", [.release(column: 12)]),
-      ("\u{1b}[<4;10;5M", [.press(column: 10)]), ("\u{1b}[<2;10;5M", []), ("\u{1b}[<34;10;5M", []), ("\u{1b}[<0;10M", []),
-      ("\u{1b}[M !!", [.press(column: 1)]), ("\u{1b}[M@\"!", [.drag(column: 2)]), ("\u{1b}[M##!", [.release(column: 3)]),
+      ("\u{1b}[<0;10;5M", [.press(column: 10, row: 5)]), ("\u{1b}[<32;11;5M", [.drag(column: 11, row: 5)]), ("\u{1b}[<0;12;5m", [.release(column: 12, row: 5)]),
+      ("\u{1b}[<4;10;5M", [.press(column: 10, row: 5)]), ("\u{1b}[<2;10;5M", []), ("\u{1b}[<34;10;5M", []), ("\u{1b}[<0;10M", []),
+      ("\u{1b}[M !!", [.press(column: 1, row: 1)]), ("\u{1b}[M@\"!", [.drag(column: 2, row: 1)]), ("\u{1b}[M##!", [.release(column: 3, row: 1)]),
       ("\u{1b}[M`!!", [.wheelPrevious]), ("\u{1b}[Ma!!", [.wheelNext]),
-      ("\u{1b}[A\u{1b}[Bx", []), ("\u{1b}\u{1b}[C", [.next]), ("\u{1b}q", [.quit]),
+      ("\u{1b}[A\u{1b}[Bx", [.previous, .next]), ("\u{1b}\u{1b}[C", [.next]), ("\u{1b}q", [.quit]),
     ])
   func keys(_ text: String, _ expected: [InputDecoder.Input]) {
     var decoder = InputDecoder()
@@ -419,7 +419,7 @@ struct CarouselModelTests {
     #expect(decoder.feed(Array("[".utf8)) == [])
     #expect(decoder.feed(Array("C\u{1b}[<6".utf8)) == [.next])
     #expect(decoder.feed(Array("5;1;1M\u{1b}[<32;4".utf8)) == [.wheelNext])
-    #expect(decoder.feed(Array("0;9M".utf8)) == [.drag(column: 40)])
+    #expect(decoder.feed(Array("0;9M".utf8)) == [.drag(column: 40, row: 9)])
   }
 
   // MARK: The crawl
@@ -569,6 +569,26 @@ struct CarouselModelTests {
     let scalars = Array(row.unicodeScalars), wanted = Array(mark.unicodeScalars)
     guard wanted.count <= scalars.count else { return nil }
     return (0...(scalars.count - wanted.count)).first { Array(scalars[$0..<($0 + wanted.count)]) == wanted }
+  }
+
+  /// A vertical pager stacks the cards: the current one in the middle rows, the next one below
+  /// (cut off by the dots), and a drag half a card upward shows the next in the middle.
+  @Test func aVerticalPagerStacksItsCards() {
+    var carousel = Carousel(pageCount: 5, autoSeconds: 0, now: 0)
+    let screen = CarouselScreen(name: "demo", vertical: true)
+    var frame = screen.render(carousel, status: StatusLine(), columns: 80, rows: 40, now: 0)
+    var rows = (0..<40).map { frame.text(row: $0) }
+    let label = rows.firstIndex { $0.contains("page 1/5") }
+    #expect(label.map { (12...28).contains($0) } == true, "the current card is in the middle: \(String(describing: label))")
+    #expect(rows[39].hasPrefix(" ↑/↓ page"))
+    // The pointer's unit is a card and a row; dragging up by half of it and more turns the page.
+    let stride = Double(CarouselScreen.verticalStride(rows: 40))
+    _ = carousel.perform(.press(x: 30 / stride), at: 0)
+    let sent = carousel.perform(.motion(x: (30 - stride * 0.6) / stride), at: 0.1)
+    #expect(sent.contains(.pageChanged(from: 0, to: 1, count: 5, reason: .drag, direction: .next)))
+    frame = screen.render(carousel, status: StatusLine(), columns: 80, rows: 40, now: 0.1)
+    rows = (0..<40).map { frame.text(row: $0) }
+    #expect(rows.contains { $0.contains("page 2/5") })
   }
 
   @Test func aTinyScreenSaysItIsTooSmall() {

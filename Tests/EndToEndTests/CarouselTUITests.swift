@@ -513,6 +513,33 @@ struct CarouselTUITests {
     try tmux.type(Self.release(60))
   }
 
+  /// --vertical: the cards stack; ↓ pages on, and a drag upward with real SGR reports (rows, not
+  /// columns) turns the page with the drag lifecycle.
+  @Test func aVerticalPagerPagesWithTheDownKeyAndAnUpwardDrag() throws {
+    let dir = Harness.temporaryDirectory()
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "5", "--vertical", "--auto", "0"], in: dir)
+    defer {
+      tmux.kill()
+      daemon.stop()
+    }
+    try tmux.send("Down")
+    try tmux.waitForScreen("page 2") { Self.shows(page: 2, of: 5, $0) }
+    let keyed = try Self.lifecycle(subscriber)
+    let key = try #require(keyed.first { $0["message"] == "page-changed" })
+    #expect(key["to"] == 1 && key["direction"] == "next")
+    usleep(300_000)
+    // 30 rows: cards of 15 rows and a gap; 12 rows up is past half a card.
+    try tmux.type("\u{1b}[<0;60;22M" + "\u{1b}[<32;60;18M" + "\u{1b}[<32;60;14M")
+    usleep(200_000)
+    try tmux.type("\u{1b}[<32;60;10M")
+    usleep(300_000)
+    try tmux.type("\u{1b}[<0;60;10m")
+    let events = try Self.lifecycle(subscriber)
+    #expect(Self.names(events).first == "drag-began", "\(Self.names(events))")
+    #expect(events.contains { $0["message"] == "page-changed" && $0["from"] == 1 && $0["to"] == 2 })
+    try tmux.waitForScreen("page 3") { Self.shows(page: 3, of: 5, $0) }
+  }
+
   @Test func aResizeRedrawsTheCarouselAtTheNewSize() throws {
     let dir = Harness.temporaryDirectory()
     let tmux = try TmuxSession(command: Self.carouselCommand(socket: dir + "/absent.sock", ["--pages", "3"]), in: dir)

@@ -20,6 +20,7 @@ final class CarouselApp {
     var bounces = true
     var startPage = 0
     var crawlPagesPerSecond = 0.0
+    var vertical = false
     var maxFlickPages = 5
     var carousel: String
     var socketPath: String?
@@ -54,7 +55,7 @@ final class CarouselApp {
 
   init(_ options: Options) {
     self.options = options
-    screen = CarouselScreen(name: options.carousel)
+    screen = CarouselScreen(name: options.carousel, vertical: options.vertical)
     carousel = Carousel(
       pageCount: options.pageCount, start: options.startPage, loops: options.loops, bounces: options.bounces,
       autoSeconds: options.autoSeconds, crawlPagesPerSecond: options.crawlPagesPerSecond,
@@ -133,7 +134,10 @@ final class CarouselApp {
 
   /// Acts on keys and the mouse; false on `q` or Ctrl-C.
   private func handle(_ inputs: [InputDecoder.Input], link: CuedLink) -> Bool {
-    let stride = Double(CarouselScreen.stride(columns: size.columns))
+    // The pointer's unit: a card stride along the pages' axis (columns; rows for a vertical pager).
+    let vertical = options.vertical
+    let stride = Double(vertical ? CarouselScreen.verticalStride(rows: size.rows) : CarouselScreen.stride(columns: size.columns))
+    func along(_ column: Int, _ row: Int) -> Double { Double(vertical ? row : column) / stride }
     for input in inputs {
       let now = MonotonicClock.seconds()
       let action: Carousel.Action
@@ -143,9 +147,9 @@ final class CarouselApp {
       case .next: action = .key(.next)
       case .wheelPrevious: action = .wheel(.previous)
       case .wheelNext: action = .wheel(.next)
-      case .press(let column): action = .press(x: Double(column) / stride)
-      case .drag(let column): action = .motion(x: Double(column) / stride)
-      case .release(let column): action = .release(x: Double(column) / stride)
+      case .press(let column, let row): action = .press(x: along(column, row))
+      case .drag(let column, let row): action = .motion(x: along(column, row))
+      case .release(let column, let row): action = .release(x: along(column, row))
       }
       send(carousel.perform(action, at: now), through: link, at: now)
       needsDrawing = true

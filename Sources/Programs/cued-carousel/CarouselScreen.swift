@@ -7,6 +7,8 @@
 struct CarouselScreen {
   /// The carousel's name, shown in the header.
   let name: String
+  /// The cards stack top to bottom (a vertical pager) instead of side by side.
+  var vertical = false
 
   /// Card colours (256-colour palette): a background and a text colour that reads on it.
   static let palette: [(background: UInt8, foreground: UInt8)] = [
@@ -58,7 +60,7 @@ struct CarouselScreen {
     } else {
       autoText = "auto every \(Self.seconds(auto.intervalSeconds)) s"
     }
-    return "←/→ page · drag or wheel · q quit · " + (carousel.loops ? "" : "no loop · ") + autoText
+    return (vertical ? "↑/↓" : "←/→") + " page · drag or wheel · q quit · " + (carousel.loops ? "" : "no loop · ") + autoText
   }
 
   /// The width of a card on a screen `columns` wide.
@@ -66,6 +68,15 @@ struct CarouselScreen {
 
   /// A card and the gap after it: the pointer's unit when it drags the cards.
   static func stride(columns: Int) -> Int { cardWidth(columns: columns) + gap }
+
+  /// Rows of a vertical pager's card, with `rows` for the cards in all.
+  static func cardHeight(rows: Int) -> Int { max(3, rows * 3 / 5) }
+
+  /// A vertical pager's card and the row after it, on a screen `rows` high: the pointer's unit there.
+  static func verticalStride(rows: Int) -> Int { cardHeight(rows: cardRows(rows: rows)) + 1 }
+
+  /// The rows the cards have on a screen `rows` high (below the header, above the dots).
+  static func cardRows(rows: Int) -> Int { max(1, rows - 5) }
 
   private func drawHeader(_ carousel: Carousel, into frame: inout Frame) {
     var style = Frame.Style.plain
@@ -76,6 +87,7 @@ struct CarouselScreen {
   }
 
   private func drawCards(_ carousel: Carousel, into frame: inout Frame, top: Int, bottom: Int, now: Double) {
+    if vertical { return drawStackedCards(carousel, into: &frame, top: top, bottom: bottom, now: now) }
     let cardWidth = Self.cardWidth(columns: frame.columns)
     let stride = cardWidth + Self.gap
     let left = (frame.columns - cardWidth) / 2
@@ -105,6 +117,30 @@ struct CarouselScreen {
     }
   }
 
+  /// A vertical pager: the cards one above the other around the viewport's position, clipped to
+  /// the rows between the header and the dots; past the ends of a bounded pager, a dotted line.
+  private func drawStackedCards(_ carousel: Carousel, into frame: inout Frame, top: Int, bottom: Int, now: Double) {
+    let width = Self.cardWidth(columns: frame.columns)
+    let height = Self.cardHeight(rows: bottom - top)
+    let stride = height + 1
+    let x = (frame.columns - width) / 2
+    let centreTop = top + (bottom - top - height) / 2
+    for card in carousel.cards(at: now) {
+      let y = centreTop + Int((card.place * Double(stride)).rounded())
+      guard y < bottom, y + height > top else { continue }
+      drawCard(page: card.page, of: carousel.pageCount, into: &frame, x: x, width: width, top: y, bottom: y + height, clip: top..<bottom)
+    }
+    guard !carousel.loops else { return }
+    var style = Frame.Style.plain
+    style.dim = true
+    let offset = carousel.viewportOffset(at: now)
+    let firstY = centreTop + Int(((Double(-carousel.anchor) - offset) * Double(stride)).rounded())
+    let lastY = centreTop + Int(((Double(carousel.pageCount - 1 - carousel.anchor) - offset) * Double(stride)).rounded()) + height
+    let line = String(repeating: "┈", count: width)
+    if firstY - 1 >= top { frame.put(line, row: firstY - 1, column: x, style: style) }
+    if lastY < bottom { frame.put(line, row: lastY, column: x, style: style) }
+  }
+
   /// A dot per page under the cards, the page under the middle of the screen filled (● ○ ○);
   /// with more pages than fit, the dots around it, with … where there are more.
   private func drawDots(_ carousel: Carousel, into frame: inout Frame, row: Int) {
@@ -123,10 +159,18 @@ struct CarouselScreen {
     frame.put(text, row: row, column: max(0, (frame.columns - text.unicodeScalars.count) / 2), style: .plain)
   }
 
-  private func drawCard(page: Int, of count: Int, into frame: inout Frame, x: Int, width: Int, top: Int, bottom: Int) {
+  /// A card from `top` to `bottom`, drawn only within `clip` (a vertical pager's card half out of sight).
+  private func drawCard(
+    page: Int, of count: Int, into frame: inout Frame, x: Int, width: Int, top: Int, bottom: Int, clip: Range<Int>? = nil
+  ) {
     let colours = Self.palette[page % Self.palette.count]
     var style = Frame.Style(foreground: colours.foreground, background: colours.background)
-    frame.fill(rows: top..<bottom, columns: x..<(x + width), style: style)
+    let visible = clip.map { max(top, $0.lowerBound)..<min(bottom, $0.upperBound) } ?? top..<bottom
+    guard !visible.isEmpty else { return }
+    frame.fill(rows: visible, columns: x..<(x + width), style: style)
+    func put(_ text: String, row: Int, column: Int, style: Frame.Style) {
+      if visible.contains(row) { frame.put(text, row: row, column: column, style: style) }
+    }
     style.bold = true
     let number = page + 1
     let label = "page \(number)/\(count)"
@@ -135,13 +179,13 @@ struct CarouselScreen {
     if height >= BigDigits.height + 4, bigWidth + 4 <= width {
       let firstRow = top + (height - BigDigits.height - 2) / 2
       for (i, line) in BigDigits.rows(for: number).enumerated() {
-        frame.put(line, row: firstRow + i, column: x + (width - bigWidth) / 2, style: style)
+        put(line, row: firstRow + i, column: x + (width - bigWidth) / 2, style: style)
       }
-      frame.put(label, row: firstRow + BigDigits.height + 1, column: x + (width - label.count) / 2, style: style)
+      put(label, row: firstRow + BigDigits.height + 1, column: x + (width - label.count) / 2, style: style)
     } else {
       let middle = top + max(0, height - 2) / 2
-      frame.put(String(number), row: middle, column: x + (width - String(number).count) / 2, style: style)
-      frame.put(label, row: middle + 1, column: x + (width - label.count) / 2, style: style)
+      put(String(number), row: middle, column: x + (width - String(number).count) / 2, style: style)
+      put(label, row: middle + 1, column: x + (width - label.count) / 2, style: style)
     }
   }
 

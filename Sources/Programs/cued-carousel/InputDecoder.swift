@@ -13,10 +13,10 @@ struct InputDecoder {
     case next
     case wheelPrevious
     case wheelNext
-    /// The left button went down, moved while held, came up; at a column counted from 1.
-    case press(column: Int)
-    case drag(column: Int)
-    case release(column: Int)
+    /// The left button went down, moved while held, came up; at a column and row counted from 1.
+    case press(column: Int, row: Int)
+    case drag(column: Int, row: Int)
+    case release(column: Int, row: Int)
     case quit
   }
 
@@ -86,8 +86,11 @@ struct InputDecoder {
       guard index + 3 < pending.count else { return .incomplete }
       let button = Int(pending[index + 1]) - 32
       let column = Int(pending[index + 2]) - 32
+      let row = Int(pending[index + 3]) - 32
       // X10 reports any release as button 3.
-      let input = (button & 3) == 3 && button & 64 == 0 ? Input.release(column: column) : Self.mouse(button: button, column: column)
+      let input =
+        (button & 3) == 3 && button & 64 == 0
+        ? Input.release(column: column, row: row) : Self.mouse(button: button, column: column, row: row)
       return .consumed(6, input)
     }
     while index < pending.count {
@@ -98,14 +101,14 @@ struct InputDecoder {
         if parameters.first == UInt8(ascii: "<") {
           // SGR mouse: ESC [ < button ; column ; row M (press, motion) or m (release).
           let fields = parameters.dropFirst().split(separator: UInt8(ascii: ";")).map { Int(String(decoding: $0, as: UTF8.self)) }
-          guard fields.count == 3, let button = fields[0], let column = fields[1] else {
+          guard fields.count == 3, let button = fields[0], let column = fields[1], let row = fields[2] else {
             return .consumed(count, nil)
           }
           if byte == UInt8(ascii: "m") {
-            return .consumed(count, (button & ~(4 | 8 | 16)) == 0 ? .release(column: column) : nil)
+            return .consumed(count, (button & ~(4 | 8 | 16)) == 0 ? .release(column: column, row: row) : nil)
           }
           guard byte == UInt8(ascii: "M") else { return .consumed(count, nil) }
-          return .consumed(count, Self.mouse(button: button, column: column))
+          return .consumed(count, Self.mouse(button: button, column: column, row: row))
         }
         return .consumed(count, Self.arrow(byte))
       }
@@ -120,21 +123,21 @@ struct InputDecoder {
 
   private static func arrow(_ final: UInt8) -> Input? {
     switch final {
-    case UInt8(ascii: "C"): .next
-    case UInt8(ascii: "D"): .previous
+    case UInt8(ascii: "C"), UInt8(ascii: "B"): .next  // right, down
+    case UInt8(ascii: "D"), UInt8(ascii: "A"): .previous  // left, up
     default: nil
     }
   }
 
   /// Wheel up (button 64) pages back, wheel down (65) forward; the left button's press (0) and
   /// motion while held (32); modifier bits (shift 4, meta 8, ctrl 16) are ignored.
-  private static func mouse(button: Int, column: Int) -> Input? {
+  private static func mouse(button: Int, column: Int, row: Int) -> Input? {
     guard button >= 0 else { return nil }
     switch button & ~(4 | 8 | 16) {
     case 64: return .wheelPrevious
     case 65: return .wheelNext
-    case 0: return .press(column: column)
-    case 32: return .drag(column: column)
+    case 0: return .press(column: column, row: row)
+    case 32: return .drag(column: column, row: row)
     default: return nil
     }
   }

@@ -30,6 +30,7 @@ struct CarouselCommand: ParsableCommand {
         cued-carousel --no-loop --pages 4
         cued-carousel --no-loop --no-bounce --start-page 3
         cued-carousel --auto 1 --crawl 0.5
+        cued-carousel --vertical --carousel feed
         cued-carousel --carousel photos --socket /tmp/cued.sock
       """,
     version: cuedVersion)
@@ -56,6 +57,9 @@ struct CarouselCommand: ParsableCommand {
       "Auto-scroll as a continuous crawl at this many pages a second (seed 003) instead of whole pages; 0: whole pages.",
       valueName: "pages/s"))
   var crawl = 0.0
+
+  @Flag(help: "Stack the cards top to bottom (a vertical pager): drag up and down, ↑/↓ page.")
+  var vertical = false
 
   @Option(name: .customLong("start-page"), help: ArgumentHelp("The page shown at start, from 1.", valueName: "n"))
   var startPage = 1
@@ -86,7 +90,7 @@ struct CarouselCommand: ParsableCommand {
 
   func run() throws {
     let options = CarouselApp.Options(
-      pageCount: pages, autoSeconds: auto, resumeSeconds: resume, loops: !noLoop, bounces: !noBounce, startPage: startPage - 1, crawlPagesPerSecond: crawl,
+      pageCount: pages, autoSeconds: auto, resumeSeconds: resume, loops: !noLoop, bounces: !noBounce, startPage: startPage - 1, crawlPagesPerSecond: crawl, vertical: vertical,
       maxFlickPages: flickPages,
       carousel: carousel, socketPath: socket, tracePath: trace)
     do {
