@@ -492,6 +492,15 @@ struct CarouselTUITests {
     try tmux.send("Left")
     let edge = try subscriber.waitForEvent("paging") { $0["message"] == "edge" }
     #expect(edge["edge"] == "start")
+    // A drag past the first page (real SGR reports): edge once, and the cards do not move at all.
+    usleep(300_000)
+    try tmux.type(Self.press(40) + Self.motion(50) + Self.motion(70))
+    let pulled = try subscriber.waitForEvent("paging") { $0["message"] == "edge" }
+    #expect(pulled["edge"] == "start")
+    usleep(150_000)  // drawn (a rubber band would have moved the label right by now)
+    #expect(Self.column(of: "page 1/5", in: try tmux.screen()) == 56, "no rubber band without bounces")
+    try tmux.type(Self.release(70))
+    try tmux.waitForScreen("back on page 1") { Self.shows(page: 1, of: 5, $0) && Self.column(of: "page 1/5", in: $0) == 56 }
   }
 
   /// --crawl: auto-scroll creeps on (seed 003), each page it crosses a page change (reason auto);
