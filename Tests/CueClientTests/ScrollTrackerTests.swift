@@ -58,4 +58,32 @@ struct ScrollTrackerTests {
     // UIKit's one scrollViewDidScroll for that jump reports nothing more.
     #expect(tracker.didScroll(contentOffset: 0) == [])
   }
+
+  /// A looping pager: the offset runs on past the ends, the page wraps, and going round says
+  /// `wrapped` too, both ways; a key or auto-scroll names its own reason.
+  @Test func aLoopingPagerWrapsBothWays() {
+    var tracker = ScrollTracker(pageCount: 3, pageWidth: 100, page: 2, loops: true)
+    #expect(
+      tracker.move(toOffset: 300, reason: .key) == [
+        .pageChanged(from: 2, to: 0, count: 3, reason: .key, direction: .next), .wrapped(from: 2, to: 0, count: 3),
+      ])
+    #expect(tracker.page == 0 && tracker.index == 3)
+    #expect(tracker.move(toOffset: 400, reason: .auto) == [.pageChanged(from: 0, to: 1, count: 3, reason: .auto, direction: .next)])
+    var back = ScrollTracker(pageCount: 3, pageWidth: 100, loops: true)
+    #expect(
+      back.move(toOffset: -100, reason: .drag) == [
+        .pageChanged(from: 0, to: 2, count: 3, reason: .drag, direction: .previous), .wrapped(from: 0, to: 2, count: 3),
+      ])
+    #expect(back.page == 2)
+  }
+
+  /// A pager that announced a target and was stopped short takes the page it rests on silently.
+  @Test func restingTakesThePageWithoutAPageChange() {
+    var tracker = ScrollTracker(pageCount: 9, pageWidth: 1)
+    _ = tracker.move(toOffset: 5, reason: .drag)
+    tracker.rest(atOffset: 3.4)
+    #expect(tracker.page == 3)
+    #expect(tracker.move(toOffset: 3.2, reason: .drag) == [], "already there")
+    #expect(tracker.move(toOffset: 4, reason: .drag) == [.pageChanged(from: 3, to: 4, count: 9, reason: .drag, direction: .next)])
+  }
 }

@@ -7,8 +7,10 @@ import CueProtocol
 /// Offsets are content offsets along the paging axis, in points; `pageWidth` is one page in
 /// points (the scroll view's width, or height for a vertical pager). The page is the one under the
 /// middle of the view, as the seeds' carousels compute it in scrollViewDidScroll:
-/// `round(offset / pageWidth)`, kept within `0..<pageCount`. UIKit's velocity is in points per
-/// millisecond (scrollViewWillEndDragging); cued takes pages per second: `velocity × 1000 / pageWidth`.
+/// `round(offset / pageWidth)`, kept within `0..<pageCount` (a looping pager's offset runs on past
+/// its ends, and the page is that index modulo `pageCount`: going round sends `wrapped` too).
+/// UIKit's velocity is in points per millisecond (scrollViewWillEndDragging); cued takes pages per
+/// second: `velocity × 1000 / pageWidth`.
 ///
 /// Each method returns the messages to send, in order (send them with `CueClient.send(_:)` as
 /// fire-and-forget carousel lines). `page-changed` goes out whenever the page under the middle
@@ -20,24 +22,39 @@ public struct ScrollTracker: Sendable, Equatable {
   public let pageCount: Int
   /// One page along the paging axis, in points.
   public var pageWidth: Double
+  /// The last page is followed by the first (the offset runs on past the ends).
+  public let loops: Bool
+  /// The page under the middle of the view, counted on past the ends of a looping pager.
+  public private(set) var index: Int
   /// The page under the middle of the view, as last reported.
-  public private(set) var page: Int
+  public var page: Int { Self.wrap(index, pageCount) }
 
   private enum Mover: Sendable, Equatable { case none, user, program }
   private var mover = Mover.none
 
   /// A pager of `pageCount` pages, `pageWidth` points each, showing `page`.
-  public init(pageCount: Int, pageWidth: Double, page: Int = 0) {
+  public init(pageCount: Int, pageWidth: Double, page: Int = 0, loops: Bool = false) {
     precondition(pageCount >= 1 && pageWidth > 0, "a pager has pages, and they have a width")
     self.pageCount = pageCount
     self.pageWidth = pageWidth
-    self.page = min(max(0, page), pageCount - 1)
+    self.loops = loops
+    self.index = loops ? Self.wrap(page, pageCount) : min(max(0, page), pageCount - 1)
   }
 
   /// The page under the middle of a view at `contentOffset` (points).
-  public func page(atOffset contentOffset: Double) -> Int {
-    guard contentOffset.isFinite else { return page }
-    return min(max(0, Int((contentOffset / pageWidth).rounded())), pageCount - 1)
+  public func page(atOffset contentOffset: Double) -> Int { Self.wrap(index(atOffset: contentOffset), pageCount) }
+
+  /// The page index under the middle at `contentOffset`, counted on past the ends when looping.
+  func index(atOffset contentOffset: Double) -> Int {
+    guard contentOffset.isFinite else { return index }
+    let nearest = Int((contentOffset / pageWidth).rounded())
+    return loops ? nearest : min(max(0, nearest), pageCount - 1)
+  }
+
+  /// `index` modulo `pageCount`, in 0..<pageCount even for negative indexes.
+  public static func wrap(_ index: Int, _ pageCount: Int) -> Int {
+    let r = index % pageCount
+    return r < 0 ? r + pageCount : r
   }
 
   /// UIKit's velocity (points per millisecond) in cued's unit, pages per second.
@@ -53,8 +70,35 @@ public struct ScrollTracker: Sendable, Equatable {
 
   /// scrollViewDidScroll: a page change when the page under the middle changed.
   public mutating func didScroll(contentOffset: Double) -> [CarouselMessage.Event] {
-    changePage(to: page(atOffset: contentOffset), reason: mover == .program ? .programmatic : .drag)
+    move(toOffset: contentOffset, reason: mover == .program ? .programmatic : .drag)
   }
+
+  /// The view is now at `contentOffset` for `reason` (a key, auto-scroll, … where the caller knows
+  /// better than the delegate order): the page change, and `wrapped` when it went round an end.
+  public mutating func move(toOffset contentOffset: Double, reason: CarouselMessage.Reason, animated: Bool = true) -> [CarouselMessage.Event] {
+    let target = index(atOffset: contentOffset)
+    guard target != index else { return [] }
+    let from = index
+    index = target
+    var events: [CarouselMessage.Event] = [
+      .pageChanged(
+        from: Self.wrap(from, pageCount), to: page, count: pageCount, reason: reason, direction: target > from ? .next : .previous,
+        animated: animated)
+    ]
+    if loops, Self.floorDivision(from, pageCount) != Self.floorDivision(target, pageCount) {
+      events.append(.wrapped(from: Self.wrap(from, pageCount), to: page, count: pageCount))
+    }
+    return events
+  }
+
+  /// The view rests at `contentOffset` without a page change being sent: a pager that announced a
+  /// target page (the flick's, at the release) and was stopped short of it, where changing back
+  /// would sound the pages it never reached in reverse.
+  public mutating func rest(atOffset contentOffset: Double) {
+    index = index(atOffset: contentOffset)
+  }
+
+  static func floorDivision(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
   /// scrollViewWillEndDragging(_:withVelocity:targetContentOffset:), with the velocity and target
   /// along the paging axis.
@@ -89,22 +133,12 @@ public struct ScrollTracker: Sendable, Equatable {
       return []
     }
     mover = .none
-    return changePage(to: page(atOffset: contentOffset), reason: .programmatic, animated: false)
+    return move(toOffset: contentOffset, reason: .programmatic, animated: false)
   }
 
   /// scrollViewDidEndScrollingAnimation.
   public mutating func didEndScrollingAnimation() -> [CarouselMessage.Event] {
     mover = .none
     return [.scrollAnimationEnded]
-  }
-
-  private mutating func changePage(to target: Int, reason: CarouselMessage.Reason, animated: Bool = true) -> [CarouselMessage.Event] {
-    guard target != page else { return [] }
-    let from = page
-    page = target
-    return [
-      .pageChanged(
-        from: from, to: target, count: pageCount, reason: reason, direction: target > from ? .next : .previous, animated: animated)
-    ]
   }
 }

@@ -16,7 +16,10 @@ extension Carousel {
     // middle of the screen now, taken without a page change: the cards never went past it, so a
     // change back from the target would sound the pages in reverse.
     let position = Double(anchor) + viewportOffset(at: now)
-    if grabbed { anchor = clamped(Int(position.rounded())) }
+    if grabbed {
+      anchor = clamped(Int(position.rounded()))
+      tracker.rest(atOffset: Double(anchor))
+    }
     motion = .dragging(
       Drag(
         pressX: x, pressPosition: position, startAnchor: anchor, began: grabbed, rawPosition: position,

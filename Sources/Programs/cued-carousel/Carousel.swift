@@ -1,3 +1,4 @@
+import CueClient
 import CueProtocol
 
 /// The carousel's page logic without a terminal: where the viewport is, drags and flicks, keys,
@@ -160,6 +161,8 @@ struct Carousel {
   let maxFlickPages: Int
   /// The page the viewport rests on or is going to, counted on past the ends when it loops.
   var anchor: Int
+  /// Derives the page changes from where the view is, as the client library does for any pager.
+  var tracker: ScrollTracker
   var motion: Motion = .resting
   /// When auto-advance is due.
   var autoAdvance: AutoAdvance
@@ -178,6 +181,7 @@ struct Carousel {
     // Round a looping carousel and back to the same page is no flick: at most all the other pages.
     self.maxFlickPages = max(1, loops ? min(maxFlickPages, pageCount - 1) : maxFlickPages)
     self.anchor = loops ? Self.wrap(start, pageCount) : min(max(0, start), pageCount - 1)
+    self.tracker = ScrollTracker(pageCount: pageCount, pageWidth: 1, page: start, loops: loops)
     self.autoAdvance = AutoAdvance(intervalSeconds: autoSeconds, resumeDelaySeconds: resumeDelaySeconds, now: now)
   }
 
@@ -389,20 +393,11 @@ struct Carousel {
 
   /// Moves the anchor to `target`; returns `page-changed` (with the direction) and `wrapped` when
   /// the move went round an end; nil when `target` is not a page (past the end of a bounded pager).
+  /// The messages come from the client library's `ScrollTracker`, as any program that forwards a
+  /// scroll view gets them (its content offset here in pages: a page is 1 wide).
   mutating func pageChange(to target: Int, reason: CarouselMessage.Reason, animated: Bool = true) -> [CarouselMessage.Event]? {
     guard pageAt(target) != nil else { return nil }
-    let from = anchor
-    guard target != from else { return [] }
     anchor = target
-    let direction: CarouselMessage.Direction = target > from ? .next : .previous
-    var events: [CarouselMessage.Event] = [
-      .pageChanged(from: page(from), to: page(target), count: pageCount, reason: reason, direction: direction, animated: animated)
-    ]
-    if Self.floorDivision(from, pageCount) != Self.floorDivision(target, pageCount) {
-      events.append(.wrapped(from: page(from), to: page(target), count: pageCount))
-    }
-    return events
+    return tracker.move(toOffset: Double(target), reason: reason, animated: animated)
   }
-
-  static func floorDivision(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
 }
