@@ -129,14 +129,28 @@ struct ServiceTests {
   @Test func underJournaldLinesCarryPrioritiesAndLogLevelFilters() throws {
     let dir = Harness.temporaryDirectory()
     let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3", "junk": "not-audio.mp3"])
+    // systemd sets JOURNAL_STREAM to the device:inode of the stream it gives the service; here the
+    // log file plays the journal's stream.
+    let journalPath = dir + "/journal.log"
+    #expect(FileManager.default.createFile(atPath: journalPath, contents: nil))
+    var info = stat()
+    #expect(stat(journalPath, &info) == 0)
     let journal = try DaemonProcess(
       socket: dir + "/a.sock", arguments: ["--sounds", sounds, "--device", "null"],
-      environment: ["JOURNAL_STREAM": "8:12345"], logPath: dir + "/journal.log")
+      environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"], logPath: journalPath)
     journal.stop()
     let lines = journal.log.split(separator: "\n")
     #expect(lines.contains { $0.hasPrefix("<6>") && $0.contains("ready on") })  // info
     #expect(lines.contains { $0.hasPrefix("<4>") && $0.contains("junk.mp3") })  // warning
     #expect(lines.allSatisfy { $0.hasPrefix("<") })
+    // A JOURNAL_STREAM inherited from a unit (a shell started inside one) names another stream:
+    // standard error is not the journal, so the lines are for people.
+    let leaked = try DaemonProcess(
+      socket: dir + "/c.sock", arguments: ["--sounds", sounds, "--device", "null"],
+      environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino &+ 1)"], logPath: dir + "/leaked.log")
+    leaked.stop()
+    #expect(leaked.log.contains("cued: warning: skipped"))
+    #expect(!leaked.log.contains("<6>") && !leaked.log.contains("<4>"))
     // On a terminal: readable lines, and --log-level warning keeps only warnings and worse.
     let quiet = try DaemonProcess(
       socket: dir + "/b.sock", arguments: ["--sounds", sounds, "--device", "null", "--log-level", "warning"],
@@ -144,5 +158,40 @@ struct ServiceTests {
     quiet.stop()
     #expect(quiet.log.contains("cued: warning: skipped"))
     #expect(!quiet.log.contains("ready on"))
+  }
+
+  /// cued makes `$XDG_RUNTIME_DIR/cued` and never the runtime directory itself (systemd-logind's).
+  @Test func aMissingRuntimeDirectoryIsNamedNotMade() throws {
+    let dir = Harness.temporaryDirectory()
+    let missing = dir + "/run/user/4242"
+    let result = try run(Harness.cued, ["--no-config", "--device", "null"], environment: ["XDG_RUNTIME_DIR": missing, "CUED_SOCKET": ""])
+    #expect(result.status == 1, "\(result.stderr)")
+    #expect(result.stderr.contains("XDG_RUNTIME_DIR is \(missing), which does not exist"), "\(result.stderr)")
+    #expect(result.stderr.contains("unset it (cued then uses /tmp/cued-"), "\(result.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir + "/run"))
+    // Another user's runtime directory (leaked through sudo): named, and nothing is made in it.
+    let theirs = dir + "/theirs"
+    try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: false)
+    #expect(chown(theirs, 4242, 4242) == 0)
+    let leaked = try run(Harness.cued, ["--no-config", "--device", "null"], environment: ["XDG_RUNTIME_DIR": theirs, "CUED_SOCKET": ""])
+    #expect(leaked.status == 1, "\(leaked.stderr)")
+    #expect(leaked.stderr.contains("belongs to uid 4242, not to you"), "\(leaked.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: theirs + "/cued"))
+  }
+
+  /// A newcomer on a machine with no sound card (a server, a container, CI) is told about `--device null`.
+  @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/dev/snd/controlC0"), "this machine has a sound card"))
+  func withNoSoundCardTheErrorSuggestsTheNullDevice() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "default"],
+      environment: ["PULSE_SERVER": "unix:" + dir + "/no-server", "ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf"],
+      logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    let played = try daemon.cuectl(["play", "pico"])
+    #expect(played.status == 1)
+    #expect(played.stderr.contains("this machine has no sound card"), "\(played.stderr)")
+    #expect(played.stderr.contains("run `cued --device null` to run without sound"), "\(played.stderr)")
   }
 }

@@ -123,6 +123,7 @@ final class ClientServer {
   /// Makes the socket's directory, private (0700) when cued made it or it is cued's own.
   private func claimDirectory(of path: String) throws(StartupError) {
     let directory = DefaultPaths.directory(of: path)
+    try Self.checkRuntimeDirectory(for: directory)
     let existed = Files.kind(of: directory) == .directory
     do {
       try Files.makeDirectories(directory, mode: 0o700)
@@ -137,6 +138,29 @@ final class ClientServer {
     if isPrivate && uid != ProcessInfo.userID {
       throw StartupError(
         "the socket directory \(directory) belongs to uid \(uid), not to you (uid \(ProcessInfo.userID)); refusing to use it")
+    }
+  }
+
+  /// When the socket's directory is `$XDG_RUNTIME_DIR/cued` (the default), cued makes that one
+  /// directory and never the runtime directory itself: XDG_RUNTIME_DIR is the login session's, made by
+  /// systemd-logind (pam_systemd) and owned by the user. One that is missing, is not a directory or
+  /// belongs to someone else was set by mistake or leaked from another user's environment (`sudo`
+  /// keeps it): making it would leave a root-owned /run/user/1000, or a chain of directories at
+  /// the filesystem root, in the user's way. Say so instead.
+  static func checkRuntimeDirectory(
+    for directory: String, runtime: String? = ProcessInfo.environment("XDG_RUNTIME_DIR"), userID: UInt32 = ProcessInfo.userID
+  ) throws(StartupError) {
+    guard let runtime, runtime.hasPrefix("/"), directory == runtime + "/cued" else { return }
+    let fix = "set XDG_RUNTIME_DIR to your session's runtime directory (/run/user/\(userID)), unset it (cued then uses /tmp/cued-\(userID)), or choose a --socket"
+    switch Files.kind(of: runtime) {
+    case .directory: break
+    case .missing:
+      throw StartupError("XDG_RUNTIME_DIR is \(runtime), which does not exist; cued does not make a session's runtime directory: \(fix)")
+    default:
+      throw StartupError("XDG_RUNTIME_DIR is \(runtime), which is not a directory: \(fix)")
+    }
+    if let (owner, _) = Files.ownerAndMode(runtime), owner != userID {
+      throw StartupError("XDG_RUNTIME_DIR is \(runtime), which belongs to uid \(owner), not to you (uid \(userID)): \(fix)")
     }
   }
 

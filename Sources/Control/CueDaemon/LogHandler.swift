@@ -37,9 +37,20 @@ public struct StandardErrorLogHandler: LogHandler {
     }
   }
 
-  /// True when standard error is connected to the journal (systemd sets JOURNAL_STREAM to its device:inode).
+  /// True when standard error is connected to the journal: systemd sets JOURNAL_STREAM to the
+  /// `device:inode` of the stream it connected, and systemd.exec(5) says to compare it with standard
+  /// error's own, since the variable is inherited by everything the service starts (a `cued` run from a
+  /// shell inside a unit, a terminal opened from one) whose standard error is elsewhere.
   public static var standardErrorIsJournal: Bool {
-    ProcessInfo.environment("JOURNAL_STREAM") != nil
+    guard let stream = ProcessInfo.environment("JOURNAL_STREAM") else { return false }
+    return journalStream(stream, names: Files.deviceAndInode(of: .standardError))
+  }
+
+  /// Whether a JOURNAL_STREAM value (`device:inode`, both decimal) names the file `stderr` is.
+  static func journalStream(_ value: String, names stderr: (device: UInt64, inode: UInt64)?) -> Bool {
+    let parts = value.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]), let stderr else { return false }
+    return stderr.device == device && stderr.inode == inode
   }
 
   public subscript(metadataKey key: String) -> Logger.Metadata.Value? {

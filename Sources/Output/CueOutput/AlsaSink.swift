@@ -266,6 +266,16 @@ public final class AlsaSink: OutputDevice, @unchecked Sendable {
       let last = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
       detail += " (\(last))"
     }
-    return AudioDeviceError(device: name, step: step, code: rc, detail: detail)
+    var error = AudioDeviceError(device: name, step: step, code: rc, detail: detail)
+    if step == "snd_pcm_open" && !Self.machineHasSoundCard {
+      error.hint = "this machine has no sound card and no sound server answered: run `cued --device null` to run without sound, or start PipeWire or PulseAudio"
+    }
+    return error
+  }
+
+  /// Whether ALSA sees any sound card (`snd_card_next` from -1 gives the first, or -1 for none).
+  static var machineHasSoundCard: Bool {
+    var card: Int32 = -1
+    return snd_card_next(&card) == 0 && card >= 0
   }
 }

@@ -22,12 +22,16 @@ public struct AudioDeviceError: Error, Sendable, Equatable, CustomStringConverti
   public var step: String
   public var code: Int32
   public var detail: String
-  public init(device: String, step: String, code: Int32, detail: String) {
-    (self.device, self.step, self.code, self.detail) = (device, step, code, detail)
+  /// What to do about it, when the backend knows better than the error code (nil: from the code).
+  public var hint: String?
+  public init(device: String, step: String, code: Int32, detail: String, hint: String? = nil) {
+    (self.device, self.step, self.code, self.detail, self.hint) = (device, step, code, detail, hint)
   }
   public var description: String {
     var text = "cannot open audio device '\(device)': \(step) failed: \(detail)"
-    if code == -2 || code == -19 {
+    if let hint {
+      text += " (\(hint))"
+    } else if code == -2 || code == -19 {
       text += " (is the device name right? `aplay -L` lists them)"
     } else if code == -111 {
       text += " (the sound server is not running)"

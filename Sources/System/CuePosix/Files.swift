@@ -247,6 +247,13 @@ extension Files {
     guard stat(path, &info) == 0 else { return nil }
     return Status(info)
   }
+
+  /// The device and inode of what `descriptor` is open on (`fstat(2)`); nil when it is not open.
+  public static func deviceAndInode(of descriptor: FileDescriptor) -> (device: UInt64, inode: UInt64)? {
+    var info = stat()
+    guard fstat(descriptor.rawValue, &info) == 0 else { return nil }
+    return (UInt64(info.st_dev), UInt64(info.st_ino))
+  }
 }
 
 extension Files.Status {
