@@ -202,7 +202,7 @@ struct FillTargetAllocationTests {
   @Test func cyclesThatWaitRaiseTheTargetAndRewindAllocateNothing() {
     let cue = makeCue(frames: 200, left: { _ in 0.25 }, right: { _ in 0.25 })
     let sink = WaitingRewindingSink()
-    let policy = FillWatermark.Policy(minimumFrames: 256, maximumFrames: 1024, stepFrames: 64, decayFrames: 640)
+    let policy = LatencyAdapter.Policy(minimumFrames: 256, maximumFrames: 1024, decay: 640)
     let engine = Engine(
       configuration: EngineConfiguration(periodFrames: 64, idleFrames: 480_000, voiceCapacity: 16, fillTarget: policy),
       sink: sink, signals: QuietSignals())

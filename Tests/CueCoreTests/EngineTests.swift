@@ -214,7 +214,7 @@ final class QueueModelSink: AudioSink, @unchecked Sendable {
 struct FillTargetEngineTests {
   let cue = makeCue(frames: 100, left: { Float($0 + 1) / 128 }, right: { Float($0 + 1) / 256 })
 
-  func makeEngine(fillTarget: FillWatermark.Policy? = nil) -> (Engine<QueueModelSink>, QueueModelSink) {
+  func makeEngine(fillTarget: LatencyAdapter.Policy? = nil) -> (Engine<QueueModelSink>, QueueModelSink) {
     let sink = QueueModelSink()
     let engine = Engine(
       configuration: EngineConfiguration(periodFrames: 64, idleFrames: 100_000, voiceCapacity: 8, fillTarget: fillTarget),
@@ -247,15 +247,15 @@ struct FillTargetEngineTests {
   }
 
   @Test func anUnderrunRaisesTheTargetAndItDecaysAfterACleanWindow() {
-    let policy = FillWatermark.Policy(minimumFrames: 128, maximumFrames: 512, stepFrames: 64, decayFrames: 640)
+    let policy = LatencyAdapter.Policy(minimumFrames: 128, maximumFrames: 512, decay: 640)
     let (engine, sink) = makeEngine(fillTarget: policy)
     #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 128)
     #expect(engine.send(.attach))
     #expect(engine.runCycle() == .wrote)  // attaches: tells the sink the target before the first write
     sink.waitStatuses = [.recoveredUnderrun]
     for _ in 0..<11 { #expect(engine.runCycle() == .wrote) }
-    // Raised at the underrun; back down once ten clean periods (640 frames) were written.
-    #expect(sink.waitedTargets == [128, 128] + Array(repeating: 192, count: 9) + [128])
+    // Doubled at the underrun; halved once ten clean periods (640 frames) were written.
+    #expect(sink.waitedTargets == [128, 128] + Array(repeating: 256, count: 9) + [128])
     #expect(engine.counters.underruns.load(ordering: .relaxed) == 1)
     #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 128)
   }
@@ -329,48 +329,59 @@ struct FillTargetEngineTests {
   }
 }
 
-@Suite("Fill watermark")
-struct FillWatermarkTests {
-  let policy = FillWatermark.Policy(minimumFrames: 128, maximumFrames: 400, stepFrames: 64, decayFrames: 1000)
+@Suite("Latency adapter")
+struct LatencyAdapterTests {
+  let policy = LatencyAdapter.Policy(minimumFrames: 128, maximumFrames: 700, decay: 1000)
 
-  @Test func underrunsRaiseByHalfAtLeastAStepUpToTheMaximum() {
-    var watermark = FillWatermark(policy: policy)
+  @Test func xrunsDoubleUpToTheMaximumAndCountOnlyRealRaises() {
+    var adapter = LatencyAdapter(policy: policy)
     var targets: [Int] = []
+    var changed: [Bool] = []
     for _ in 0..<4 {
-      watermark.underrun()
-      targets.append(watermark.targetFrames)
+      changed.append(adapter.xrun())
+      targets.append(adapter.targetFrames)
     }
-    #expect(targets == [192, 288, 400, 400])
+    #expect(targets == [256, 512, 700, 700])
+    #expect(changed == [true, true, true, false])
+    #expect(adapter.raises == 3)
   }
 
-  @Test func itFallsOneStepPerCleanWindowDownToTheMinimum() {
-    var watermark = FillWatermark(policy: policy)
-    watermark.underrun()
-    watermark.underrun()  // 288
+  @Test func itHalvesPerQuietWindowDownToTheMinimum() {
+    var adapter = LatencyAdapter(policy: policy)
+    adapter.xrun()
+    adapter.xrun()
+    adapter.xrun()  // 700
     var targets: [Int] = []
     for _ in 0..<8 {
-      watermark.played(500)
-      targets.append(watermark.targetFrames)
+      adapter.elapsed(500)
+      targets.append(adapter.targetFrames)
     }
-    #expect(targets == [288, 224, 224, 160, 160, 128, 128, 128])
+    #expect(targets == [700, 350, 350, 175, 175, 128, 128, 128])
   }
 
-  @Test func anUnderrunRestartsTheCleanWindow() {
-    var watermark = FillWatermark(policy: policy)
-    watermark.underrun()  // 192
-    watermark.played(900)
-    watermark.underrun()  // 288
-    watermark.played(900)
-    #expect(watermark.targetFrames == 288)
-    watermark.played(100)
-    #expect(watermark.targetFrames == 224)
+  @Test func anXrunRestartsTheQuietWindow() {
+    var adapter = LatencyAdapter(policy: policy)
+    adapter.xrun()  // 256
+    adapter.elapsed(900)
+    adapter.xrun()  // 512
+    #expect(adapter.elapsed(900) == false)
+    #expect(adapter.targetFrames == 512)
+    #expect(adapter.elapsed(100) == true)
+    #expect(adapter.targetFrames == 256)
   }
 
-  @Test func atTheMinimumCleanFramesDoNotBankADecay() {
-    var watermark = FillWatermark(policy: policy)
-    watermark.played(5000)
-    watermark.underrun()  // 192
-    watermark.played(999)
-    #expect(watermark.targetFrames == 192)
+  @Test func atTheMinimumQuietTimeDoesNotBankADecay() {
+    var adapter = LatencyAdapter(policy: policy)
+    adapter.elapsed(5000)
+    adapter.xrun()  // 256
+    adapter.elapsed(999)
+    #expect(adapter.targetFrames == 256)
+  }
+
+  @Test func aMaximumAtTheMinimumKeepsItFixed() {
+    var adapter = LatencyAdapter(policy: LatencyAdapter.Policy(minimumFrames: 480, maximumFrames: 480, decay: 10))
+    #expect(!adapter.policy.adapts)
+    #expect(adapter.xrun() == false)
+    #expect(adapter.targetFrames == 480 && adapter.raises == 0)
   }
 }

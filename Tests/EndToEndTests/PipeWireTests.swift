@@ -139,10 +139,10 @@ struct PipeWireTests {
     #expect(report["xruns"] == ["0", "0"])
   }
 
-  /// The shim's adaptive node.latency on a real server: a late cycle (the probe's own callback
-  /// sleeps once) is an xrun; the stream then asks for twice the quantum, the graph runs at it, and
-  /// after the decay window it is back at the quantum it was made with.
-  @Test func anXrunDoublesTheQuantumAndItDecaysBack() throws {
+  /// The shim's part of the adaptive node.latency on a real server: a late cycle (the probe's own
+  /// callback sleeps once) is counted as an xrun; asking for twice the quantum makes the graph run
+  /// at it, and asking for the first quantum brings it back (the rule is cued's: PipeWireOutputTests).
+  @Test func anXrunIsCountedAndTheAskedQuantumIsTheGraphs() throws {
     let pipewire = try PipeWireEnvironment(directory: Harness.temporaryDirectory())
     let result = try run(
       Self.probe, ["adapt", "--quantum", "128", "--max", "512", "--decay-ms", "700", "--late-ms", "40"],
@@ -152,7 +152,7 @@ struct PipeWireTests {
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     #expect(report["quantum_before"] == ["128"])
     #expect(report["latency_asked_after_xrun"] == ["256"] && report["quantum_after_xrun"] == ["256"])
-    #expect(report["raises"] == ["1"])
+    #expect((Int(report["xruns"].first ?? "") ?? 0) >= 1, "\(result.stdout)")
     #expect(report["latency_asked_after_decay"] == ["128"] && report["quantum_after_decay"] == ["128"])
   }
 

@@ -154,13 +154,14 @@ public final class Daemon<Device: OutputDevice> {
       releaseAfterNanoseconds: UInt64((configuration.idleSeconds - pause) * 1e9))
   }
 
-  /// The push loop's fill target: `fill-target` frames, one period more after each underrun (or
-  /// half as much again), up to the whole buffer, one period less per 10 s without one.
-  static func fillTargetPolicy(_ configuration: DaemonConfiguration) -> FillWatermark.Policy? {
+  /// The push loop's fill target: `fill-target` frames, twice as much after each underrun up to the
+  /// whole buffer, half again after each `latency-decay` seconds of audio without one (the rule every
+  /// backend's latency follows: `LatencyAdapter`).
+  static func fillTargetPolicy(_ configuration: DaemonConfiguration) -> LatencyAdapter.Policy? {
     guard configuration.fillTargetFrames > 0 else { return nil }
-    return FillWatermark.Policy(
+    return LatencyAdapter.Policy(
       minimumFrames: configuration.fillTargetFrames, maximumFrames: configuration.bufferFrames,
-      stepFrames: configuration.periodFrames, decayFrames: 10 * configuration.sampleRate)
+      decay: max(1, Int(configuration.latencyDecaySeconds * Double(configuration.sampleRate))))
   }
 
   static func clientLimits(_ configuration: DaemonConfiguration) -> ClientServer.Limits {
@@ -321,6 +322,7 @@ public final class Daemon<Device: OutputDevice> {
       clients.retireHalfClosed()
       if !ready[.listener].isEmpty { clients.acceptWaiting() }
       device.retryIfDue()
+      device.adaptLatencyIfDue()
       levels.checkQuietHours()
       watchdog?.feedIfDue(now: clock.nanoseconds(), engine: engine, notifier: notifier, logger: logger)
     }
@@ -330,7 +332,7 @@ public final class Daemon<Device: OutputDevice> {
   private func pollTimeout() -> Int32 {
     let now = clock.nanoseconds()
     let quietHoursBoundary = levels.secondsToNextBoundary().map { now + UInt64(($0 + 0.01) * 1e9) }
-    guard let next = [device.retryDeadline, watchdog?.due, quietHoursBoundary].compactMap({ $0 }).min() else { return -1 }
+    guard let next = [device.retryDeadline, device.latencyDeadline, watchdog?.due, quietHoursBoundary].compactMap({ $0 }).min() else { return -1 }
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))
   }

@@ -174,6 +174,26 @@ final class DeviceController {
     reopen()
   }
 
+  /// When the loop must next look at a pulled sink's xruns (nil: closed, or a fixed latency).
+  private var nextLatencyCheck: UInt64? = nil
+  var latencyDeadline: UInt64? {
+    guard device.adaptsLatency, case .attached = state else { return nil }
+    return nextLatencyCheck ?? clock.nanoseconds()
+  }
+
+  /// Adapts a pulled sink's latency to its xruns, every `PulledLatency.checkNanoseconds` while it
+  /// plays (an open device wakes the server's thread every quantum anyway; a closed one costs nothing).
+  func adaptLatencyIfDue() {
+    guard let due = latencyDeadline else {
+      nextLatencyCheck = nil
+      return
+    }
+    let now = clock.nanoseconds()
+    guard now >= due else { return }
+    device.adaptLatency(nowNanoseconds: now)
+    nextLatencyCheck = now + PulledLatency.checkNanoseconds
+  }
+
   /// Closes the device at exit, whatever the engine did.
   func close() {
     device.close()

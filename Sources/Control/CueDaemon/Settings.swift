@@ -261,7 +261,7 @@ public enum Settings {
       sets: \.pulseAudioLatencyMax),
     Setting(
       "latency-decay", .number(0.1...86_400), default: 60, valueName: "seconds", .restartOnly,
-      help: "Seconds without an xrun or underflow after which a raised PipeWire or PulseAudio latency halves again",
+      help: "Seconds without an xrun after which a raised latency halves again (ALSA's fill target, PipeWire's, PulseAudio's)",
       sets: \.latencyDecaySeconds),
     Setting(
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
@@ -276,7 +276,7 @@ public enum Settings {
       "fill-target", .integer(0...65536), default: 0, valueName: "frames", .restartOnly,
       help: "Frames kept queued in the device ahead of a new cue; 0 keeps the whole buffer full",
       details:
-        "Between period-frames and buffer-frames. After an underrun it rises (by half, up to the buffer) and falls back one period per 10 s without one; cuectl status shows the target in force.",
+        "Between period-frames and buffer-frames. After an underrun it doubles (up to the buffer) and halves again after each latency-decay seconds without one, as the PipeWire and PulseAudio latencies do; cuectl status shows the target in force.",
       sets: \.fillTargetFrames),
     Setting(
       "idle-timeout", .number(0...86_400), default: 2, valueName: "seconds", .restartOnly,

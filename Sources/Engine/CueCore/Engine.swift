@@ -50,7 +50,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// The engine's thread: when the sink was paused (monotonic ns).
   var pausedAt: UInt64 = 0
   /// The push loop's fill target (nil: the sink's whole buffer).
-  private var watermark: FillWatermark?
+  private var watermark: LatencyAdapter?
   /// Frames at the end of what the sink holds that the engine wrote as silence (no voice in the
   /// mixer): what `rewind` may take back when a voice starts.
   var trailingSilentFrames = 0
@@ -65,7 +65,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     bus = .allocate(capacity: configuration.periodFrames * 2)
     bus.initialize(repeating: 0, count: configuration.periodFrames * 2)
     refusedPending = .allocate(capacity: configuration.commandCapacity)
-    watermark = configuration.fillTarget.map(FillWatermark.init(policy:))
+    watermark = configuration.fillTarget.map(LatencyAdapter.init(policy:))
     counters.fillTargetFrames.store(watermark?.targetFrames ?? 0, ordering: .relaxed)
   }
 
@@ -203,7 +203,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     if status == .recoveredUnderrun { trailingSilentFrames = 0 }  // the device was restarted
     trailingSilentFrames = periodIsSilent ? trailingSilentFrames + frames : 0
     if status == .ok, var decaying = watermark {
-      decaying.played(frames)
+      decaying.elapsed(frames)
       watermark = decaying
       counters.fillTargetFrames.store(decaying.targetFrames, ordering: .relaxed)
     }
@@ -231,7 +231,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     case .recoveredUnderrun:
       counters.underruns.add(1, ordering: .relaxed)
       if var raised = watermark {
-        raised.underrun()
+        raised.xrun()
         watermark = raised
         counters.fillTargetFrames.store(raised.targetFrames, ordering: .relaxed)
       }

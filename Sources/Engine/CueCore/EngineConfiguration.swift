@@ -13,7 +13,7 @@ public final class EngineCounters: Sendable {
   public let mixerClock = Atomic<UInt64>(0)
   /// The device's delay (frames written but not yet heard) after the last write.
   public let delayFrames = Atomic<Int>(0)
-  /// The fill target in force (frames the device is kept holding, `FillWatermark`); 0 without one
+  /// The fill target in force (frames the device is kept holding, `LatencyAdapter`); 0 without one
   /// (the whole buffer).
   public let fillTargetFrames = Atomic<Int>(0)
   /// Frames of queued silence taken back from the device so a new voice is heard sooner.
@@ -33,7 +33,7 @@ public struct EngineConfiguration: Sendable {
   public var commandCapacity: Int
   public var eventCapacity: Int
   /// How full the push loop keeps the sink; nil: as full as its buffer (the blocking write paces).
-  public var fillTarget: FillWatermark.Policy?
+  public var fillTarget: LatencyAdapter.Policy?
   /// When a pulled sink that can pause (`AudioSink.pausePulling`) is paused; nil: never.
   public var pullPause: PullPause?
 
@@ -54,7 +54,7 @@ public struct EngineConfiguration: Sendable {
 
   public init(
     periodFrames: Int, idleFrames: Int, voiceCapacity: Int, commandCapacity: Int = 1024, eventCapacity: Int? = nil,
-    fillTarget: FillWatermark.Policy? = nil, pullPause: PullPause? = nil
+    fillTarget: LatencyAdapter.Policy? = nil, pullPause: PullPause? = nil
   ) {
     precondition(periodFrames > 0 && voiceCapacity > 0)
     self.periodFrames = periodFrames

@@ -60,6 +60,12 @@ public protocol OutputDevice: AudioSink {
   /// For a sink that adapts its latency to xruns (PipeWire's node.latency): what it asks for now
   /// and how often an xrun raised it; nil otherwise. Control side.
   var latencyAsked: (frames: Int, raises: Int)? { get }
+  /// Whether the sink's latency adapts to xruns, by `adaptLatency` on the control side (pulled sinks;
+  /// the push loop adapts its fill target itself, on the audio thread).
+  var adaptsLatency: Bool { get }
+  /// Reads the xruns the sink saw and, by `LatencyAdapter`'s rule, asks for more latency or less.
+  /// Control side, about every `PulledLatency.checkNanoseconds` while the device is open.
+  func adaptLatency(nowNanoseconds: UInt64)
   /// Why the device was lost, from the code in `SinkRelease.lost`. Control side.
   func describeLoss(code: Int32) -> String
   /// Names the engine a pulled sink's callback runs (a push sink ignores it). Before the first open.
@@ -71,8 +77,42 @@ extension OutputDevice {
   public var xruns: Int { 0 }
   public var latencyAsked: (frames: Int, raises: Int)? { nil }
   public var mixingThread: (policy: Int32, priority: Int32)? { nil }
+  public var adaptsLatency: Bool { false }
+  public func adaptLatency(nowNanoseconds: UInt64) {}
   public func pulls(from source: any PullSource) {}
   public func describeLoss(code: Int32) -> String {
     "write failed: \(Errno(rawValue: -code)) (error \(code))"
+  }
+}
+
+/// A pulled sink's latency adapter, on the control side: the sink's C face counts xruns (on the
+/// server's thread, an atomic) and sets the amount asked for; when and how much is decided here,
+/// by the one rule every backend follows (`LatencyAdapter`: twice after an xrun, half again after
+/// each quiet `latency-decay`).
+public struct PulledLatency: Sendable {
+  /// How often the control loop looks at the xrun count while the device is open.
+  public static let checkNanoseconds: UInt64 = 50_000_000
+
+  public private(set) var adapter: LatencyAdapter
+  private var xrunsSeen: UInt64 = 0
+  private var lastCheck: UInt64? = nil
+
+  /// `minimumFrames` is what was configured; nil when `maximumFrames` is not above it (fixed).
+  public init?(minimumFrames: Int, maximumFrames: Int, decaySeconds: Double) {
+    let policy = LatencyAdapter.Policy(
+      minimumFrames: minimumFrames, maximumFrames: maximumFrames, decay: max(1, Int(decaySeconds * 1e9)))
+    guard policy.adapts else { return nil }
+    adapter = LatencyAdapter(policy: policy)
+  }
+
+  /// The sink's xrun count now; returns the amount to ask for when it changed.
+  public mutating func observe(xruns: UInt64, nowNanoseconds now: UInt64) -> Int? {
+    defer { lastCheck = now }
+    if xruns > xrunsSeen {
+      xrunsSeen = xruns
+      return adapter.xrun() ? adapter.targetFrames : nil
+    }
+    let elapsed = lastCheck.map { now > $0 ? now - $0 : 0 } ?? 0
+    return adapter.elapsed(Int(clamping: elapsed)) ? adapter.targetFrames : nil
   }
 }

@@ -24,7 +24,8 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   private let quantumFrames: Int
   private let remote: String?
   private let realtimePriority: Int32
-  private let adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)?
+  /// The latency adapter (nil: fixed). Control side.
+  private var latency: PulledLatency?
   private var stream: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on PipeWire's data thread.
   private var source: (any PullSource)? = nil
@@ -39,11 +40,13 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
     remote: String? = nil, realtimePriority: Int32 = 0
   ) {
     self.realtimePriority = realtimePriority
-    self.adaptiveLatency = adaptiveLatency
     self.target = target
     name = target.map { "pipewire:\($0)" } ?? "pipewire"
     self.rate = rate
     self.quantumFrames = quantumFrames
+    latency = adaptiveLatency.flatMap {
+      PulledLatency(minimumFrames: quantumFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
+    }
     self.remote = remote
   }
 
@@ -71,10 +74,6 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
       }
       if let remote { cued_pw_stream_set_remote(stream, remote) }
       cued_pw_stream_set_realtime_priority(stream, realtimePriority)
-      if let adaptiveLatency {
-        cued_pw_stream_adapt_latency(
-          stream, UInt32(clamping: adaptiveLatency.maximumFrames), UInt64(max(1, (adaptiveLatency.decaySeconds * 1000).rounded())))
-      }
     }
     let rc = cued_pw_stream_connect(stream)
     guard rc == 0 else {
@@ -111,9 +110,14 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
 
   public var latencyAsked: (frames: Int, raises: Int)? {
     guard let stream else { return nil }
-    var raises: UInt64 = 0
-    let frames = cued_pw_stream_latency(stream, &raises)
-    return (Int(frames), Int(raises))
+    return (Int(cued_pw_stream_latency(stream)), latency?.adapter.raises ?? 0)
+  }
+
+  public var adaptsLatency: Bool { latency != nil }
+
+  public func adaptLatency(nowNanoseconds: UInt64) {
+    guard let stream, let frames = latency?.observe(xruns: cued_pw_stream_xruns(stream), nowNanoseconds: nowNanoseconds) else { return }
+    cued_pw_stream_set_latency(stream, UInt32(clamping: frames))
   }
 
   public var mixingThread: (policy: Int32, priority: Int32)? {

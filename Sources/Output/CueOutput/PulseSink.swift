@@ -34,7 +34,8 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   private let targetFrames: Int
   private let server: String?
   private let realtimePriority: Int32
-  private let adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)?
+  /// The latency adapter (nil: fixed). Control side.
+  private var latency: PulledLatency?
   private var output: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
@@ -56,11 +57,13 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     server: String? = nil, realtimePriority: Int32 = 0
   ) {
     self.realtimePriority = realtimePriority
-    self.adaptiveLatency = adaptiveLatency
     sinkName = sink
     name = sink.map { "pulseaudio:\($0)" } ?? "pulseaudio"
     self.rate = rate
     self.targetFrames = targetFrames
+    latency = adaptiveLatency.flatMap {
+      PulledLatency(minimumFrames: targetFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
+    }
     self.server = server
   }
 
@@ -88,10 +91,6 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
       }
       cued_pa_output_set_realtime_priority(output, realtimePriority)
-      if let adaptiveLatency {
-        cued_pa_output_adapt_latency(
-          output, UInt32(clamping: adaptiveLatency.maximumFrames), UInt64(max(1, (adaptiveLatency.decaySeconds * 1000).rounded())))
-      }
       let margin = UInt32(Double(rate) * Self.rewriteMarginSeconds)
       let rc = cued_pa_output_set_rewrite(output, pulseRewrite, margin)
       guard rc == 0 else {
@@ -140,9 +139,14 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   public var latencyAsked: (frames: Int, raises: Int)? {
     guard let output else { return nil }
-    var raises: UInt64 = 0
-    let frames = cued_pa_output_latency(output, &raises)
-    return (Int(frames), Int(raises))
+    return (Int(cued_pa_output_latency(output)), latency?.adapter.raises ?? 0)
+  }
+
+  public var adaptsLatency: Bool { latency != nil }
+
+  public func adaptLatency(nowNanoseconds: UInt64) {
+    guard let output, let frames = latency?.observe(xruns: cued_pa_output_underflows(output), nowNanoseconds: nowNanoseconds) else { return }
+    cued_pa_output_set_latency(output, UInt32(clamping: frames))
   }
 
   public func describeLoss(code: Int32) -> String {

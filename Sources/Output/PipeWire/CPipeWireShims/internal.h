@@ -42,21 +42,12 @@ struct cued_pw_stream {
   uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
   _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
   char error[256];                 // written on the loop thread or under the lock
-  // Adaptive node.latency (cued_pw_stream_adapt_latency): an xrun doubles what the stream asks for,
-  // up to latency_max; each decay_ns without one halves it again, down to quantum_frames. The data
-  // thread only signals raise_event; the loop thread changes the property.
-  _Atomic uint32_t latency_max;    // 0: fixed at quantum_frames (set on the control side, read on the data thread)
-  uint64_t decay_ns;
-  _Atomic uint32_t latency_frames; // node.latency asked for now (loop thread writes, anyone reads)
-  _Atomic uint64_t latency_raises;
-  struct spa_source *raise_event;
-  struct spa_source *decay_timer;
+  // node.latency asked for now (cued_pw_stream_set_latency: the control side decides, LatencyAdapter).
+  _Atomic uint32_t latency_frames;
 };
 
 extern const struct pw_core_events cued_pw__core_events;
 void cued_pw__fill_timing(struct pw_stream *stream, cued_pw_timing *timing);
-void cued_pw__on_decay(void *data, uint64_t expirations);
-void cued_pw__on_raise(void *data, uint64_t count);
 extern const struct pw_stream_events cued_pw__stream_events;
 
 #endif

@@ -67,9 +67,6 @@ static void on_process(void *data) {
     if (atomic_exchange_explicit(&s->resumed, 0, memory_order_relaxed)) s->next_ticks = 0;
     if (s->next_ticks != 0 && timing.ticks > s->next_ticks + length / 2) {
       atomic_fetch_add_explicit(&s->xruns, 1, memory_order_relaxed);
-      // Ask the loop thread for a larger quantum: an eventfd write, no lock (pw_loop_signal_event).
-      if (s->raise_event != NULL && atomic_load_explicit(&s->latency_frames, memory_order_relaxed) < s->latency_max)
-        pw_loop_signal_event(pw_thread_loop_get_loop(s->loop), s->raise_event);
     }
     s->next_ticks = timing.ticks + length;
   }
@@ -122,46 +119,3 @@ const struct pw_core_events cued_pw__core_events = {
   PW_VERSION_CORE_EVENTS,
   .error = on_core_error,
 };
-
-// node.latency as the stream asks for it now, in its properties and (when connected) on the server,
-// which recalculates the graph's quantum. Loop thread or lock held.
-static void apply_latency_locked(cued_pw_stream *s, uint32_t frames) {
-  atomic_store_explicit(&s->latency_frames, frames, memory_order_relaxed);
-  char value[32];
-  snprintf(value, sizeof value, "%u/%u", frames, s->rate);
-  pw_properties_set(s->props, PW_KEY_NODE_LATENCY, value);
-  if (s->stream != NULL) {
-    struct spa_dict_item items[] = {SPA_DICT_ITEM_INIT(PW_KEY_NODE_LATENCY, value)};
-    pw_stream_update_properties(s->stream, &SPA_DICT_INIT_ARRAY(items));
-  }
-}
-
-static void arm_decay_locked(cued_pw_stream *s) {
-  struct timespec value = {(time_t)(s->decay_ns / SPA_NSEC_PER_SEC), (long)(s->decay_ns % SPA_NSEC_PER_SEC)};
-  struct timespec none = {0, 0};
-  pw_loop_update_timer(pw_thread_loop_get_loop(s->loop), s->decay_timer, &value, &none, false);
-}
-
-// An xrun: this machine could not keep up with the quantum. Twice the quantum, as PulseAudio raises
-// its watermark; the decay timer starts again.
-void cued_pw__on_raise(void *data, uint64_t count) {
-  (void)count;
-  cued_pw_stream *s = data;
-  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-  if (s->latency_max == 0) return;
-  if (now < s->latency_max) {
-    apply_latency_locked(s, SPA_MIN(s->latency_max, now * 2));
-    atomic_fetch_add_explicit(&s->latency_raises, 1, memory_order_relaxed);
-  }
-  arm_decay_locked(s);
-}
-
-// A decay window without an xrun: half the quantum again, down to what was configured.
-void cued_pw__on_decay(void *data, uint64_t expirations) {
-  (void)expirations;
-  cued_pw_stream *s = data;
-  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-  if (now <= s->quantum_frames) return;
-  apply_latency_locked(s, SPA_MAX(s->quantum_frames, now / 2));
-  if (atomic_load_explicit(&s->latency_frames, memory_order_relaxed) > s->quantum_frames) arm_decay_locked(s);
-}

@@ -40,11 +40,6 @@ static cued_pw_stream *stream_new(enum spa_direction direction, const char *app_
   s->latency_frames = quantum_frames;
 
   s->loop = pw_thread_loop_new("cued-pipewire", NULL);
-  if (s->loop != NULL) {
-    // Before the loop runs, so no lock is needed; destroyed in cued_pw_stream_free after it stops.
-    s->raise_event = pw_loop_add_event(pw_thread_loop_get_loop(s->loop), cued_pw__on_raise, s);
-    s->decay_timer = pw_loop_add_timer(pw_thread_loop_get_loop(s->loop), cued_pw__on_decay, s);
-  }
   // client-rt.conf: the data thread asks for real-time priority (module-rt: SCHED_FIFO or RTKit), as pw-cat does.
   if (s->loop != NULL)
     s->context = pw_context_new(pw_thread_loop_get_loop(s->loop),
@@ -178,8 +173,6 @@ void cued_pw_stream_free(cued_pw_stream *s) {
     disconnect_core_locked(s);
     pw_thread_loop_unlock(s->loop);
     pw_thread_loop_stop(s->loop);
-    if (s->raise_event != NULL) pw_loop_destroy_source(pw_thread_loop_get_loop(s->loop), s->raise_event);
-    if (s->decay_timer != NULL) pw_loop_destroy_source(pw_thread_loop_get_loop(s->loop), s->decay_timer);
   }
   if (s->context != NULL) pw_context_destroy(s->context);
   if (s->loop != NULL) pw_thread_loop_destroy(s->loop);
@@ -242,17 +235,20 @@ void cued_pw_stream_counters(cued_pw_stream *s, uint64_t *cycles, uint64_t *miss
 
 uint64_t cued_pw_stream_xruns(cued_pw_stream *s) { return atomic_load_explicit(&s->xruns, memory_order_relaxed); }
 
-void cued_pw_stream_adapt_latency(cued_pw_stream *s, uint32_t max_frames, uint64_t decay_ms) {
+void cued_pw_stream_set_latency(cued_pw_stream *s, uint32_t frames) {
   pw_thread_loop_lock(s->loop);
-  s->latency_max = (s->raise_event != NULL && s->decay_timer != NULL && max_frames > s->quantum_frames) ? max_frames : 0;
-  s->decay_ns = SPA_MAX(decay_ms, (uint64_t)1) * SPA_NSEC_PER_MSEC;
+  atomic_store_explicit(&s->latency_frames, frames, memory_order_relaxed);
+  char value[32];
+  snprintf(value, sizeof value, "%u/%u", frames, s->rate);
+  pw_properties_set(s->props, PW_KEY_NODE_LATENCY, value);
+  if (s->stream != NULL) {
+    struct spa_dict_item items[] = {SPA_DICT_ITEM_INIT(PW_KEY_NODE_LATENCY, value)};
+    pw_stream_update_properties(s->stream, &SPA_DICT_INIT_ARRAY(items));
+  }
   pw_thread_loop_unlock(s->loop);
 }
 
-uint32_t cued_pw_stream_latency(cued_pw_stream *s, uint64_t *raises) {
-  if (raises) *raises = atomic_load_explicit(&s->latency_raises, memory_order_relaxed);
-  return atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-}
+uint32_t cued_pw_stream_latency(cued_pw_stream *s) { return atomic_load_explicit(&s->latency_frames, memory_order_relaxed); }
 
 void cued_pw_stream_set_realtime_priority(cued_pw_stream *s, int priority) {
   pw_thread_loop_lock(s->loop);

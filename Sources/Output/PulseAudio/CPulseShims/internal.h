@@ -35,16 +35,14 @@ struct cued_pa_output {
   _Atomic int failed;            // a negative errno once the context or stream failed; 0 after connect
   _Atomic uint64_t underflows;
   char error[256];               // written on the mainloop thread or under the lock
-  // Adaptive queue (cued_pa_output_adapt_latency): an underflow doubles tlength up to
-  // latency_max_frames; each decay_usec without one halves it, down to configured_frames.
-  uint32_t configured_frames, configured_minreq, latency_max_frames;
-  pa_usec_t decay_usec;
-  pa_time_event *decay_timer;    // made at the first raise
-  _Atomic uint32_t latency_frames;  // the tlength asked for now (mainloop thread writes)
-  _Atomic uint64_t latency_raises;
+  // The queue asked for now (cued_pa_output_set_latency: the control side decides, LatencyAdapter);
+  // a minreq that was given scales with it.
+  uint32_t configured_frames, configured_minreq;
+  _Atomic uint32_t latency_frames;  // the tlength asked for now
 };
 
 int cued_pa__errno_of(int pa_error);
+void cued_pa__ask_latency_locked(cued_pa_output *s, uint32_t frames);
 void cued_pa__on_context_state(pa_context *context, void *data);
 void cued_pa__on_stream_state(pa_stream *stream, void *data);
 void cued_pa__on_timeout(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data);

@@ -214,7 +214,6 @@ void cued_pa_output_free(cued_pa_output *s) {
   pa_threaded_mainloop_lock(s->loop);
   drop_context_locked(s);
   if (s->wake_event != NULL) s->api->io_free(s->wake_event);
-  if (s->decay_timer != NULL) s->api->time_free(s->decay_timer);
   pa_threaded_mainloop_unlock(s->loop);
   pa_threaded_mainloop_stop(s->loop);
   pa_threaded_mainloop_free(s->loop);
@@ -285,17 +284,13 @@ uint64_t cued_pa_output_underflows(cued_pa_output *s) {
   return atomic_load_explicit(&s->underflows, memory_order_relaxed);
 }
 
-void cued_pa_output_adapt_latency(cued_pa_output *s, uint32_t max_frames, uint64_t decay_ms) {
+void cued_pa_output_set_latency(cued_pa_output *s, uint32_t frames) {
   pa_threaded_mainloop_lock(s->loop);
-  s->latency_max_frames = max_frames > s->configured_frames ? max_frames : 0;
-  s->decay_usec = (decay_ms > 0 ? decay_ms : 1) * PA_USEC_PER_MSEC;
+  cued_pa__ask_latency_locked(s, frames);
   pa_threaded_mainloop_unlock(s->loop);
 }
 
-uint32_t cued_pa_output_latency(cued_pa_output *s, uint64_t *raises) {
-  if (raises) *raises = atomic_load_explicit(&s->latency_raises, memory_order_relaxed);
-  return atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-}
+uint32_t cued_pa_output_latency(cued_pa_output *s) { return atomic_load_explicit(&s->latency_frames, memory_order_relaxed); }
 
 int cued_pa_output_failed(cued_pa_output *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }
 

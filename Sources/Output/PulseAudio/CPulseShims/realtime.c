@@ -137,8 +137,8 @@ void cued_pa__on_stream_state(pa_stream *stream, void *data) {
 }
 
 // The queue (tlength) the stream asks for now, and minreq a quarter of it when one was configured.
-// Mainloop thread or lock held; the server answers asynchronously (the operation is not waited for).
-static void ask_latency_locked(cued_pa_output *s, uint32_t frames) {
+// Lock held; the server answers asynchronously (the operation is not waited for).
+void cued_pa__ask_latency_locked(cued_pa_output *s, uint32_t frames) {
   s->target_frames = frames;
   atomic_store_explicit(&s->latency_frames, frames, memory_order_relaxed);
   if (s->configured_minreq) s->minreq_frames = (uint32_t)((uint64_t)s->configured_minreq * frames / s->configured_frames);
@@ -155,43 +155,12 @@ static void ask_latency_locked(cued_pa_output *s, uint32_t frames) {
   if (operation != NULL) pa_operation_unref(operation);
 }
 
-static void on_decay(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data);
-
-// The timer belongs to the mainloop (the context only says which clock), so it outlives a context
-// remade after a server restart; cued_pa_output_free frees it.
-static void arm_decay_locked(cued_pa_output *s) {
-  if (s->context == NULL) return;
-  pa_usec_t when = pa_rtclock_now() + s->decay_usec;
-  if (s->decay_timer == NULL)
-    s->decay_timer = pa_context_rttime_new(s->context, when, on_decay, s);
-  else
-    pa_context_rttime_restart(s->context, s->decay_timer, when);
-}
-
-// A decay window without an underflow: half the queue again, down to what was configured.
-static void on_decay(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data) {
-  (void)api; (void)event; (void)tv;
-  cued_pa_output *s = data;
-  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-  if (now <= s->configured_frames) return;
-  uint32_t next = now / 2 > s->configured_frames ? now / 2 : s->configured_frames;
-  ask_latency_locked(s, next);
-  if (next > s->configured_frames) arm_decay_locked(s);
-}
-
-// The server ran out of our audio: the machine did not answer its requests in time. Twice the queue
-// (PulseAudio raises its own watermark the same way); the decay timer starts again.
+// The server ran out of our audio: the machine did not answer its requests in time. Counted; the
+// control side reads the count and decides about the queue (LatencyAdapter).
 void cued_pa__on_underflow(pa_stream *stream, void *data) {
   (void)stream;
   cued_pa_output *s = data;
   atomic_fetch_add_explicit(&s->underflows, 1, memory_order_relaxed);
-  if (s->latency_max_frames == 0) return;
-  uint32_t now = atomic_load_explicit(&s->latency_frames, memory_order_relaxed);
-  if (now < s->latency_max_frames) {
-    ask_latency_locked(s, now * 2 < s->latency_max_frames ? now * 2 : s->latency_max_frames);
-    atomic_fetch_add_explicit(&s->latency_raises, 1, memory_order_relaxed);
-  }
-  arm_decay_locked(s);
 }
 
 void cued_pa__on_timeout(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data) {

@@ -128,15 +128,14 @@ void cued_pw_stream_counters(cued_pw_stream *stream, uint64_t *cycles, uint64_t 
 /// xrun), counted by the process callback from `pw_time.ticks`. Any thread; an atomic read.
 uint64_t cued_pw_stream_xruns(cued_pw_stream *stream);
 
-/// Lets the stream raise its node.latency when the graph skips a cycle (an xrun: this machine did
-/// not keep up with the quantum): twice the quantum per xrun up to `max_frames`, and back down by
-/// half after each `decay_ms` without one, to the quantum it was made with. `max_frames` at or below
-/// that quantum keeps it fixed (the default). The change reaches the server at once, connected or not.
-void cued_pw_stream_adapt_latency(cued_pw_stream *stream, uint32_t max_frames, uint64_t decay_ms);
+/// Asks for `frames` as the stream's node.latency (frames at its rate), in its properties and, when
+/// connected, on the server (pw_stream_update_properties; the server recalculates the graph's
+/// quantum at once). Kept for the next connection. Control side, under the thread-loop lock. When
+/// and how much is decided in Swift (CueCore's LatencyAdapter).
+void cued_pw_stream_set_latency(cued_pw_stream *stream, uint32_t frames);
 
-/// The node.latency the stream asks for now (frames at its rate); `raises` (may be NULL): how often
-/// an xrun raised it.
-uint32_t cued_pw_stream_latency(cued_pw_stream *stream, uint64_t *raises);
+/// The node.latency the stream asks for now (frames at its rate). Any thread; an atomic read.
+uint32_t cued_pw_stream_latency(cued_pw_stream *stream);
 
 /// 0 while the stream and its server connection are healthy; a negative errno once the stream went
 /// into its error state (-EIO) or the server sent a fatal core error or went away (its `res`, or

@@ -119,14 +119,14 @@ int cued_pa_output_attr(cued_pa_output *output, uint32_t *target_frames, uint32_
 /// Underflows the server reported (pa_stream_set_underflow_callback). Any thread; an atomic read.
 uint64_t cued_pa_output_underflows(cued_pa_output *output);
 
-/// Lets the stream ask for a longer queue when the server underflows (this machine did not answer
-/// its requests in time): twice the tlength per underflow, up to `max_frames`, and back down by half
-/// after each `decay_ms` without one, to the tlength it was made with (a minreq that was given scales
-/// with it). `max_frames` at or below that keeps it fixed (the default).
-void cued_pa_output_adapt_latency(cued_pa_output *output, uint32_t max_frames, uint64_t decay_ms);
+/// Asks for a queue (tlength) of `frames` (a minreq that was given scales with it), on the server at
+/// once when a stream is ready (pa_stream_set_buffer_attr, not waited for) and for the next
+/// connection. Control side, under the mainloop lock. When and how much is decided in Swift
+/// (CueCore's LatencyAdapter).
+void cued_pa_output_set_latency(cued_pa_output *output, uint32_t frames);
 
-/// The tlength the stream asks for now (frames); `raises` (may be NULL): how often an underflow raised it.
-uint32_t cued_pa_output_latency(cued_pa_output *output, uint64_t *raises);
+/// The tlength the stream asks for now (frames). Any thread; an atomic read.
+uint32_t cued_pa_output_latency(cued_pa_output *output);
 
 /// 0 while the stream and its server connection are healthy; a negative errno once the context
 /// failed (the server went away: -EPIPE) or the stream failed or was removed by the server (-EIO).
