@@ -314,6 +314,41 @@ def shell_to_sound(quick):
         shell_to_sound_on(quick, device)
 
 
+def idle_backends(quick):
+    """Idle RSS with each output backend, after a cue played and the device closed again: VmRSS,
+    the shared libraries mapped, and whether a sound server's client library is among them (the
+    PipeWire and PulseAudio clients are loaded only when their backend is chosen)."""
+    work = tempfile.mkdtemp(prefix="cued-bench-idle-")
+    script = os.path.join(ROOT, "scripts", "pipewire-env.sh")
+    pulse, pulse_env = pulse_server()
+    started = subprocess.run([script, "start", work], capture_output=True, text=True)
+    pw_env = dict(re.findall(r"export (\w+)='?([^'\n]*)'?", started.stdout)) if started.returncode == 0 else None
+    conf = os.path.join(work, "asound.conf")
+    with open(conf, "w") as f:  # ALSA's own null PCM: no card needed, libasound's code path
+        f.write("</usr/share/alsa/alsa.conf>\npcm.quiet { type null }\n")
+    backends = [("null", "null", {}), ("alsa", "alsa:quiet", {"ALSA_CONFIG_PATH": conf}),
+                ("pulseaudio", "pulseaudio:t", pulse_env)]
+    if pw_env:
+        backends.append(("pipewire", "pipewire", pw_env))
+    try:
+        for name, device, env in backends:
+            daemon = Daemon(device=device, extra=["--idle-timeout", "0.5"], env=env)
+            daemon.request("play", cue="pico")
+            time.sleep(2 if quick else 5)
+            pid = daemon.process.pid
+            maps = open(f"/proc/{pid}/maps").read()
+            libraries = sorted({line.split()[-1] for line in maps.splitlines() if ".so" in line.split()[-1]})
+            rss = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{pid}/status").read()).group(1))
+            record(benchmark="idle-rss", backend=name, rss_mib=round(rss / 1024, 2), libraries=len(libraries),
+                   libpulse=any("libpulse" in l for l in libraries), libpipewire=any("libpipewire" in l for l in libraries),
+                   libsystemd=any("libsystemd" in l for l in libraries))
+            daemon.stop()
+    finally:
+        pulse.terminate()
+        subprocess.run([script, "stop", work], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def shell_to_sound_on(quick, device):
     """`cuectl play pico` against PulseAudio's sample cache (`pactl play-sample`), side by side in one
     run through one PulseAudio null sink: the command's wall time, and the audible onset captured
@@ -443,7 +478,7 @@ def main():
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
     parser.add_argument("--cued-extra", default="", help="more cued options for the shell and pipewire-alsa runs, e.g. '--fill-target 480'")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,loudness,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,heard,heard-load,heard-load-pulse,heard-idle)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,loudness,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,idle-rss,heard,heard-load,heard-load-pulse,heard-idle)")
     args = parser.parse_args()
     SHELL_EXTRA.extend(args.cued_extra.split())
     if args.shell_period:
@@ -470,6 +505,7 @@ def main():
         if wanted("shell"): shell_to_sound(args.quick)
         if wanted("pipewire-alsa"): pipewire_alsa_onset(args.quick)
         if wanted("idle"): idle(args.quick)
+        if wanted("idle-rss"): idle_backends(args.quick)
         if wanted("heard"): heard.heard(record, BIN, args.quick)
         if wanted("heard-load"): heard.heard_under_load(record, BIN, args.quick, pulse_server)
         # heard-load already measures PulseAudio; this is its PulseAudio half alone, when asked for by name.
