@@ -11,7 +11,7 @@ struct ConfigFileTests {
   static func load(_ toml: String) throws(ConfigError) -> ConfigValues {
     let path: String
     do {
-      path = try Files.makeTemporaryDirectory(prefix: "cued-config-file") + "/cued.toml"
+      path = try Files.makeTemporaryDirectory(prefix: "cued-toml-file") + "/cued.toml"
       try Files.write(Array(toml.utf8), to: path)
     } catch {
       Issue.record("cannot write the file: \(error)")
@@ -72,7 +72,7 @@ struct ConfigFileTests {
     Self.expectRefused("[cues.a]\ncooldown = 1\n[cues.a]\n", line: 3, "TOML syntax (column 1): the table [cues.a] is defined twice")
   }
 
-  /// Dates and times are text to the checks (as they were from cued-config): a number key names itself.
+  /// Dates and times are text to the checks (as before the parser moved in process): a number key names itself.
   @Test func aDateWhereANumberBelongsIsATypeError() {
     Self.expectRefused("device = \"null\"\nmax-voices = 1979-05-27\n", line: 2, "max-voices must be a whole number")
     Self.expectRefused("[quiet-hours]\nfrom = 22:00:00\nto = \"07:00\"\n", line: 2, "from must be a time of day as \"HH:MM\"")
@@ -85,7 +85,7 @@ struct ConfigFileTests {
 
   @Test func aMissingFileSaysSo() {
     #expect {
-      try ConfigFile.load(path: "/nonexistent/cued-config-file-test/cued.toml")
+      try ConfigFile.load(path: "/nonexistent/cued-toml-test/cued.toml")
     } throws: { error in
       let error = error as? ConfigError
       return error?.line == 0 && error?.message == "cannot read it: No such file or directory"
@@ -93,7 +93,7 @@ struct ConfigFileTests {
   }
 
   @Test func aDirectoryIsNotAFile() throws {
-    let directory = try Files.makeTemporaryDirectory(prefix: "cued-config-dir")
+    let directory = try Files.makeTemporaryDirectory(prefix: "cued-toml-dir")
     #expect {
       try ConfigFile.load(path: directory)
     } throws: { error in
