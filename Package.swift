@@ -8,25 +8,22 @@ import PackageDescription
 //   Sources/Engine    CueCore: the pure mixing core (voices, mixer, ramps, lock-free rings, the engine cycle). No C, no Foundation.
 //   Sources/Decoding  CueDecoding: libmpg123 + libsyn123, libsndfile, libebur128, and their C modules. Links no sound server.
 //   Sources/Output    CueOutput: the output devices and the audio thread; one folder per backend's C face (ALSA, PipeWire, PulseAudio).
-//   Sources/Control   CueDaemon: the daemon's control side (socket server, cues, the voice gate, players, paging, …).
+//   Sources/Control   CueDaemon: the daemon's control side (socket server, cues, the voice gate, players, paging, …);
+//                     CueTOML: the TOML 1.0 parser that reads cued.toml in process.
 //   Sources/Client    CueClient: the client library (links no audio library).
-//   Sources/Programs  cued, cuectl, cued-config, cued-carousel: what is installed.
+//   Sources/Programs  cued, cuectl, cued-carousel: what is installed.
 // Development tools (benchmarks, the soak driver, fuzzers, the PipeWire probe) live in Tools/ and are never installed.
 let package = Package(
   name: "cued",
   products: [
     .executable(name: "cued", targets: ["cued"]),
     .executable(name: "cuectl", targets: ["cuectl"]),
-    .executable(name: "cued-config", targets: ["cued-config"]),
     .executable(name: "cued-carousel", targets: ["cued-carousel"]),
     .library(name: "CueClient", targets: ["CueClient"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-    // The TOML parser (toml++ underneath). It links Foundation, so it lives in its own small
-    // executable, cued-config, which the daemon runs to read its config file: cued stays Foundation-free.
-    .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
   ],
   targets: [
     // MARK: System
@@ -76,9 +73,14 @@ let package = Package(
       path: "Sources/Output/CueOutput"),
 
     // MARK: Control
+    // The TOML 1.0 parser for cued.toml: bytes in, values out; no Foundation and no other module, so
+    // that its tests and any fuzzer build it alone.
+    .target(name: "CueTOML", path: "Sources/Control/CueTOML"),
     .target(
       name: "CueDaemon",
-      dependencies: ["CueCore", "CueDecoding", "CueOutput", "CueProtocol", "CuePosix", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "CueCore", "CueDecoding", "CueOutput", "CueProtocol", "CuePosix", "CueTOML", .product(name: "Logging", package: "swift-log"),
+      ],
       path: "Sources/Control/CueDaemon"),
 
     // MARK: Client
@@ -101,10 +103,6 @@ let package = Package(
       name: "cued-carousel",
       dependencies: ["CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "Sources/Programs/cued-carousel"),
-    .executableTarget(
-      name: "cued-config",
-      dependencies: ["CueProtocol", "CuePosix", .product(name: "TOMLKit", package: "TOMLKit")],
-      path: "Sources/Programs/cued-config"),
 
     // MARK: Development tools (Tools/; never installed)
     // Micro-benchmarks for `make bench` (the mixer, the decoder).
@@ -136,6 +134,7 @@ let package = Package(
     // The one way the tests start the real daemon (DaemonProcess), run commands and find the binaries.
     .target(name: "DaemonTestSupport", dependencies: ["CuePosix"], path: "Tests/DaemonTestSupport"),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "DaemonTestSupport", "cued", "cuectl"]),
+    .testTarget(name: "CueTOMLTests", dependencies: ["CueTOML"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix"]),
     .testTarget(name: "CueDecodingTests", dependencies: ["CueDecoding", "CueCore"]),
     .testTarget(name: "CueOutputTests", dependencies: ["CueOutput", "CueCore", "CAllocCounter"]),
@@ -145,7 +144,7 @@ let package = Package(
     .testTarget(
       name: "EndToEndTests",
       dependencies: [
-        "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "CueDecoding", "CueProtocol", "CuePosix",
+        "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "CueDecoding", "CueProtocol", "CuePosix",
         "CueDBus", "DBusTestSupport", "DaemonTestSupport",
       ]),
   ],

@@ -102,7 +102,7 @@ stage() {
     "$STAGE/bin/$tool" --generate-completion-script zsh >"$STAGE/completions/_$tool"
     "$STAGE/bin/$tool" --generate-completion-script fish >"$STAGE/completions/$tool.fish"
   done
-  # Hand-written pages (packaging/man/) for tools that do not use ArgumentParser (cued, cued-config);
+  # Hand-written pages (packaging/man/) for tools that do not use ArgumentParser (cued);
   # cued's options list comes from its settings table.
   for tool in "${tools[@]}"; do
     [[ -f "$STAGE/man/$tool.1" || ! -f "packaging/man/$tool.1" ]] && continue

@@ -6,7 +6,7 @@
 # Builds every product and the tests with --sanitize in their own scratch path (.build-tsan or
 # .build-asan: the flag rebuilds every module), then runs `swift test --no-parallel` there, each
 # FILTER as a `--filter` regular expression (none: the whole suite but SANITIZE_SKIP). The
-# end-to-end tests spawn cued, cuectl, cued-config and cued-soak from the same products directory,
+# end-to-end tests spawn cued, cuectl and cued-soak from the same products directory,
 # so the daemon and its tools are instrumented too.
 #
 # Every instrumented process, the test runner and each daemon and cuectl it starts, writes its

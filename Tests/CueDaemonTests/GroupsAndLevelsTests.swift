@@ -15,7 +15,7 @@ struct GroupsAndLevelsTests {
     return embedded
   }
 
-  /// The tables of `toml`, read by the real cued-config (built next to the test bundle).
+  /// The tables of `toml`, written to a file and read by `ConfigFile.load`.
   static func values(_ toml: String) throws -> ConfigValues {
     let path = try Files.makeTemporaryDirectory(prefix: "cued-levels") + "/cued.toml"
     try Files.write(Array(toml.utf8), to: path)

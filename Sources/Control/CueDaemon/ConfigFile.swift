@@ -1,5 +1,10 @@
 import CuePosix
 import CueProtocol
+import CueTOML
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A problem in the config file: where, and what to do about it.
 public struct ConfigError: Error, Sendable, CustomStringConvertible {
@@ -66,7 +71,7 @@ public struct ConfigValues: Sendable, Equatable {
   }
 }
 
-/// Reads `cued.toml`: `cued-config` turns the TOML into JSON, and this checks what it means.
+/// Reads `cued.toml`: `TOMLParser` (CueTOML) reads the TOML, and this checks what it means.
 public enum ConfigFile {
   /// `$XDG_CONFIG_HOME/cued/cued.toml` (or `~/.config/cued/cued.toml`) when it exists, else
   /// `/etc/cued/cued.toml` when that exists, else nil.
@@ -81,44 +86,25 @@ public enum ConfigFile {
     return candidates.first { Files.kind(of: $0) == .regular }
   }
 
-  /// Where `cued-config` is: next to the running binary, else on PATH.
-  public static func toolPath() -> String? {
-    if let exe = ProcessInfo.executablePath {
-      let candidate = DefaultPaths.directory(of: exe) + "/cued-config"
-      if Files.kind(of: candidate) == .regular { return candidate }
-    }
-    for directory in (ProcessInfo.environment("PATH") ?? "/usr/local/bin:/usr/bin").split(separator: ":") {
-      let candidate = String(directory) + "/cued-config"
-      if Files.kind(of: candidate) == .regular { return candidate }
-    }
-    return nil
-  }
+  /// The largest config file read.
+  static let sizeLimit = 4 << 20
 
-  /// Parses and checks the file at `path`.
-  public static func load(path: String, tool: String? = toolPath()) throws(ConfigError) -> ConfigValues {
-    guard let tool else {
-      throw ConfigError(path: path, line: 0, message: "cannot read it: the cued-config program (installed next to cued) is missing")
-    }
-    let result: Spawn.Result
+  /// Reads, parses and checks the file at `path`.
+  public static func load(path: String) throws(ConfigError) -> ConfigValues {
+    let bytes: [UInt8]
     do {
-      result = try Spawn.run(tool, [path])
+      bytes = try Files.read(path: path, limit: sizeLimit)
     } catch {
-      throw ConfigError(path: path, line: 0, message: "cannot run \(tool): \(error.reason)")
+      let reason = error.code == EFBIG ? "it is larger than \(sizeLimit >> 20) MiB" : error.reason
+      throw ConfigError(path: path, line: 0, message: "cannot read it: \(reason)")
     }
-    let reply: JSONValue
+    let document: [String: TOMLValue]
     do {
-      reply = try JSONParser.parse(result.output.filter { $0 != 0x0A })
+      document = try TOMLParser.parse(bytes)
     } catch {
-      throw ConfigError(path: path, line: 0, message: "cued-config gave no answer (exit status \(result.status))")
+      throw ConfigError(path: path, line: error.line, message: "TOML syntax (column \(error.column)): \(error.message)")
     }
-    guard reply["ok"]?.boolValue == true, let document = reply["document"] else {
-      let line = reply["line"]?.intValue ?? 0
-      let message = reply["message"]?.stringValue ?? "unreadable"
-      throw ConfigError(path: path, line: line, message: line > 0 ? "TOML syntax: \(message)" : message)
-    }
-    var text = ""
-    if let bytes = try? Files.read(path: path, limit: 4 << 20) { text = String(decoding: bytes, as: UTF8.self) }
-    return try interpret(document, path: path, text: text)
+    return try interpret(JSONValue(toml: .table(document)), path: path, text: String(decoding: bytes, as: UTF8.self))
   }
 
   /// Checks the document's keys, types and ranges (Settings.all, and for the other tables their
@@ -166,6 +152,23 @@ public enum ConfigFile {
   }
 }
 
+extension JSONValue {
+  /// The tree the checks read: tables become objects with their keys sorted, integers and floats
+  /// numbers, dates and times their RFC 3339 text. JSON has no infinity or NaN: those become null,
+  /// so the check of a numeric key refuses them by name.
+  init(toml: TOMLValue) {
+    switch toml {
+    case .string(let text): self = .string(text)
+    case .integer(let value): self = .number(Double(value))
+    case .float(let value): self = value.isFinite ? .number(value) : .null
+    case .boolean(let value): self = .bool(value)
+    case .dateTime(let value): self = .string(value.text)
+    case .array(let elements): self = .array(elements.map(JSONValue.init(toml:)))
+    case .table(let members): self = .object(members.sorted { $0.key < $1.key }.map { ($0.key, JSONValue(toml: $0.value)) })
+    }
+  }
+}
+
 extension ConfigFile {
   /// Reads each `[kind.NAME]` table of `value` by its declared keys.
   static func namedTables<T>(
@@ -189,7 +192,7 @@ extension ConfigFile {
   }
 }
 
-/// Finds the line a key is set on, by reading the TOML text (the parser keeps no positions).
+/// Finds the line a key is set on, by reading the TOML text (the checks see values, not positions).
 struct KeyLocator {
   let lines: [Substring]
   init(text: String) { lines = text.split(separator: "\n", omittingEmptySubsequences: false) }

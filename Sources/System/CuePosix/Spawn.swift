@@ -198,7 +198,7 @@ extension FileDescriptor {
   }
 }
 
-/// Runs a program to its end and collects its standard output (for `cued-config`).
+/// Runs a program to its end and collects its standard output.
 public enum Spawn {
   public struct Result: Sendable {
     /// The exit code, or 128 + the signal that ended it.
