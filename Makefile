@@ -155,7 +155,7 @@ bench-quick: tool-deps
 #   make fuzz FUZZ_SECONDS=3600     an hour; FUZZ_JOBS=2 runs two workers
 FUZZ_SECONDS ?= 60
 
-.PHONY: fuzz fuzz-decode
+.PHONY: fuzz fuzz-decode fuzz-config
 
 fuzz:
 	SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -163,6 +163,10 @@ fuzz:
 # The decoders and sniffers under libFuzzer (FUZZ_TARGET=decode, Fuzz/decode-corpus).
 fuzz-decode: test-deps
 	FUZZ_TARGET=decode SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The config file's TOML parser under libFuzzer (FUZZ_TARGET=config, Fuzz/config-corpus).
+fuzz-config:
+	FUZZ_TARGET=config SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The soak test (scripts/soak.sh, docs/RELIABILITY.md): a release cued on the null sink through
 # 100,000 one-shot plays and 10,000 connect/disconnect cycles, with players and system sounds made and

@@ -119,6 +119,9 @@ let package = Package(
     // The libFuzzer target for the sniffers and decoders (MP3, Ogg, WAV, FLAC; FUZZ_TARGET=decode
     // scripts/fuzz.sh, Fuzz/decode-corpus); in a normal build, a replayer. Links no sound-server library.
     .executableTarget(name: "cued-fuzz-decode", dependencies: ["CueDecoding", "CueCore", "CuePosix"], path: "Tools/cued-fuzz-decode"),
+    // The libFuzzer target for the config file's TOML parser (FUZZ_TARGET=config scripts/fuzz.sh,
+    // Fuzz/config-corpus); in a normal build, a replayer.
+    .executableTarget(name: "cued-fuzz-config", dependencies: ["CueTOML", "CuePosix"], path: "Tools/cued-fuzz-config"),
     // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift.
     .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"], path: "Tools/cued-soak"),
 
@@ -144,7 +147,7 @@ let package = Package(
     .testTarget(
       name: "EndToEndTests",
       dependencies: [
-        "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "CueDecoding", "CueProtocol", "CuePosix",
+        "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "cued-fuzz-config", "CueDecoding", "CueProtocol", "CuePosix",
         "CueDBus", "DBusTestSupport", "DaemonTestSupport",
       ]),
   ],

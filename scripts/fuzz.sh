@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes with libFuzzer, starting from a committed corpus. Two targets (FUZZ_TARGET):
+# Fuzzes with libFuzzer, starting from a committed corpus. Three targets (FUZZ_TARGET):
 #   protocol (default)  the request path (framing, JSON parsing, request decoding, replies): `cued-fuzz`
 #                       runs `ProtocolFuzzing.run` (Tools/CueProtocolFuzzing/ProtocolFuzzing.swift);
 #                       corpus Fuzz/corpus, dictionary Fuzz/protocol.dict
@@ -7,6 +7,9 @@
 #                       libsndfile): `cued-fuzz-decode` runs `DecodeFuzzing.check`
 #                       (Tools/cued-fuzz-decode); corpus Fuzz/decode-corpus. The C libraries are not
 #                       instrumented: the fuzzer is guided by cued's own code, and any crash counts.
+#   config              the config file's TOML parser (CueTOML): `cued-fuzz-config` runs
+#                       `ConfigFuzzing.check` (Tools/cued-fuzz-config); corpus Fuzz/config-corpus,
+#                       dictionary Fuzz/config.dict
 #
 #   scripts/fuzz.sh [SECONDS]   build, then fuzz for SECONDS (default 60); `make fuzz FUZZ_SECONDS=…`
 #   scripts/fuzz.sh --merge     add to the corpus the inputs of the finds directory that reach code
@@ -33,7 +36,9 @@ case "${FUZZ_TARGET:-protocol}" in
     dict=(-dict=Fuzz/protocol.dict) ;;
   decode) product=cued-fuzz-decode; corpus=Fuzz/decode-corpus; finds="$scratch/fuzz-finds-decode"; max_len=65536
     dict=() ;;
-  *) echo "fuzz.sh: FUZZ_TARGET must be protocol or decode" >&2; exit 2 ;;
+  config) product=cued-fuzz-config; corpus=Fuzz/config-corpus; finds="$scratch/fuzz-finds-config"; max_len=16384
+    dict=(-dict=Fuzz/config.dict) ;;
+  *) echo "fuzz.sh: FUZZ_TARGET must be protocol, decode or config" >&2; exit 2 ;;
 esac
 artifacts="$scratch/artifacts"
 mode=fuzz

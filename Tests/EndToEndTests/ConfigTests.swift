@@ -94,4 +94,13 @@ struct ConfigTests {
     #expect(try daemon.status()["systemVolume"] as? Double == 0.75)
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
   }
+
+  @Test func everyConfigFuzzInputParsesOrIsRefusedWithALine() throws {
+    // The config fuzzer's corpus (Fuzz/config-corpus: the shipped configs, every TOML block of the
+    // docs, the TOML features and errors, and what the fuzzer kept), replayed by its normal build.
+    let result = try DaemonTestSupport.run(
+      Harness.productsDirectory + "/cued-fuzz-config", [Harness.repositoryRoot + "/Fuzz/config-corpus"], timeout: 60)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("every invariant held") && result.stdout.contains("refused with a line"), "\(result.stdout)")
+  }
 }
