@@ -135,6 +135,11 @@ let package = Package(
     .testTarget(name: "CuePosixTests", dependencies: ["CuePosix", "CAllocCounter"]),
     // The one way the tests start the real daemon (DaemonProcess), run commands and find the binaries.
     .target(name: "DaemonTestSupport", dependencies: ["CuePosix"], path: "Tests/DaemonTestSupport"),
+    // A private system bus with the real rtkit-daemon (and a stand-in polkit authority) on it, and
+    // cued run as nobody: real-time through RTKit, tested unprivileged.
+    .target(
+      name: "RealtimeKitTestSupport", dependencies: ["CuePosix", "DaemonTestSupport"], path: "Tests/RealtimeKitTestSupport",
+      exclude: ["fake-polkit.py"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "DaemonTestSupport", "cued", "cuectl"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix"]),
     .testTarget(name: "CueDecodingTests", dependencies: ["CueDecoding", "CueCore"]),
@@ -146,7 +151,7 @@ let package = Package(
       name: "EndToEndTests",
       dependencies: [
         "cued", "cuectl", "cued-config", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "CueDecoding", "CueProtocol", "CuePosix",
-        "DaemonTestSupport",
+        "DaemonTestSupport", "RealtimeKitTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]
