@@ -3,11 +3,12 @@ import PackageDescription
 
 // The tree shows the layers (docs/ARCHITECTURE.md), each a folder of Sources/; a module imports only
 // modules of its own layer or of the layers listed before it:
-//   Sources/System    CuePosix (typed POSIX calls, one errno funnel) and its C stand-ins; CueDBus (RTKit).
+//   Sources/System    CuePosix (typed POSIX calls, one errno funnel) and its C stand-ins.
 //   Sources/Protocol  CueProtocol: the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
 //   Sources/Engine    CueCore: the pure mixing core (voices, mixer, ramps, lock-free rings, the engine cycle). No C, no Foundation.
 //   Sources/Decoding  CueDecoding: libmpg123 + libsyn123, libsndfile, libebur128, and their C modules. Links no sound server.
-//   Sources/Output    CueOutput: the output devices and the audio thread; one folder per backend's C face (ALSA, PipeWire, PulseAudio).
+//   Sources/Output    CueOutput: the output devices, the audio thread and the real-time policy; one folder per C face
+//                     (ALSA, PipeWire, PulseAudio, RealTime: sd-bus for RTKit).
 //   Sources/Control   CueDaemon: the daemon's control side (socket server, cues, the voice gate, players, paging, …);
 //                     CueTOML: the TOML 1.0 parser that reads cued.toml in process.
 //   Sources/Client    CueClient: the client library (links no audio library).
@@ -30,8 +31,6 @@ let package = Package(
     // Stand-ins for glibc symbols that Swift's Glibc module hides (ucred, accept4, eventfd, signalfd).
     .target(name: "CSystemShims", path: "Sources/System/CSystemShims"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"], path: "Sources/System/CuePosix"),
-    // A small D-Bus client (wire format, AUTH EXTERNAL, method calls over a Unix socket) and RTKit on it.
-    .target(name: "CueDBus", dependencies: ["CuePosix"], path: "Sources/System/CueDBus"),
 
     // MARK: Protocol
     .target(name: "CueProtocol", path: "Sources/Protocol/CueProtocol"),
@@ -68,8 +67,12 @@ let package = Package(
     // headers. Not a pkg-config `.systemLibrary` for the same reason as CPipeWireShims (libpulse.pc carries
     // `-D_REENTRANT`). Debian: libpulse-dev.
     .target(name: "CPulseShims", path: "Sources/Output/PulseAudio/CPulseShims", linkerSettings: [.linkedLibrary("pulse")]),
+    // A plain-C face of libsystemd's sd-bus, for asking RTKit for a real-time thread. Not linked:
+    // dlopen("libsystemd.so.0") on the first RTKit request, so a process that never asks maps none
+    // of it; the few prototypes are declared in the shim, so building needs no libsystemd-dev.
+    .target(name: "CSDBus", path: "Sources/Output/RealTime/CSDBus"),
     .target(
-      name: "CueOutput", dependencies: ["CueCore", "CuePosix", "CueDBus", "CALSA", "CAudioShims", "CPipeWireShims", "CPulseShims"],
+      name: "CueOutput", dependencies: ["CueCore", "CuePosix", "CSDBus", "CALSA", "CAudioShims", "CPipeWireShims", "CPulseShims"],
       path: "Sources/Output/CueOutput"),
 
     // MARK: Control
@@ -131,11 +134,13 @@ let package = Package(
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
     .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CueProtocolFuzzing", "CuePosix"]),
     .testTarget(name: "CuePosixTests", dependencies: ["CuePosix", "CAllocCounter"]),
-    // A private dbus-daemon and a fake RTKit service, for CueDBusTests and EndToEndTests.
-    .target(name: "DBusTestSupport", dependencies: ["CueDBus", "CuePosix"], path: "Tests/DBusTestSupport"),
-    .testTarget(name: "CueDBusTests", dependencies: ["CueDBus", "CuePosix", "DBusTestSupport"]),
     // The one way the tests start the real daemon (DaemonProcess), run commands and find the binaries.
     .target(name: "DaemonTestSupport", dependencies: ["CuePosix"], path: "Tests/DaemonTestSupport"),
+    // A private system bus with the real rtkit-daemon (and a stand-in polkit authority) on it, and
+    // cued run as nobody: real-time through RTKit, tested unprivileged.
+    .target(
+      name: "RealtimeKitTestSupport", dependencies: ["CuePosix", "DaemonTestSupport"], path: "Tests/RealtimeKitTestSupport",
+      exclude: ["fake-polkit.py"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "DaemonTestSupport", "cued", "cuectl"]),
     .testTarget(name: "CueTOMLTests", dependencies: ["CueTOML"]),
     .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix"]),
@@ -148,7 +153,7 @@ let package = Package(
       name: "EndToEndTests",
       dependencies: [
         "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "cued-fuzz-config", "CueDecoding", "CueProtocol", "CuePosix",
-        "CueDBus", "DBusTestSupport", "DaemonTestSupport",
+        "DaemonTestSupport", "RealtimeKitTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]

@@ -44,6 +44,9 @@
 #   sound-theme-freedesktop, libcanberra0, strace
 #          (--test) the real sound theme, and libcanberra traced as its oracle (SoundThemeTests)
 #   tmux   (--test) the terminal carousel's tests
+#   rtkit, python3-dbus, python3-gi
+#          (--test) the real rtkit-daemon on a private system bus, and the stand-in polkit authority
+#          it asks (Tests/RealtimeKitTestSupport): real-time through RTKit, tested unprivileged
 set -euo pipefail
 
 profile=run
@@ -102,7 +105,8 @@ elif [[ "$profile" != run ]]; then
     *) die "CUED_TEST_PULSE_SERVER is '$pulse_server': give pulseaudio or pipewire-pulse" ;;
   esac
   packages+=(pulseaudio-utils libasound2-plugins pipewire pipewire-bin wireplumber dbus bubblewrap systemd
-    dpkg-dev binutils lintian socat netcat-openbsd sound-theme-freedesktop libcanberra0 strace tmux)
+    dpkg-dev binutils lintian socat netcat-openbsd sound-theme-freedesktop libcanberra0 strace tmux
+    rtkit python3-dbus python3-gi)
 fi
 if [[ "$profile" == tools ]]; then
   packages+=(sox libsox-fmt-all lame mpg123 opus-tools stress-ng)

@@ -80,21 +80,24 @@ struct ThreadTests {
     thread.join()
     thread.join()  // a second join returns at once
     #expect(counter.value.load(ordering: .relaxed) == 1)
-    #expect(thread.scheduling == .normal)
+    #expect(thread.threadID > 0)
   }
 
-  @Test func aRealtimeThreadSaysWhatItWasGranted() throws {
-    let thread = try Threads.Joinable(name: "test-rt", realtimePriority: 10) {}
-    thread.join()
-    switch thread.scheduling {
-    case .realtime(let priority, let policy, let grant):
-      #expect(priority == 10)
-      #expect(policy == .fifo)
-      #expect(grant == .schedSetscheduler)
-    case .refused(let code, let rtkit):
-      #expect(code.rawValue == EPERM)
-      #expect(rtkit == nil)  // the thread itself never asks RTKit
-    case .normal: Issue.record("a thread that asked for SCHED_FIFO reports the normal policy")
+  @Test func anotherThreadPutsAThreadAtSchedFIFOAndTheKernelSaysSo() throws {
+    let release = Counter()
+    let thread = try Threads.Joinable(name: "test-rt") {
+      while release.value.load(ordering: .acquiring) == 0 { MonotonicClock.sleep(nanoseconds: 1_000_000) }
+    }
+    defer {
+      release.value.add(1, ordering: .releasing)
+      thread.join()
+    }
+    #expect(Threads.scheduling(ofThread: thread.threadID, via: .schedSetscheduler) == .normal)
+    if let refusal = Threads.setFIFO(threadID: thread.threadID, priority: 10) {
+      #expect(refusal.rawValue == EPERM)  // without CAP_SYS_NICE or an RLIMIT_RTPRIO
+      #expect(Threads.scheduling(ofThread: thread.threadID, via: .schedSetscheduler) == .normal)
+    } else {
+      #expect(Threads.scheduling(ofThread: thread.threadID, via: .schedSetscheduler) == .realtime(priority: 10, policy: .fifo, via: .schedSetscheduler))
     }
   }
 

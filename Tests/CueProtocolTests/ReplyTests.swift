@@ -231,6 +231,7 @@ struct SchedulingSummaryTests {
     (StatusReply.Scheduling(policy: "fifo", priority: 20, via: "sched_setscheduler"), "SCHED_FIFO, priority 20"),
     (StatusReply.Scheduling(policy: "fifo", priority: 20), "SCHED_FIFO, priority 20"),  // an older daemon says no via
     (StatusReply.Scheduling(policy: "rr", priority: 15, via: "rtkit"), "SCHED_RR, priority 15 (via RTKit)"),
+    (StatusReply.Scheduling(policy: "fifo", priority: 88, via: "pipewire"), "SCHED_FIFO, priority 88 (set by pipewire)"),
     (StatusReply.Scheduling(policy: "other", refused: "Operation not permitted"), "normal scheduling (real-time refused: Operation not permitted)"),
     (
       StatusReply.Scheduling(policy: "other", refused: "Operation not permitted", rtkit: "not running"),

@@ -80,15 +80,18 @@ public final class DaemonProcess: @unchecked Sendable {
   public let child: ChildProcess
   public let socket: String
   public let logPath: String
+  /// Runs cuectl as its last argument (`setpriv …`, to reach a daemon that serves another user).
+  public let clientLauncher: [String]
   private var linesChecked = false
 
   /// Starts cued with `arguments` on `socket` and, unless `waitUntilReady` is false, waits until it
-  /// answers `ping`. A `launcher` (`setpriv …`) runs cued as its last argument.
+  /// answers `ping`. A `launcher` (`setpriv …`) runs cued as its last argument, a `clientLauncher` cuectl.
   public init(
-    socket: String, arguments: [String], environment: [String: String] = [:], launcher: [String] = [], logPath: String,
-    waitUntilReady: Bool = true
+    socket: String, arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
+    clientLauncher: [String] = [], logPath: String, waitUntilReady: Bool = true
   ) throws {
     self.socket = socket
+    self.clientLauncher = clientLauncher
     self.logPath = logPath
     var env = environment
     env["CUED_SOCKET"] = socket
@@ -120,7 +123,8 @@ public final class DaemonProcess: @unchecked Sendable {
 
   /// Runs cuectl against this daemon.
   public func cuectl(_ arguments: [String], timeout: Double = 20) throws -> CommandResult {
-    try run(TestPaths.cuectl, arguments + ["--socket", socket], timeout: timeout)
+    let command = clientLauncher + [TestPaths.cuectl] + arguments + ["--socket", socket]
+    return try run(command[0], Array(command.dropFirst()), timeout: timeout)
   }
 
   public func signal(_ number: Int32) { child.signal(number) }

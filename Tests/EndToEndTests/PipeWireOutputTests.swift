@@ -119,9 +119,9 @@ struct PipeWireOutputTests {
       #expect(asked == 128 || (state["latencyRaises"] as? Int ?? 0) > 0, "\(state)")
       #expect(state["quantumFrames"] as? Int == asked || (state["latencyRaises"] as? Int ?? 0) > 0, "\(state)")
       // The mix runs on PipeWire's data thread: status says what it was granted (module-rt makes it
-      // real-time for root here; elsewhere RTKit may, or not).
+      // real-time for root here, and cued leaves it alone; else cued's own policy: SCHED_FIFO, RTKit, or not).
       let mixing = try #require(state["mixingThread"] as? [String: Any], "no mixingThread in \(state)")
-      #expect(mixing["via"] as? String == "pipewire" || mixing["policy"] as? String == "other")
+      #expect(["pipewire", "sched_setscheduler", "rtkit"].contains(mixing["via"] as? String ?? "") || mixing["policy"] as? String == "other")
       if getuid() == 0 { #expect(["fifo", "rr"].contains(mixing["policy"] as? String ?? "")) }
       #expect(try daemon.cuectl(["status"]).stdout.contains("mixing:    PipeWire's data thread"))
       // It says what it is, so session-manager policy applies.

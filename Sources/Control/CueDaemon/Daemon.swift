@@ -260,7 +260,7 @@ public final class Daemon<Device: OutputDevice> {
   /// Starts the audio thread.
   public func startAudio() throws(StartupError) {
     do {
-      try audioThread.start(engine, realtimePriority: configuration.realtimePriority, realtimeKit: configuration.realtimeKit)
+      try audioThread.start(engine, realtime: configuration.realtimePolicy)
     } catch {
       throw StartupError("cannot start the audio thread: \(error)")
     }
@@ -355,6 +355,8 @@ public final class Daemon<Device: OutputDevice> {
         device.released(reason)
       }
     }
+    // A pulled sink's first callback since it connected has run (it sent these events): make its thread real-time.
+    device.settleMixingThread()
   }
 
   /// A voice's first frame went out: its latency, its player's clock, and when it will be heard.

@@ -1,4 +1,5 @@
 import CuePosix
+import CueOutput
 
 /// Everything the daemon is told at start: flags and the config file end up here. The fields that
 /// settings set (Settings.all) start at the settings' defaults; a test keeps the two equal.
@@ -56,10 +57,13 @@ public struct DaemonConfiguration: Sendable {
   public var shutdownFadeSeconds: Double = 0.05
   /// After a device loss, one-shot voices older than this are dropped rather than played late.
   public var lateVoiceSeconds: Double = 0.5
-  /// SCHED_FIFO priority to ask for on the audio thread; 0 disables.
+  /// SCHED_FIFO priority to ask for on the thread that mixes; 0 disables.
   public var realtimePriority: Int32 = 20
   /// When SCHED_FIFO is refused (EPERM), ask RTKit on the system bus instead (off: `--no-rtkit`).
   public var realtimeKit = true
+  /// The real-time policy for whichever thread mixes (the audio thread, libpulse's mainloop
+  /// thread, PipeWire's data thread), from the two settings above.
+  public var realtimePolicy: RealtimePolicy { RealtimePolicy(priority: realtimePriority, asksRealtimeKit: realtimeKit) }
   /// The system-sound volume and mute switch at start.
   public var systemVolume = 1.0
   public var systemMuted = false

@@ -15,6 +15,12 @@ struct DaemonStatus<Device: OutputDevice> {
     return "\(daemon.catalog.count) cues; device \(device.name) \(state); \(daemon.voices.voices.count) voices"
   }
 
+  /// The thread that runs the mix: the server's callback thread for a pulled sink (nil until it
+  /// has run), cued's audio thread otherwise.
+  var mixingThread: Threads.Scheduling? {
+    daemon.device.device.outputModel == .pull ? daemon.device.device.mixingThread : daemon.audioThread.scheduling
+  }
+
   /// `status`'s reply.
   var reply: StatusReply {
     let (device, voices, clients, sounds) = (daemon.device, daemon.voices, daemon.clients, daemon.sounds)
@@ -35,7 +41,7 @@ struct DaemonStatus<Device: OutputDevice> {
         name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
         delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, fillTargetFrames: fillTarget,
         latencyFrames: latency?.frames, latencyRaises: latency?.raises,
-        mixingThread: device.device.mixingThread.map { StatusReply.Scheduling(policy: $0.policy, priority: $0.priority, via: device.backend) },
+        mixingThread: mixingThread.map { StatusReply.Scheduling($0, backend: device.backend) },
         paused: device.backend == "pipewire" ? daemon.engine.isPullPaused && device.reportedState == .open : nil,
         pauses: device.backend == "pipewire" ? Int(counters.pullPauses.load(ordering: .relaxed)) : nil,
         opens: device.opens, losses: device.losses),
@@ -52,22 +58,19 @@ struct DaemonStatus<Device: OutputDevice> {
 }
 
 extension StatusReply.Scheduling {
-  /// A server thread's scheduling (`policy` as sched_getscheduler gives it), granted by `via`.
-  init(policy: Int32, priority: Int32, via: String) {
-    switch policy {
-    case 1: self.init(policy: "fifo", priority: Int(priority), via: via)
-    case 2: self.init(policy: "rr", priority: Int(priority), via: via)
-    default: self.init(policy: "other")
-    }
-  }
-
-  /// What the scheduler granted the audio thread, as `status` says it.
-  init(_ scheduling: Threads.Scheduling) {
+  /// What the scheduler granted a thread, as `status` says it; a thread the sound server's client
+  /// library had already made real-time says `via` the `backend` (`pipewire`).
+  init(_ scheduling: Threads.Scheduling, backend: String = "") {
     switch scheduling {
     case .normal: self.init(policy: "other")
     case .realtime(let priority, let policy, let grant):
-      self.init(
-        policy: policy == .fifo ? "fifo" : "rr", priority: Int(priority), via: grant == .rtkit ? "rtkit" : "sched_setscheduler")
+      let via =
+        switch grant {
+        case .rtkit: "rtkit"
+        case .schedSetscheduler: "sched_setscheduler"
+        case .soundServer: backend
+        }
+      self.init(policy: policy == .fifo ? "fifo" : "rr", priority: Int(priority), via: via)
     case .refused(let errno, let rtkit): self.init(policy: "other", refused: errno.description, rtkit: rtkit)
     }
   }

@@ -194,6 +194,13 @@ final class DeviceController {
     nextLatencyCheck = now + PulledLatency.checkNanoseconds
   }
 
+  /// A pulled sink's mixing thread (libpulse's mainloop, PipeWire's data thread), once its callback
+  /// has run since the last connect: made real-time by the policy, and what it got logged.
+  func settleMixingThread() {
+    guard device.settleMixingThread(), let scheduling = device.mixingThread else { return }
+    logger.info("\(backend) mixing thread: \(StatusReply.Scheduling(scheduling, backend: backend).summary)")
+  }
+
   /// Closes the device at exit, whatever the engine did.
   func close() {
     device.close()

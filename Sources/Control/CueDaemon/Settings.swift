@@ -337,12 +337,12 @@ public enum Settings {
       sets: \.allowedGroup, as: { Users.groupID(named: $0.string) }),
     Setting(
       "realtime-priority", .integer(0...99), default: 20, valueName: "n", .restartOnly,
-      help: "SCHED_FIFO priority for the audio thread, 0 for normal scheduling", sets: \.realtimePriority),
+      help: "SCHED_FIFO priority for the thread that mixes, 0 for normal scheduling", sets: \.realtimePriority),
     Setting(
       "no-rtkit", .boolean, default: false, .restartOnly,
       help: "When SCHED_FIFO is refused, do not ask RTKit (org.freedesktop.RealtimeKit1 on the system bus) instead",
       details:
-        "Otherwise cued asks RTKit, which grants SCHED_RR at no more than its MaxRealtimePriority once cued has capped its RLIMIT_RTTIME at RTKit's RTTimeUSecMax.",
+        "Otherwise cued asks RTKit, which grants SCHED_RR at no more than its MaxRealtimePriority once cued has capped its RLIMIT_RTTIME at RTKit's RTTimeUSecMax, for whichever thread mixes: cued's audio thread, libpulse's mainloop thread or PipeWire's data thread.",
       sets: \.realtimeKit, as: { !$0.bool }),
     Setting(
       "log-level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info",

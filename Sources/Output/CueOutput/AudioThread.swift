@@ -1,5 +1,4 @@
 import CueCore
-import CueDBus
 import CuePosix
 
 /// Eventfd-based signals between the control loop and the audio thread.
@@ -51,28 +50,15 @@ public final class AudioThread: @unchecked Sendable {
 
   public init() {}
 
-  /// Starts `engine.run()` on a new thread named "cued-audio", asking for SCHED_FIFO at
-  /// `realtimePriority` when it is above 0. When that is refused with EPERM (an unprivileged user
-  /// service) and `realtimeKit` is on, asks RTKit on the system bus (`rtkitBusAddress`) to make the
-  /// thread real-time, as PulseAudio and PipeWire do; that takes at most `rtkitTimeoutSeconds`.
-  ///
-  /// RTKit is asked from here, the control thread, naming the audio thread by its kernel thread id:
-  /// the audio thread never connects, allocates for or waits on the bus, and a hung bus delays
-  /// start-up by the timeout, not the audio. Until RTKit answers the engine runs at normal priority.
-  public func start<Sink: AudioSink>(
-    _ engine: Engine<Sink>, realtimePriority: Int32, realtimeKit: Bool = false,
-    rtkitBusAddress: String = DBusAddress.systemBus, rtkitTimeoutSeconds: Double = 1
-  ) throws(SystemError) {
+  /// Starts `engine.run()` on a new thread named "cued-audio", then applies `realtime` to it from
+  /// here, the control thread (`RealtimePolicy.apply`: SCHED_FIFO, else RTKit, within its bounded
+  /// wait). Until that is settled the engine runs at normal priority; nothing is queued for it yet.
+  public func start<Sink: AudioSink>(_ engine: Engine<Sink>, realtime: RealtimePolicy) throws(SystemError) {
     // The engine is Sendable, but a closure naming it would capture `Sink.Type`, which need not be.
     let runner = Runner { engine.run() }
-    let thread = try Threads.Joinable(name: "cued-audio", realtimePriority: realtimePriority) { runner.run() }
+    let thread = try Threads.Joinable(name: "cued-audio") { runner.run() }
     self.thread = thread
-    scheduling = thread.scheduling
-    if realtimeKit, case .refused(let refusal, _) = scheduling, refusal == .notPermitted {
-      scheduling = RealtimeKit.schedule(
-        threadID: thread.threadID, priority: realtimePriority, refused: refusal, address: rtkitBusAddress,
-        timeoutSeconds: rtkitTimeoutSeconds)
-    }
+    scheduling = realtime.apply(toThread: thread.threadID)
   }
 
   private final class Runner: @unchecked Sendable {

@@ -52,9 +52,15 @@ public protocol OutputDevice: AudioSink {
   var backend: String { get }
   /// The server's graph quantum in use, for a pulled sink (nil otherwise). Control side.
   var quantumInUse: Int? { get }
-  /// For a pulled sink: the scheduling policy (SCHED_OTHER 0, SCHED_FIFO 1, SCHED_RR 2) and priority
-  /// of the server's thread that runs the mix, once it has; nil otherwise. Control side.
-  var mixingThread: (policy: Int32, priority: Int32)? { get }
+  /// For a pulled sink: the real-time state of the server's thread that runs the mix, once
+  /// `settleMixingThread` has seen it run; nil otherwise (a push sink is mixed by cued's own
+  /// audio thread, `AudioThread.scheduling`). Control side.
+  var mixingThread: Threads.Scheduling? { get }
+  /// For a pulled sink: applies the real-time policy to the server's mixing thread once its
+  /// callback has said which thread that is (after each connect); true when `mixingThread`
+  /// changed. Control side; an atomic read when there is nothing new, at most RTKit's bounded
+  /// wait when there is.
+  func settleMixingThread() -> Bool
   /// Glitches the sink saw that the engine does not count itself (a pulled stream's skipped cycles).
   var xruns: Int { get }
   /// For a sink that adapts its latency to xruns (PipeWire's node.latency): what it asks for now
@@ -76,7 +82,8 @@ extension OutputDevice {
   public var quantumInUse: Int? { nil }
   public var xruns: Int { 0 }
   public var latencyAsked: (frames: Int, raises: Int)? { nil }
-  public var mixingThread: (policy: Int32, priority: Int32)? { nil }
+  public var mixingThread: Threads.Scheduling? { nil }
+  public func settleMixingThread() -> Bool { false }
   public var adaptsLatency: Bool { false }
   public func adaptLatency(nowNanoseconds: UInt64) {}
   public func pulls(from source: any PullSource) {}

@@ -1,5 +1,6 @@
 import CPipeWireShims
 import CueCore
+import CuePosix
 
 /// Plays through a native PipeWire stream: the server's real-time thread pulls each quantum.
 ///
@@ -23,7 +24,8 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   private let rate: Int
   private let quantumFrames: Int
   private let remote: String?
-  private let realtimePriority: Int32
+  /// The real-time state of PipeWire's data thread, which runs the mix.
+  private let mixing: ServerThreadScheduling
   /// The latency adapter (nil: fixed). Control side.
   private var latency: PulledLatency?
   private var stream: OpaquePointer? = nil
@@ -34,12 +36,13 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   /// `remote`: a server socket name or path (nil: PIPEWIRE_REMOTE, PIPEWIRE_RUNTIME_DIR, XDG_RUNTIME_DIR).
   /// `adaptiveLatency`: after an xrun ask for twice the latency, up to `maximumFrames`, and halve it
   /// again after each `decaySeconds` without one (nil: fixed at `quantumFrames`).
-  /// `realtimePriority`: SCHED_FIFO for PipeWire's data thread if PipeWire could not make it real-time (0: leave it).
+  /// `realtime`: what PipeWire's data thread is made when PipeWire's module-rt could not make it
+  /// real-time itself (`settleMixingThread`; a thread already real-time is left alone).
   public init(
     target: String?, rate: Int, quantumFrames: Int, adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)? = nil,
-    remote: String? = nil, realtimePriority: Int32 = 0
+    remote: String? = nil, realtime: RealtimePolicy = .none
   ) {
-    self.realtimePriority = realtimePriority
+    mixing = ServerThreadScheduling(policy: realtime)
     self.target = target
     name = target.map { "pipewire:\($0)" } ?? "pipewire"
     self.rate = rate
@@ -73,7 +76,6 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
         throw AudioDeviceError(device: name, step: "set up PipeWire", code: -12, detail: "pw_thread_loop or pw_context could not be made")
       }
       if let remote { cued_pw_stream_set_remote(stream, remote) }
-      cued_pw_stream_set_realtime_priority(stream, realtimePriority)
     }
     let rc = cued_pw_stream_connect(stream)
     guard rc == 0 else {
@@ -120,11 +122,20 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
     cued_pw_stream_set_latency(stream, UInt32(clamping: frames))
   }
 
-  public var mixingThread: (policy: Int32, priority: Int32)? {
-    guard let stream else { return nil }
+  public var mixingThread: Threads.Scheduling? { mixing.scheduling }
+
+  public func settleMixingThread() -> Bool {
+    guard let stream else { return false }
+    var policy: Int32 = 0
     var priority: Int32 = 0
-    let policy = cued_pw_stream_thread_scheduling(stream, &priority)
-    return policy < 0 ? nil : (policy, priority)
+    let threadID = cued_pw_stream_callback_thread(stream, &policy, &priority)
+    let already: Threads.Scheduling? =
+      switch policy {
+      case 1: .realtime(priority: priority, policy: .fifo, via: .soundServer)
+      case 2: .realtime(priority: priority, policy: .roundRobin, via: .soundServer)
+      default: nil
+      }
+    return mixing.settle(threadID: threadID, already: already)
   }
 
   public func describeLoss(code: Int32) -> String {

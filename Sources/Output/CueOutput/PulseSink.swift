@@ -1,5 +1,6 @@
 import CPulseShims
 import CueCore
+import CuePosix
 
 /// Plays through a native PulseAudio stream: the server asks for audio and the engine fills it.
 ///
@@ -33,7 +34,8 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   private let rate: Int
   private let targetFrames: Int
   private let server: String?
-  private let realtimePriority: Int32
+  /// The real-time state of libpulse's mainloop thread, which runs the mix.
+  private let mixing: ServerThreadScheduling
   /// The latency adapter (nil: fixed). Control side.
   private var latency: PulledLatency?
   private var output: OpaquePointer? = nil
@@ -51,12 +53,13 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   /// a time (minreq). `server`: a server address (nil: PULSE_SERVER, then the user's runtime directory).
   /// `adaptiveLatency`: after an underflow ask for twice the queue, up to `maximumFrames`, and halve
   /// it again after each `decaySeconds` without one (nil: fixed at `targetFrames`).
-  /// `realtimePriority`: SCHED_FIFO asked for libpulse's mainloop thread, which fills the stream (0: none).
+  /// `realtime`: what libpulse's mainloop thread, which fills the stream, is made (`settleMixingThread`):
+  /// an ordinary thread answers the server late under CPU load and the stream underflows.
   public init(
     sink: String?, rate: Int, targetFrames: Int, adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)? = nil,
-    server: String? = nil, realtimePriority: Int32 = 0
+    server: String? = nil, realtime: RealtimePolicy = .none
   ) {
-    self.realtimePriority = realtimePriority
+    mixing = ServerThreadScheduling(policy: realtime)
     sinkName = sink
     name = sink.map { "pulseaudio:\($0)" } ?? "pulseaudio"
     self.rate = rate
@@ -90,7 +93,6 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
       guard output != nil else {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
       }
-      cued_pa_output_set_realtime_priority(output, realtimePriority)
       let margin = UInt32(Double(rate) * Self.rewriteMarginSeconds)
       let rc = cued_pa_output_set_rewrite(output, pulseRewrite, margin)
       guard rc == 0 else {
@@ -134,6 +136,13 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   /// The frames the server asks for at a time (minreq), or nil without a stream.
   public var quantumInUse: Int? { grantedFrames()?.minreq }
+
+  public var mixingThread: Threads.Scheduling? { mixing.scheduling }
+
+  public func settleMixingThread() -> Bool {
+    guard let output else { return false }
+    return mixing.settle(threadID: cued_pa_output_callback_thread(output))
+  }
 
   public var xruns: Int { output.map { Int(cued_pa_output_underflows($0)) } ?? 0 }
 

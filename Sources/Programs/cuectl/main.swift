@@ -240,9 +240,13 @@ struct Status: ParsableCommand {
     }
     lines.append(deviceLine)
     if let mixing = device.mixingThread {
-      let policy = ["fifo": "SCHED_FIFO", "rr": "SCHED_RR"][mixing.policy] ?? "normal scheduling"
-      let thread = device.backend == "pipewire" ? "PipeWire's data thread" : "the sound server's thread"
-      lines.append("mixing:    \(thread), \(policy)\(mixing.priority.map { ", priority \($0)" } ?? "")")
+      let thread =
+        switch device.backend {
+        case "pipewire": "PipeWire's data thread"
+        case "pulseaudio": "libpulse's mainloop thread"
+        default: "cued's audio thread"
+        }
+      lines.append("mixing:    \(thread), \(mixing.summary)")
     }
     if let error = device.error { lines.append("error:     \(error)") }
     lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")

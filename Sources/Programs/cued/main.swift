@@ -143,7 +143,7 @@ struct Cued {
     let sink = PipeWireSink(
       target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency,
       adaptiveLatency: (maximumFrames: configuration.pipeWireLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
-      realtimePriority: configuration.realtimePriority)
+      realtime: configuration.realtimePolicy)
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
   }
 
@@ -154,7 +154,7 @@ struct Cued {
     let sink = PulseSink(
       sink: name, rate: configuration.sampleRate, targetFrames: configuration.pulseAudioLatency,
       adaptiveLatency: (maximumFrames: configuration.pulseAudioLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
-      realtimePriority: configuration.realtimePriority)
+      realtime: configuration.realtimePolicy)
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
   }
 

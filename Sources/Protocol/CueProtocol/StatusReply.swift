@@ -44,8 +44,10 @@ public struct StatusReply: ReplyFields {
     public var latencyFrames: Int?
     /// For `pipewire` and `pulseaudio`: how often an xrun or underflow raised `latencyFrames`.
     public var latencyRaises: Int?
-    /// For `pipewire`, once the server has pulled: the scheduling of PipeWire's data thread, which
-    /// runs cued's mix there (`via` `pipewire`); `scheduling` is then cued's own thread, which waits.
+    /// The scheduling of the thread that runs cued's mix, for every backend: cued's audio thread
+    /// (`alsa`, `null`; the same as `scheduling`), libpulse's mainloop thread (`pulseaudio`) or
+    /// PipeWire's data thread (`pipewire`; `via` `pipewire` when PipeWire had made it real-time
+    /// itself), the last two once the server has pulled since the device opened.
     public var mixingThread: Scheduling?
     /// For `pipewire`: true while the stream is paused after a silence (`pipewire-pause-after`):
     /// open, but not scheduled until the next cue.
@@ -276,10 +278,16 @@ public struct StatusReply: ReplyFields {
       return priority.map { "\(name), priority \($0)" } ?? name
     }
 
-    /// One line for people: `SCHED_RR, priority 20 (via RTKit)`, or `normal scheduling (real-time
-    /// refused: Operation not permitted; RTKit: not running (…))`.
+    /// One line for people: `SCHED_RR, priority 20 (via RTKit)`, `SCHED_FIFO, priority 88 (set by
+    /// pipewire)`, or `normal scheduling (real-time refused: Operation not permitted; RTKit: not running (…))`.
     public var summary: String {
-      if let realtime = realtimeText { return via == "rtkit" ? realtime + " (via RTKit)" : realtime }
+      if let realtime = realtimeText {
+        switch via {
+        case "rtkit": return realtime + " (via RTKit)"
+        case nil, "sched_setscheduler": return realtime
+        case let server?: return realtime + " (set by \(server))"
+        }
+      }
       var why: [String] = []
       if let refused { why.append("real-time refused: \(refused)") }
       if let rtkit { why.append("RTKit: \(rtkit)") }

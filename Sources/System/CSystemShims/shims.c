@@ -76,11 +76,11 @@ void cued_set_thread_name(const char *name) {
   pthread_setname_np(pthread_self(), shortName);
 }
 
-int cued_set_realtime(int priority) {
+int cued_set_thread_fifo(pid_t tid, int priority) {
   struct sched_param param;
   memset(&param, 0, sizeof param);
   param.sched_priority = priority;
-  return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+  return sched_setscheduler(tid, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0 ? 0 : errno;
 }
 
 pid_t cued_gettid(void) {

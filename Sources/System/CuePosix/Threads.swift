@@ -73,12 +73,13 @@ public enum Threads {
     for thread in threads { pthread_join(thread, nil) }
   }
 
-  /// What the scheduler granted a thread that asked for real-time priority.
+  /// What the scheduler granted a thread that real-time priority was asked for.
   public enum Scheduling: Sendable, Equatable {
     /// Not asked for: the normal time-sharing policy.
     case normal
-    /// A real-time policy at `priority`, and who set it: the thread itself (SCHED_FIFO at the
-    /// priority asked for) or RTKit (SCHED_RR, at most RTKit's MaxRealtimePriority).
+    /// A real-time policy at `priority`, and who set it: cued (SCHED_FIFO at the priority asked
+    /// for), RTKit (SCHED_RR, at most RTKit's MaxRealtimePriority), or the sound server's client
+    /// library before cued asked.
     case realtime(priority: Int32, policy: RealtimePolicy, via: RealtimeGrant)
     /// Asked for and refused (`Errno(rawValue: EPERM)` without CAP_SYS_NICE or an RLIMIT_RTPRIO),
     /// with why RTKit did not grant it either when it was asked (nil: not asked).
@@ -95,14 +96,25 @@ public enum Threads {
 
   /// Who made a thread real-time.
   public enum RealtimeGrant: Sendable, Equatable {
-    /// The thread itself, `pthread_setschedparam` (root, CAP_SYS_NICE or an RLIMIT_RTPRIO).
+    /// cued itself, `sched_setscheduler` (root, CAP_SYS_NICE or an RLIMIT_RTPRIO).
     case schedSetscheduler
     /// RTKit (org.freedesktop.RealtimeKit1), on the process's behalf.
     case rtkit
+    /// The thread was real-time before cued asked: the sound server's client library made it so
+    /// (PipeWire's module-rt, with its own rights or through RTKit), and cued left it alone.
+    case soundServer
   }
 
   /// The calling thread's kernel thread id (`gettid`), what `sched_setscheduler` and RTKit take.
   public static var currentThreadID: Int32 { cued_gettid() }
+
+  /// Puts thread `threadID` of this process at SCHED_FIFO `priority`, with SCHED_RESET_ON_FORK (a
+  /// child does not inherit it); nil when granted, else why not (EPERM without rights, ESRCH when
+  /// the thread is gone). Any thread may ask for another. `sched_setscheduler`.
+  public static func setFIFO(threadID: Int32, priority: Int32) -> Errno? {
+    let rc = cued_set_thread_fifo(threadID, priority)
+    return rc == 0 ? nil : Errno(rawValue: rc)
+  }
 
   /// The policy and priority the kernel holds for thread `threadID` (`sched_getscheduler`,
   /// `sched_getparam`): `.realtime` for SCHED_FIFO/SCHED_RR (with `via` as given), `.normal` for
@@ -117,48 +129,34 @@ public enum Threads {
     }
   }
 
-  /// A named thread that is joined, optionally at SCHED_FIFO priority.
+  /// A named thread that is joined.
   public final class Joinable: @unchecked Sendable {
-    private final class Granted: Sendable {
-      let scheduling = Mutex<(Scheduling, threadID: Int32)?>(nil)
+    private final class Started: Sendable {
+      let threadID = Atomic<Int32>(0)
     }
     private let thread: pthread_t
-    private let granted: Granted
+    private let started: Started
     private let joined = Atomic<Bool>(false)
 
     /// Starts `body` on a new thread named `name` (at most 15 bytes show, `pthread_setname_np`).
-    /// With `realtimePriority` above 0, the thread first asks for SCHED_FIFO at that priority
-    /// (`pthread_setschedparam`); whatever it got is `scheduling`, and it runs either way.
-    public init(name: String, realtimePriority: Int32? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
-      let granted = Granted()
+    public init(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+      let started = Started()
       let box = Box {
         cued_set_thread_name(name)
-        var scheduling = Scheduling.normal
-        if let realtimePriority, realtimePriority > 0 {
-          let rc = cued_set_realtime(realtimePriority)
-          scheduling =
-            rc == 0
-            ? .realtime(priority: realtimePriority, policy: .fifo, via: .schedSetscheduler)
-            : .refused(Errno(rawValue: rc), rtkit: nil)
-        }
-        let threadID = cued_gettid()
-        granted.scheduling.withLock { $0 = (scheduling, threadID) }
+        started.threadID.store(cued_gettid(), ordering: .releasing)
         body()
       }
       var thread = pthread_t()
       let rc = Threads.create(&thread, detached: false, box)
       if rc != 0 { throw SystemError("pthread_create(\(name))", code: rc) }
       self.thread = thread
-      self.granted = granted
-      // The scheduling is settled in the thread's first microseconds; wait for it so callers can log it.
-      while granted.scheduling.withLock({ $0 }) == nil { MonotonicClock.sleep(nanoseconds: 50_000) }
+      self.started = started
+      // The thread id is known in the thread's first microseconds; wait for it so callers can name the thread.
+      while started.threadID.load(ordering: .acquiring) == 0 { MonotonicClock.sleep(nanoseconds: 50_000) }
     }
 
-    /// What the scheduler granted the thread's own request; settled before `init` returns.
-    public var scheduling: Scheduling { granted.scheduling.withLock { $0?.0 } ?? .normal }
-
-    /// The thread's kernel thread id (`gettid`), for asking RTKit on its behalf; settled before `init` returns.
-    public var threadID: Int32 { granted.scheduling.withLock { $0?.threadID } ?? 0 }
+    /// The thread's kernel thread id (`gettid`), for `setFIFO` or RTKit; settled before `init` returns.
+    public var threadID: Int32 { started.threadID.load(ordering: .acquiring) }
 
     /// Waits for the thread to return (`pthread_join`); later calls return at once.
     public func join() {

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #ifndef SCHED_RESET_ON_FORK
 #define SCHED_RESET_ON_FORK 0x40000000  // <linux/sched.h>; glibc shows it only under _GNU_SOURCE
 #endif
@@ -38,7 +40,7 @@ struct cued_pw_stream {
   _Atomic int failed;              // a negative errno once the stream or the server failed; 0 after connect
   _Atomic int thread_policy;       // the data thread's policy, read by its first callback after connect; -1 before
   _Atomic int thread_priority;
-  int realtime_priority;           // SCHED_FIFO priority for the data thread when it has none; 0: leave it
+  _Atomic int thread_id;           // the data thread (gettid), recorded with its policy; 0 before
   uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
   _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
   char error[256];                 // written on the loop thread or under the lock

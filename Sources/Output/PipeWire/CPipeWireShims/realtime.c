@@ -39,20 +39,16 @@ static void on_process(void *data) {
     return;
   }
   if (atomic_load_explicit(&s->thread_policy, memory_order_relaxed) < 0) {
-    // Once per connection, before the first mix: what the thread that runs the mix was granted.
-    // client-rt.conf's module-rt makes it real-time where it may (SCHED_FIFO 88 with the rights, else
-    // through RTKit); if it could not, cued asks for SCHED_FIFO at its own --realtime-priority (which
-    // fails the same way without rights). The kernel is asked, not pthread_getschedparam: glibc caches
-    // the policy it set itself and misses what module-rt or RTKit set (it said SCHED_OTHER here).
-    // sched_getscheduler/sched_setscheduler/sched_getparam(0) are plain system calls: no lock.
+    // Once per connection, before the first mix: which thread runs the mix and what it already has
+    // (client-rt.conf's module-rt makes it real-time where it may: SCHED_FIFO 88 with the rights,
+    // else through RTKit), for the control side, which decides (CueOutput's RealtimePolicy). The
+    // kernel is asked, not pthread_getschedparam: glibc caches the policy it set itself and misses
+    // what module-rt or RTKit set. gettid/sched_getscheduler/sched_getparam: system calls, no lock.
     struct sched_param param = {0};
     int policy = sched_getscheduler(0);
-    if (policy == SCHED_OTHER && s->realtime_priority > 0) {
-      param.sched_priority = s->realtime_priority;
-      if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0) policy = SCHED_FIFO;
-    }
     if (policy >= 0 && sched_getparam(0, &param) == 0) {
       atomic_store_explicit(&s->thread_priority, param.sched_priority, memory_order_relaxed);
+      atomic_store_explicit(&s->thread_id, (int)syscall(SYS_gettid), memory_order_relaxed);
       atomic_store_explicit(&s->thread_policy, policy & ~SCHED_RESET_ON_FORK, memory_order_release);
     }
   }

@@ -250,16 +250,12 @@ void cued_pw_stream_set_latency(cued_pw_stream *s, uint32_t frames) {
 
 uint32_t cued_pw_stream_latency(cued_pw_stream *s) { return atomic_load_explicit(&s->latency_frames, memory_order_relaxed); }
 
-void cued_pw_stream_set_realtime_priority(cued_pw_stream *s, int priority) {
-  pw_thread_loop_lock(s->loop);
-  s->realtime_priority = priority;
-  pw_thread_loop_unlock(s->loop);
-}
-
-int cued_pw_stream_thread_scheduling(cued_pw_stream *s, int *priority) {
-  int policy = atomic_load_explicit(&s->thread_policy, memory_order_acquire);
+int cued_pw_stream_callback_thread(cued_pw_stream *s, int *policy, int *priority) {
+  int seen = atomic_load_explicit(&s->thread_policy, memory_order_acquire);
+  if (seen < 0) return 0;
+  if (policy) *policy = seen;
   if (priority) *priority = atomic_load_explicit(&s->thread_priority, memory_order_relaxed);
-  return policy;
+  return atomic_load_explicit(&s->thread_id, memory_order_relaxed);
 }
 
 int cued_pw_stream_set_active(cued_pw_stream *s, int active) {

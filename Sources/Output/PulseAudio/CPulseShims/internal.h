@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <pulse/pulseaudio.h>
 
 struct cued_pa_output {
@@ -28,8 +29,7 @@ struct cued_pa_output {
   uint32_t margin_frames;
   int wake_fd;                   // eventfd poked by the control side; -1 without rewriting
   pa_io_event *wake_event;
-  int realtime_priority;         // SCHED_FIFO priority the mainloop thread asks for itself; 0: none
-  int realtime_tried;            // mainloop thread only: asked since the last connect
+  _Atomic int callback_tid;      // the write callback's thread (gettid), recorded once per connect; 0 before
   int disconnecting;             // our own disconnect: a TERMINATED stream is not a failure
   int timed_out;                 // set by the connect timer
   _Atomic int failed;            // a negative errno once the context or stream failed; 0 after connect

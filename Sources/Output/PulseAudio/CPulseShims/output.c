@@ -137,7 +137,7 @@ int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
     drop_stream_locked(s);
   if (s->stream != NULL) goto done;
   s->error[0] = 0;
-  s->realtime_tried = 0;
+  atomic_store_explicit(&s->callback_tid, 0, memory_order_relaxed);
   atomic_store_explicit(&s->failed, 0, memory_order_release);
   if (s->context == NULL) {
     pa_proplist *props = pa_proplist_new();
@@ -234,10 +234,8 @@ int cued_pa_output_set_rewrite(cued_pa_output *s, cued_pa_rewrite_fn fn, uint32_
   return s->wake_event != NULL ? 0 : -ENOMEM;
 }
 
-void cued_pa_output_set_realtime_priority(cued_pa_output *s, int priority) {
-  pa_threaded_mainloop_lock(s->loop);
-  s->realtime_priority = priority < 0 ? 0 : priority > 99 ? 99 : priority;
-  pa_threaded_mainloop_unlock(s->loop);
+int cued_pa_output_callback_thread(cued_pa_output *s) {
+  return atomic_load_explicit(&s->callback_tid, memory_order_acquire);
 }
 
 void cued_pa_output_poke(cued_pa_output *s) {

@@ -9,17 +9,16 @@
 
 // --- the real-time path --------------------------------------------------------------------------
 
-// On the mainloop thread: once per connect, ask for SCHED_FIFO (one system call, no allocation).
-static void promote_once(cued_pa_output *s) {
-  if (s->realtime_tried || s->realtime_priority <= 0) return;
-  s->realtime_tried = 1;
-  struct sched_param param = {.sched_priority = s->realtime_priority};
-  (void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);  // EPERM: stays an ordinary thread
+// On the mainloop thread: once per connect, say which thread mixes (one system call, an atomic
+// store), so the control side can make it real-time by its id (cued_pa_output_callback_thread).
+static void record_thread_once(cued_pa_output *s) {
+  if (atomic_load_explicit(&s->callback_tid, memory_order_relaxed) != 0) return;
+  atomic_store_explicit(&s->callback_tid, (int)syscall(SYS_gettid), memory_order_release);
 }
 
 void cued_pa__on_write(pa_stream *stream, size_t nbytes, void *data) {
   cued_pa_output *s = data;
-  promote_once(s);
+  record_thread_once(s);
   const size_t stride = sizeof(float) * s->channels;
   cued_pa_timing timing = {0};
   pa_usec_t usec = 0;

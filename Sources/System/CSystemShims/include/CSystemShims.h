@@ -35,8 +35,10 @@ int cued_unix_stream_socket(int nonblocking);
 /// `pthread_setname_np(pthread_self(), name)` (names longer than 15 bytes are cut).
 void cued_set_thread_name(const char *name);
 
-/// Tries `SCHED_FIFO` at `priority` for the calling thread; returns 0 or an errno value (EPERM without rights).
-int cued_set_realtime(int priority);
+/// `sched_setscheduler(tid, SCHED_FIFO | SCHED_RESET_ON_FORK, priority)` for thread `tid` of this
+/// process (any thread may ask for another); returns 0 or an errno value (EPERM without rights).
+/// SCHED_RESET_ON_FORK is a glibc name only under _GNU_SOURCE.
+int cued_set_thread_fifo(pid_t tid, int priority);
 
 /// `gettid()`: the calling thread's kernel thread id (what RTKit and `sched_setscheduler` take);
 /// glibc declares it only under _GNU_SOURCE.

@@ -148,15 +148,12 @@ int cued_pw_stream_failed(cued_pw_stream *stream);
 /// under the thread-loop lock. Returns 0, or a negative errno (-ENOTCONN without a stream).
 int cued_pw_stream_set_active(cued_pw_stream *stream, int active);
 
-/// SCHED_FIFO at `priority` for PipeWire's data thread when its first callback after a `connect` finds
-/// it at SCHED_OTHER (module-rt could not make it real-time). 0, the default, leaves the thread as
-/// PipeWire made it. Set before `connect`.
-void cued_pw_stream_set_realtime_priority(cued_pw_stream *stream, int priority);
-
-/// The scheduling policy (SCHED_OTHER 0, SCHED_FIFO 1, SCHED_RR 2) and priority of PipeWire's data
-/// thread, the one that runs the process callback, as its first callback after the last `connect` saw
-/// it (sched_getscheduler, the kernel's view); -1 before that callback. Any thread.
-int cued_pw_stream_thread_scheduling(cued_pw_stream *stream, int *priority);
+/// The kernel thread id (gettid) of PipeWire's data thread, the one that runs the process callback
+/// and so the mix, with the scheduling `policy` (SCHED_OTHER 0, SCHED_FIFO 1, SCHED_RR 2) and
+/// `priority` it had at its first callback after the last `connect` (sched_getscheduler, the
+/// kernel's view: module-rt may already have made it real-time); 0 before that callback. Any
+/// thread. The shim decides nothing: the Swift side applies cued's real-time policy by this id.
+int cued_pw_stream_callback_thread(cued_pw_stream *stream, int *policy, int *priority);
 
 /// Whether a PipeWire server answers within `timeout_ms`: connects and round-trips one core sync.
 /// `remote_or_null` as in `cued_pw_stream_set_remote` (NULL: PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /

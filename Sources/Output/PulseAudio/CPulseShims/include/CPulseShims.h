@@ -76,12 +76,11 @@ cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role,
 /// a negative errno.
 int cued_pa_output_set_rewrite(cued_pa_output *output, cued_pa_rewrite_fn fn, uint32_t margin_frames);
 
-/// Asks for SCHED_FIFO at `priority` (1–99; 0: leave the thread as it is) for the mainloop thread,
-/// which the thread applies to itself at its next callback (pthread_setschedparam on pthread_self:
-/// one system call, tried once per connect). libpulse's thread is an ordinary one; under CPU load it
-/// answers the server's requests late and the stream underflows. EPERM without the right to it: the
-/// thread stays as it was. Call before `connect`.
-void cued_pa_output_set_realtime_priority(cued_pa_output *output, int priority);
+/// The kernel thread id (gettid) of the mainloop thread, which runs the write callback and so the
+/// mix, as its first write callback after the last `connect` recorded it (one system call and an
+/// atomic store, once per connect); 0 before that callback. Any thread. libpulse's thread is an
+/// ordinary one; the Swift side makes it real-time by this id (CueOutput's RealtimePolicy).
+int cued_pa_output_callback_thread(cued_pa_output *output);
 
 /// Wakes the mainloop thread to run the rewrite callback (one eventfd write: no lock, no allocation).
 /// Any thread. Does nothing before `cued_pa_output_set_rewrite`.
