@@ -8,28 +8,18 @@
 #if !CUED_FUZZ
 import CuePosix
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @main
 struct Replayer {
   static func main() {
-    let files = CorpusReplay.files(
-      usage: "usage: cued-fuzz-config DIR|FILE...  (replays config fuzz inputs; FUZZ_TARGET=config scripts/fuzz.sh fuzzes)")
-    var total = ConfigFuzzing.Outcome()
-    for file in files {
-      do {
-        total += try ConfigFuzzing.check(try Files.read(path: file, limit: 4 << 20))
-      } catch let error as ConfigFuzzing.Broken {
-        writeToStandardError("cued-fuzz-config: \(file): \(error)\n")
-        exit(1)
-      } catch {
-        writeToStandardError("cued-fuzz-config: cannot read \(file): \(error)\n")
-        exit(1)
-      }
+    CorpusReplay.replay(
+      program: "cued-fuzz-config",
+      usage: "usage: cued-fuzz-config DIR|FILE...  (replays config fuzz inputs; FUZZ_TARGET=config scripts/fuzz.sh fuzzes)",
+      limit: 4 << 20, check: ConfigFuzzing.check
+    ) { files, total in
+      "cued-fuzz-config: \(files) inputs: \(total.parsed) parsed, \(total.refused) refused with a line and a reason; every invariant held"
     }
-    print("cued-fuzz-config: \(files.count) inputs: \(total.parsed) parsed, \(total.refused) refused with a line and a reason; every invariant held")
   }
 }
+
+extension ConfigFuzzing.Outcome: ReplayTally {}
 #endif

@@ -8,28 +8,18 @@
 #if !CUED_FUZZ
 import CuePosix
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @main
 struct Replayer {
   static func main() {
-    let files = CorpusReplay.files(
-      usage: "usage: cued-fuzz-decode DIR|FILE...  (replays decoder fuzz inputs; FUZZ_TARGET=decode scripts/fuzz.sh fuzzes)")
-    var total = DecodeFuzzing.Outcome()
-    for file in files {
-      do {
-        total += try DecodeFuzzing.check(try Files.read(path: file, limit: 16 << 20))
-      } catch let error as DecodeFuzzing.Broken {
-        writeToStandardError("cued-fuzz-decode: \(file): \(error)\n")
-        exit(1)
-      } catch {
-        writeToStandardError("cued-fuzz-decode: cannot read \(file): \(error)\n")
-        exit(1)
-      }
+    CorpusReplay.replay(
+      program: "cued-fuzz-decode",
+      usage: "usage: cued-fuzz-decode DIR|FILE...  (replays decoder fuzz inputs; FUZZ_TARGET=decode scripts/fuzz.sh fuzzes)",
+      limit: 16 << 20, check: DecodeFuzzing.check
+    ) { files, total in
+      "cued-fuzz-decode: \(files) inputs: \(total.decoded) decoded (\(total.frames) frames), \(total.refused) refused with a reason; every invariant held"
     }
-    print("cued-fuzz-decode: \(files.count) inputs: \(total.decoded) decoded (\(total.frames) frames), \(total.refused) refused with a reason; every invariant held")
   }
 }
+
+extension DecodeFuzzing.Outcome: ReplayTally {}
 #endif

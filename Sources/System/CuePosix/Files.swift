@@ -312,4 +312,37 @@ public enum CorpusReplay {
         .map { base + $0 }
     }
   }
+
+  /// The whole replayer: every file the arguments name (at most `limit` bytes each) through
+  /// `check`, the outcomes added up. Prints `summary(files, total)` and returns; when `check`
+  /// throws (an invariant broke) or a file cannot be read, names the file on standard error and
+  /// exits 1.
+  public static func replay<Tally: ReplayTally>(
+    program: String, usage: String, limit: Int, check: ([UInt8]) throws -> Tally, summary: (Int, Tally) -> String
+  ) {
+    let files = files(usage: usage)
+    var total = Tally()
+    for file in files {
+      let bytes: [UInt8]
+      do {
+        bytes = try Files.read(path: file, limit: limit)
+      } catch {
+        writeToStandardError("\(program): cannot read \(file): \(error)\n")
+        exit(1)
+      }
+      do {
+        total += try check(bytes)
+      } catch {
+        writeToStandardError("\(program): \(file): \(error)\n")
+        exit(1)
+      }
+    }
+    print(summary(files.count, total))
+  }
+}
+
+/// What a corpus replayer counts per input (decoded, refused, …), added up over the corpus.
+public protocol ReplayTally {
+  init()
+  static func += (left: inout Self, right: Self)
 }
