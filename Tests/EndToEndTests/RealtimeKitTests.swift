@@ -102,6 +102,23 @@ struct RealtimeKitTests {
     #expect(scheduling["rtkit"] == "no system bus (No such file or directory)")
   }
 
+  /// A bus that takes the connection and never answers (a hung dbus-daemon): cued waits at most
+  /// the bound (1 s) for RTKit, starts, and says why its thread is not real-time.
+  @Test func aBusThatNeverAnswersCostsTheBoundAndIsSaidSo() throws {
+    let dir = Harness.temporaryDirectory()
+    chmod(dir, 0o711)
+    // Listening, never accepting: connect succeeds (the backlog), then nothing is ever read or written.
+    let silent = try UnixSocket.listen(path: dir + "/silent-bus", mode: 0o777)
+    defer { silent.close() }
+    let daemon = try Self.start(dir, bus: "unix:path=\(dir)/silent-bus")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["ping"]).status == 0)
+    let scheduling = try #require(daemon.status()["scheduling"] as? [String: String])
+    #expect(scheduling["policy"] == "other")
+    #expect(scheduling["refused"] == "Operation not permitted")
+    #expect(scheduling["rtkit"] == "no answer from the system bus within 1.0 s", "\(scheduling)")
+  }
+
   @Test func noRTKitAsksNobody() throws {
     let dir = Harness.temporaryDirectory()
     let rig = try RealtimeKitRig(directory: dir)
