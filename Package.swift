@@ -8,7 +8,8 @@ import PackageDescription
 //   Sources/Engine    CueCore: the pure mixing core (voices, mixer, ramps, lock-free rings, the engine cycle). No C, no Foundation.
 //   Sources/Decoding  CueDecoding: libmpg123 + libsyn123, libsndfile, libebur128, and their C modules. Links no sound server.
 //   Sources/Output    CueOutput: the output devices, the audio thread and the real-time policy; one folder per C face
-//                     (ALSA, PipeWire, PulseAudio, RealTime: sd-bus for RTKit).
+//                     (ALSA, PipeWire, PulseAudio, RealTime: sd-bus for RTKit). The sound-server faces and sd-bus
+//                     load their library when chosen (dlopen), never linked.
 //   Sources/Control   CueDaemon: the daemon's control side (socket server, cues, the voice gate, players, paging, …);
 //                     CueTOML: the TOML 1.0 parser that reads cued.toml in process.
 //   Sources/Client    CueClient: the client library (links no audio library).
@@ -52,21 +53,26 @@ let package = Package(
     .systemLibrary(name: "CALSA", path: "Sources/Output/ALSA/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
     // Stand-ins for what Swift cannot call in libasound (variadic error handler).
     .target(name: "CAudioShims", dependencies: ["CALSA"], path: "Sources/Output/ALSA/CAudioShims"),
+    // The sound-server client libraries are not linked: each face loads its own with dlopen when that
+    // backend is chosen or probed by `--device auto` (cued_pw_load, cued_pa_load), as SDL and miniaudio
+    // load theirs, so `--device alsa` or `null` maps neither (nor the X11, D-Bus and crypto libraries
+    // libpulse pulls in), and the Debian package only recommends them. This target is that dlopen/dlsym.
+    .target(name: "CLibraryLoading", path: "Sources/Output/CLibraryLoading"),
     // A plain-C face of libpipewire-0.3 (one stream on a pw_thread_loop): SPA pods, variadic properties
     // and event tables are macros and inline code Swift cannot call; only this target includes the
-    // PipeWire headers. Not a pkg-config `.systemLibrary`: libpipewire-0.3.pc and libspa-0.2.pc carry
-    // `-D_REENTRANT`, which SwiftPM drops with a "prohibited flag(s)" warning on every build, and a
-    // system library's `link` reaches only Swift importers, not a C target. The paths are the ones
+    // PipeWire headers, and every libpipewire call in it goes through the table of its syms.h. Not a
+    // pkg-config `.systemLibrary`: libpipewire-0.3.pc and libspa-0.2.pc carry `-D_REENTRANT`, which
+    // SwiftPM drops with a "prohibited flag(s)" warning on every build. The paths are the ones
     // `pkg-config --cflags libpipewire-0.3` prints (Debian: libpipewire-0.3-dev, libspa-0.2-dev).
     .target(
-      name: "CPipeWireShims", path: "Sources/Output/PipeWire/CPipeWireShims",
-      cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"])],
-      linkerSettings: [.linkedLibrary("pipewire-0.3")]),
+      name: "CPipeWireShims", dependencies: ["CLibraryLoading"], path: "Sources/Output/PipeWire/CPipeWireShims",
+      cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"])]),
     // A plain-C face of libpulse (one playback stream on a pa_threaded_mainloop): state callbacks waited
     // for under the mainloop lock, timers and buffer attributes; only this target includes the PulseAudio
-    // headers. Not a pkg-config `.systemLibrary` for the same reason as CPipeWireShims (libpulse.pc carries
-    // `-D_REENTRANT`). Debian: libpulse-dev.
-    .target(name: "CPulseShims", path: "Sources/Output/PulseAudio/CPulseShims", linkerSettings: [.linkedLibrary("pulse")]),
+    // headers, and every libpulse call in it goes through the table of its syms.h. Not a pkg-config
+    // `.systemLibrary` for the same reason as CPipeWireShims (libpulse.pc carries `-D_REENTRANT`).
+    // Debian: libpulse-dev.
+    .target(name: "CPulseShims", dependencies: ["CLibraryLoading"], path: "Sources/Output/PulseAudio/CPulseShims"),
     // A plain-C face of libsystemd's sd-bus, for asking RTKit for a real-time thread. Not linked:
     // dlopen("libsystemd.so.0") on the first RTKit request, so a process that never asks maps none
     // of it; the few prototypes are declared in the shim, so building needs no libsystemd-dev.

@@ -81,6 +81,8 @@ chmod 0644 "$DEB_ROOT/DEBIAN/conffiles"
 chmod 0644 "$DEB_ROOT/DEBIAN/md5sums"
 
 # Depends: the shared libraries the binaries need (the Swift runtime is linked in: none from /opt/swift).
+# libpipewire and libpulse are not among them: cued loads them (dlopen) only when that output is
+# chosen, so control.in recommends them with the rest.
 if ldd "$DEB_ROOT"/usr/bin/* | grep -q '/opt/swift'; then
   echo "build-deb.sh: a binary needs a library from /opt/swift (build with --static-swift-stdlib):" >&2
   ldd "$DEB_ROOT"/usr/bin/* | grep '/opt/swift' >&2

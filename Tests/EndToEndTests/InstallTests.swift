@@ -237,6 +237,12 @@ struct InstallTests {
     let depends = try run("/usr/bin/dpkg-deb", ["-f", deb, "Depends"]).stdout
     for library in ["libasound2", "libmpg123-0", "libebur128-1", "libc6"] { #expect(depends.contains(library), "Depends: \(depends)") }
     #expect(!depends.contains("swift"), "Depends: \(depends)")
+    // The sound-server clients are loaded when chosen: recommended, not depended on.
+    #expect(!depends.contains("libpulse") && !depends.contains("libpipewire"), "Depends: \(depends)")
+    let recommends = try run("/usr/bin/dpkg-deb", ["-f", deb, "Recommends"]).stdout
+    for package in ["libpipewire-0.3-0", "libpulse0", "sound-theme-freedesktop"] {
+      #expect(recommends.contains(package), "Recommends: \(recommends)")
+    }
     if FileManager.default.fileExists(atPath: "/usr/bin/lintian") {
       let lintian = try run("/usr/bin/lintian", ["--tag-display-limit", "0", deb], timeout: 600)
       let errors = lintian.stdout.split(separator: "\n").filter { $0.hasPrefix("E:") }

@@ -28,4 +28,14 @@ struct LayeringTests {
     }
     if binary == "cued-fuzz-decode" { #expect(libraries.contains { $0.hasPrefix("libmpg123") }) }
   }
+
+  /// The daemon links ALSA, which every run may use, and neither sound server's client library: those
+  /// are loaded (dlopen) when that backend is chosen or probed (BackendLoadingTests sees it happen).
+  @Test func theDaemonLinksNoSoundServerClient() throws {
+    let libraries = try Self.needed("cued")
+    #expect(libraries.contains { $0.hasPrefix("libasound") }, "cued: \(libraries)")
+    for library in libraries {
+      #expect(!library.hasPrefix("libpulse") && !library.hasPrefix("libpipewire"), "cued links \(library)")
+    }
+  }
 }

@@ -65,6 +65,10 @@ let counterUnavailable: String? = cued_alloc_counter_unavailable_reason().map { 
 struct PullPathAllocationTests {
   /// A 48 kHz stereo output asking for 256-frame cycles, playing `tone`, for the server at `socket`.
   static func output(named nodeName: String, playing tone: CountingTone, on socket: String) throws -> OpaquePointer {
+    // libpipewire-0.3 is loaded at run time, before anything else of the shim.
+    var loadError = [CChar](repeating: 0, count: 512)
+    let loaded = cued_pw_load(&loadError, loadError.count)
+    try #require(loaded == 0, "\(String(decoding: loadError.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
     let output = try #require(
       cued_pw_output_new(
         "cued-tests", nodeName, "Notification", nil, 48_000, 2, 256, countingProcess,

@@ -61,6 +61,14 @@ func waitForNode(_ name: String, present: Bool, timeoutMilliseconds: Int) -> Boo
 
 // MARK: - Arguments
 
+// libpipewire-0.3 is loaded at run time (the shim's dlopen), before anything else of the shim.
+var loadError = [CChar](repeating: 0, count: 512)
+if cued_pw_load(&loadError, loadError.count) != 0 {
+  let reason = String(decoding: loadError.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  print("result=fail (cannot load \(CUED_PW_LIBRARY): \(reason); Debian: apt-get install libpipewire-0.3-0)")
+  exit(1)
+}
+
 if CommandLine.arguments.dropFirst().first == "record" {
   exit(record(Array(CommandLine.arguments.dropFirst(2))))
 }

@@ -63,11 +63,20 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   }
 
   /// Whether a PipeWire server answers within `timeoutMilliseconds` (for `--device auto`).
+  /// A missing libpipewire-0.3 means no server, as for a server that does not answer.
   public static func serverAnswers(remote: String? = nil, timeoutMilliseconds: Int32 = 500) -> Bool {
-    cued_pw_server_answers(remote, timeoutMilliseconds) == 1
+    ClientLibrary.pipeWire.loads && cued_pw_server_answers(remote, timeoutMilliseconds) == 1
+  }
+
+  /// Loads libpipewire-0.3 (dlopen, once: this backend is chosen), or throws an error that names the file, the
+  /// package that ships it and the other outputs. `open` and `serverAnswers` load it themselves;
+  /// the daemon calls this at start, so a missing library stops it at once with that error.
+  public static func loadClientLibrary(device: String = "pipewire") throws(AudioDeviceError) {
+    try ClientLibrary.pipeWire.load(device: device)
   }
 
   public func open() throws(AudioDeviceError) -> NegotiatedFormat {
+    try Self.loadClientLibrary(device: name)
     if stream == nil {
       let user = Unmanaged.passUnretained(self).toOpaque()
       stream = cued_pw_output_new(

@@ -80,11 +80,20 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   }
 
   /// Whether a PulseAudio server answers within `timeoutMilliseconds` (for `--device auto`). Never starts one.
+  /// A missing libpulse means no server, as for a server that does not answer.
   public static func serverAnswers(server: String? = nil, timeoutMilliseconds: Int32 = 500) -> Bool {
-    cued_pa_server_answers(server, timeoutMilliseconds) == 1
+    ClientLibrary.pulseAudio.loads && cued_pa_server_answers(server, timeoutMilliseconds) == 1
+  }
+
+  /// Loads libpulse (dlopen, once: this backend is chosen), or throws an error that names the file, the
+  /// package that ships it and the other outputs. `open` and `serverAnswers` load it themselves;
+  /// the daemon calls this at start, so a missing library stops it at once with that error.
+  public static func loadClientLibrary(device: String = "pulseaudio") throws(AudioDeviceError) {
+    try ClientLibrary.pulseAudio.load(device: device)
   }
 
   public func open() throws(AudioDeviceError) -> NegotiatedFormat {
+    try Self.loadClientLibrary(device: name)
     if output == nil {
       let user = Unmanaged.passUnretained(self).toOpaque()
       output = cued_pa_output_new(

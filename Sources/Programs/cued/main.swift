@@ -144,6 +144,9 @@ struct Cued {
       target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency,
       adaptiveLatency: (maximumFrames: configuration.pipeWireLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
       realtime: configuration.realtimePolicy)
+    // The client library is loaded now that PipeWire is chosen: missing, it stops cued here, with
+    // what to install, rather than at the first cue.
+    do { try PipeWireSink.loadClientLibrary(device: sink.name) } catch { throw StartupError("\(error)") }
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
   }
 
@@ -155,6 +158,7 @@ struct Cued {
       sink: name, rate: configuration.sampleRate, targetFrames: configuration.pulseAudioLatency,
       adaptiveLatency: (maximumFrames: configuration.pulseAudioLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
       realtime: configuration.realtimePolicy)
+    do { try PulseSink.loadClientLibrary(device: sink.name) } catch { throw StartupError("\(error)") }  // as for PipeWire
     try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
   }
 

@@ -19,6 +19,7 @@
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/utils/result.h>
+#include "syms.h"  // last: every libpipewire call below goes through the table cued_pw_load fills
 
 struct cued_pw_stream {
   struct pw_thread_loop *loop;

@@ -54,6 +54,7 @@ static cued_pw_stream *stream_new(enum spa_direction direction, const char *app_
 cued_pw_stream *cued_pw_output_new(const char *app_name, const char *node_name, const char *media_role,
                                    const char *target_or_null, uint32_t rate, uint32_t channels,
                                    uint32_t quantum_frames, cued_pw_process_fn fn, void *user) {
+  if (cued_pw_load(NULL, 0) != 0) return NULL;
   struct pw_properties *props = pw_properties_new(PW_KEY_MEDIA_CATEGORY, "Playback", NULL);
   if (props != NULL) {
     if (media_role) pw_properties_set(props, PW_KEY_MEDIA_ROLE, media_role);
@@ -65,6 +66,7 @@ cued_pw_stream *cued_pw_output_new(const char *app_name, const char *node_name, 
 cued_pw_stream *cued_pw_capture_new(const char *app_name, const char *node_name, const char *sink_name,
                                     uint32_t rate, uint32_t channels, uint32_t quantum_frames,
                                     cued_pw_process_fn fn, void *user) {
+  if (cued_pw_load(NULL, 0) != 0) return NULL;
   struct pw_properties *props =
     pw_properties_new(PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_STREAM_CAPTURE_SINK, "true",
                       PW_KEY_NODE_PASSIVE, "true", NULL);
@@ -292,6 +294,7 @@ static const struct pw_core_events probe_events = {
 };
 
 int cued_pw_server_answers(const char *remote_or_null, int timeout_ms) {
+  if (cued_pw_load(NULL, 0) != 0) return 0;
   pthread_once(&init_once, init_pipewire);
   struct pw_loop *loop = pw_loop_new(NULL);
   if (loop == NULL) return 0;

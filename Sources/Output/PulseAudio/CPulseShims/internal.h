@@ -14,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <pulse/pulseaudio.h>
+#include "syms.h"  // last: every libpulse call below goes through the table cued_pa_load fills
 
 struct cued_pa_output {
   pa_threaded_mainloop *loop;

@@ -13,6 +13,7 @@
 cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role, const char *sink_or_null,
                                    const char *server_or_null, uint32_t rate, uint32_t channels,
                                    uint32_t target_frames, uint32_t minreq_frames, cued_pa_fill_fn fn, void *user) {
+  if (cued_pa_load(NULL, 0) != 0) return NULL;
   if (fn == NULL || rate == 0 || channels == 0 || channels > PA_CHANNELS_MAX || target_frames == 0) return NULL;
   cued_pa_output *s = calloc(1, sizeof *s);
   if (s == NULL) return NULL;
@@ -300,6 +301,7 @@ static void probe_state(pa_context *context, void *data) {
 }
 
 int cued_pa_server_answers(const char *server_or_null, int timeout_ms) {
+  if (cued_pa_load(NULL, 0) != 0) return 0;
   pa_mainloop *loop = pa_mainloop_new();
   if (loop == NULL) return 0;
   pa_context *context = pa_context_new(pa_mainloop_get_api(loop), "cued-probe");

@@ -8,6 +8,7 @@
 // (pw_properties_new, pw_properties_setf), the event tables are structs of function pointers with a
 // version field (pw_stream_events, pw_core_events), and struct pw_time grows between versions.
 // None of that is callable or safely declarable from Swift. No libpipewire type crosses this header.
+// The library is loaded at run time (`cued_pw_load`), not linked.
 //
 // Threads: `new`, `connect`, `disconnect`, `free`, `state` and `time` are for one control thread.
 // The process callback runs on PipeWire's real-time data thread (RT_PROCESS): it must not allocate,
@@ -15,6 +16,19 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/// The client library this face loads (dlopen) when the PipeWire backend is chosen or probed.
+#define CUED_PW_LIBRARY "libpipewire-0.3.so.0"
+
+/// Loads libpipewire-0.3 and looks up every function the face calls; the first call does it, later
+/// calls (from any thread) return its result. Call it before anything else here: the other calls
+/// need the library (those that make something return NULL or 0 without it).
+///
+/// Stands in for linking the library: dlopen(CUED_PW_LIBRARY, RTLD_NOW | RTLD_LOCAL) and dlsym into
+/// a table of function pointers, so a process that never chooses PipeWire never maps it (nor what it
+/// pulls in). Returns 0, or -1 with the reason (dlerror's words, naming the file or the missing
+/// function) copied into `error` when it is not NULL.
+int cued_pw_load(char *error, size_t error_capacity);
 
 /// What PipeWire reported about a stream's position in the graph, as `pw_stream_get_time_n` gives it.
 ///

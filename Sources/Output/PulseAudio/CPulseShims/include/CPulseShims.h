@@ -7,7 +7,8 @@
 // "wait until ready" dance needs pa_threaded_mainloop_wait/signal around state callbacks, timeouts
 // are mainloop time events, `pa_buffer_attr` uses (uint32_t)-1 for "server default", and the
 // proplist setters are printf-style. Keeping that here leaves the Swift side one opaque pointer and
-// a fill callback. No libpulse type crosses this header.
+// a fill callback. No libpulse type crosses this header. The library is loaded at run time
+// (`cued_pa_load`), not linked.
 //
 // Threads: `new`, `connect`, `disconnect`, `free`, `state` and `attr` are for one control thread.
 // The fill callback runs on the mainloop thread ("cued-pulse"), with the mainloop lock held: it must
@@ -18,6 +19,19 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/// The client library this face loads (dlopen) when the PulseAudio backend is chosen or probed.
+#define CUED_PA_LIBRARY "libpulse.so.0"
+
+/// Loads libpulse and looks up every function the face calls; the first call does it, later calls
+/// (from any thread) return its result. Call it before anything else here: the other calls need the
+/// library (`cued_pa_output_new` returns NULL and `cued_pa_server_answers` 0 without it).
+///
+/// Stands in for linking the library: dlopen(CUED_PA_LIBRARY, RTLD_NOW | RTLD_LOCAL) and dlsym into
+/// a table of function pointers, so a process that never chooses PulseAudio never maps it (nor what
+/// it pulls in: libpulsecommon, libX11, libxcb, libdbus…). Returns 0, or -1 with the reason
+/// (dlerror's words, naming the file or the missing function) copied into `error` when it is not NULL.
+int cued_pa_load(char *error, size_t error_capacity);
 
 /// What libpulse said about the stream when it asked for audio.
 typedef struct cued_pa_timing {

@@ -1,0 +1,41 @@
+#ifndef CUED_LIBRARY_LOADING_H
+#define CUED_LIBRARY_LOADING_H
+// Loads a sound server's client library when its backend is chosen, as SDL and miniaudio load
+// theirs: dlopen by soname, then dlsym of each function the backend's C face calls, into that face's
+// table of function pointers. For the faces (CPipeWireShims, CPulseShims), which each keep one
+// `cued_library` and call `cued_library_load` from their own loader; Swift never calls it.
+
+#include <pthread.h>
+#include <stddef.h>
+
+/// One function to look up: its exported name, and the table slot that receives its address.
+typedef struct cued_library_symbol {
+  const char *name;
+  /// The slot, written as POSIX's dlsym example writes a function pointer (`*(void **)&fn = ...`).
+  void **slot;
+} cued_library_symbol;
+
+/// A library and the functions wanted from it, and what loading it gave (kept: it is done once).
+typedef struct cued_library {
+  const char *soname;
+  const cued_library_symbol *symbols;
+  size_t count;
+  pthread_mutex_t lock;
+  int tried, result;
+  char error[512];
+} cued_library;
+
+/// A `cued_library` for `soname` and the array `symbols`, not yet loaded (a static initializer).
+#define CUED_LIBRARY_INIT(soname, symbols) \
+  {(soname), (symbols), sizeof(symbols) / sizeof((symbols)[0]), PTHREAD_MUTEX_INITIALIZER, 0, -1, ""}
+
+/// Loads `library` the first time: dlopen(soname, RTLD_NOW | RTLD_LOCAL), then dlsym of every
+/// symbol into its slot. Later calls, from any thread, return the first one's result.
+///
+/// Returns 0 with every slot filled, or -1 with the reason copied into `error` (when not NULL):
+/// dlerror's words, which name the file, or "SONAME has no function NAME"; then every slot is NULL
+/// and the library closed again. A loaded library stays loaded (never dlclose'd: its threads and
+/// atexit handlers may still run its code). Control side only: it takes a mutex.
+int cued_library_load(cued_library *library, char *error, size_t error_capacity);
+
+#endif
