@@ -76,7 +76,7 @@ let package = Package(
     // A plain-C face of libsystemd's sd-bus, for asking RTKit for a real-time thread. Not linked:
     // dlopen("libsystemd.so.0") on the first RTKit request, so a process that never asks maps none
     // of it; the few prototypes are declared in the shim, so building needs no libsystemd-dev.
-    .target(name: "CSDBus", path: "Sources/Output/RealTime/CSDBus"),
+    .target(name: "CSDBus", dependencies: ["CLibraryLoading"], path: "Sources/Output/RealTime/CSDBus"),
     .target(
       name: "CueOutput", dependencies: ["CueCore", "CuePosix", "CSDBus", "CALSA", "CAudioShims", "CPipeWireShims", "CPulseShims"],
       path: "Sources/Output/CueOutput"),

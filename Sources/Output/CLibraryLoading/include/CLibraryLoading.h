@@ -1,8 +1,9 @@
 #ifndef CUED_LIBRARY_LOADING_H
 #define CUED_LIBRARY_LOADING_H
-// Loads a sound server's client library when its backend is chosen, as SDL and miniaudio load
+// Loads a client library when it is first needed (a sound server's when its backend is chosen,
+// libsystemd's sd-bus when RTKit is first asked), as SDL and miniaudio load
 // theirs: dlopen by soname, then dlsym of each function the backend's C face calls, into that face's
-// table of function pointers. For the faces (CPipeWireShims, CPulseShims), which each keep one
+// table of function pointers. For the faces (CPipeWireShims, CPulseShims, CSDBus), which each keep one
 // `cued_library` and call `cued_library_load` from their own loader; Swift never calls it.
 
 #include <pthread.h>
