@@ -143,11 +143,12 @@ struct ServiceTests {
     #expect(lines.contains { $0.hasPrefix("<6>") && $0.contains("ready on") })  // info
     #expect(lines.contains { $0.hasPrefix("<4>") && $0.contains("junk.mp3") })  // warning
     #expect(lines.allSatisfy { $0.hasPrefix("<") })
-    // A JOURNAL_STREAM inherited from a unit (a shell started inside one) names another stream:
-    // standard error is not the journal, so the lines are for people.
+    // A JOURNAL_STREAM inherited from a unit (a shell started inside one) names another stream
+    // (here journal.log, while this daemon writes leaked.log): standard error is not the journal,
+    // so the lines are for people.
     let leaked = try DaemonProcess(
       socket: dir + "/c.sock", arguments: ["--sounds", sounds, "--device", "null"],
-      environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino &+ 1)"], logPath: dir + "/leaked.log")
+      environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"], logPath: dir + "/leaked.log")
     leaked.stop()
     #expect(leaked.log.contains("cued: warning: skipped"))
     #expect(!leaked.log.contains("<6>") && !leaked.log.contains("<4>"))
