@@ -121,7 +121,16 @@ let package = Package(
     .target(name: "CueProtocolFuzzing", dependencies: ["CueProtocol"], path: "Tools/CueProtocolFuzzing"),
     // Plays a tone through the PipeWire shim into a (test) sink and checks it on the sink's monitor:
     // quantum, delay, onset, node removal on disconnect. For scripts/pipewire-env.sh set-ups.
-    .executableTarget(name: "cued-pwprobe", dependencies: ["CPipeWireShims", "CuePosix"], path: "Tools/cued-pwprobe"),
+    // The probe's recorder of a sink's monitor: the shim's stream with capture properties, kept out of
+    // the face cued ships (it builds on the shim's internal header, hence the -I to its folder).
+    .target(
+      name: "CPipeWireCapture", dependencies: ["CPipeWireShims"], path: "Tools/CPipeWireCapture",
+      cSettings: [
+        .unsafeFlags([
+          "-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-I\(Context.packageDirectory)/Sources/Output/PipeWire/CPipeWireShims",
+        ])
+      ]),
+    .executableTarget(name: "cued-pwprobe", dependencies: ["CPipeWireShims", "CPipeWireCapture", "CuePosix"], path: "Tools/cued-pwprobe"),
     // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
     // a replayer of fuzz inputs.
     .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocolFuzzing", "CuePosix"], path: "Tools/cued-fuzz"),

@@ -8,6 +8,7 @@
 // and, with --cycles, one line per graph cycle: `NOW_NS FIRST_FRAME` (the cycle's CLOCK_MONOTONIC start
 // and the index of its first frame in FILE), so a frame's time on the monitor is known.
 // The capture is passive: it never starts the graph; frames arrive only while some stream plays.
+import CPipeWireCapture
 import CPipeWireShims
 import CuePosix
 import Synchronization

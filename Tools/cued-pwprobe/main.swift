@@ -8,6 +8,7 @@
 // Prints `key=value` lines (quantum asked for and granted, the delay PipeWire reports, the onset
 // measured by graph position, level and duration of the captured tone, whether the node left the
 // graph on disconnect) and exits 1 when a check fails. Not installed; the tests run it.
+import CPipeWireCapture
 import CPipeWireShims
 import CuePosix
 import Synchronization

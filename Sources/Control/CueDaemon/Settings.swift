@@ -227,9 +227,9 @@ public enum Settings {
       sets: \.socketPath, as: { DefaultPaths.socket(explicit: $0.string) }),
     Setting(
       "device", .text, default: "auto", valueName: "name", .restartOnly,
-      help: "Where to play: auto, pipewire[:TARGET], pulseaudio[:SINK], alsa:NAME (a bare ALSA PCM name works too) or null",
+      help: "Where to play: auto, pipewire[:TARGET], pulseaudio[:SINK], alsa[:NAME] (a bare ALSA PCM name works too) or null",
       details:
-        "auto plays through PipeWire when its server answers at start, else through a native PulseAudio stream when a PulseAudio server answers, otherwise through ALSA 'default'. pipewire:TARGET names a sink node (node.name or serial); without it the session manager chooses. pulseaudio:SINK names a PulseAudio sink; without it the server's default. 'pulse' stays ALSA's pulse plugin PCM. null is a silent clock-paced sink.",
+        "auto plays through PipeWire when its server answers at start, else through a native PulseAudio stream when a PulseAudio server answers, otherwise through ALSA 'default'. pipewire:TARGET names a sink node (node.name or serial); without it the session manager chooses. pulseaudio:SINK names a PulseAudio sink; without it the server's default. alsa:NAME names an ALSA PCM; alsa alone is 'default'. 'pulse' stays ALSA's pulse plugin PCM. null is a silent clock-paced sink. The PipeWire and PulseAudio client libraries are loaded only when their output is chosen or probed.",
       sets: \.device),
     Setting(
       "pipewire-latency", .integer(16...8192), default: 128, shown: "128, 2.7 ms at 48 kHz", valueName: "frames", .restartOnly,

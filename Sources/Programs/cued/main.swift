@@ -98,68 +98,13 @@ struct Cued {
       reader = { () throws(ConfigError) -> ConfigValues in try ConfigFile.load(path: path) }
     }
     do {
-      switch configuration.output ?? .null {
-      case .null:
-        let sink = NullSink(rate: configuration.sampleRate, periodFrames: configuration.periodFrames, bufferFrames: configuration.bufferFrames)
-        try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
-      case .pipeWire(let target):
-        try servePipeWire(configuration, target: target, logger: logger, reader: reader, configPath: configPath, values: values)
-      case .pulseAudio(let sink):
-        try servePulseAudio(configuration, sink: sink, logger: logger, reader: reader, configPath: configPath, values: values)
-      case .auto where PipeWireSink.serverAnswers():
-        logger.info("device auto: a PipeWire server answers; playing through it")
-        try servePipeWire(configuration, target: nil, logger: logger, reader: reader, configPath: configPath, values: values)
-      case .auto where PulseSink.serverAnswers():
-        logger.info("device auto: no PipeWire server answers, a PulseAudio server does; playing through a native PulseAudio stream")
-        try servePulseAudio(configuration, sink: nil, logger: logger, reader: reader, configPath: configPath, values: values)
-      case .auto, .alsa:
-        var name = "default"
-        if case .alsa(let given) = configuration.output {
-          name = given
-        } else {
-          logger.info("device auto: no PipeWire server answers, nor a PulseAudio server; playing through ALSA 'default'")
-        }
-        var configuration = configuration
-        if !configuration.alsaLayoutGiven, AlsaSink.soundServerPlugin(device: name) == .pipeWire {
-          configuration = configuration.forPipeWirePlugin()
-          logger.info(
-            "ALSA '\(name)' is PipeWire's ALSA plugin: period \(configuration.periodFrames), buffer \(configuration.bufferFrames), kept \(configuration.fillTargetFrames) frames full (period-frames, buffer-frames and fill-target choose otherwise)")
-        }
-        let sink = AlsaSink(
-          device: name, rate: configuration.sampleRate, periodFrames: configuration.periodFrames,
-          bufferFrames: configuration.bufferFrames)
-        try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
-      }
+      let (backend, target) = OutputBackend.resolve(configuration.output ?? OutputChoice(backend: "null"), logger: logger)
+      let made = try backend.make(target, configuration, logger)
+      try serve(made.configuration, device: made.device, logger: logger, reader: reader, configPathInUse: configPath, values: values)
     } catch {
       logger.critical("\(error)")
       throw ExitCode(1)
     }
-  }
-
-  private func servePipeWire(
-    _ configuration: DaemonConfiguration, target: String?, logger: Logger,
-    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, values: ConfigValues
-  ) throws(StartupError) {
-    let sink = PipeWireSink(
-      target: target, rate: configuration.sampleRate, quantumFrames: configuration.pipeWireLatency,
-      adaptiveLatency: (maximumFrames: configuration.pipeWireLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
-      realtime: configuration.realtimePolicy)
-    // The client library is loaded now that PipeWire is chosen: missing, it stops cued here, with
-    // what to install, rather than at the first cue.
-    do { try PipeWireSink.loadClientLibrary(device: sink.name) } catch { throw StartupError("\(error)") }
-    try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
-  }
-
-  private func servePulseAudio(
-    _ configuration: DaemonConfiguration, sink name: String?, logger: Logger,
-    reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPath: String?, values: ConfigValues
-  ) throws(StartupError) {
-    let sink = PulseSink(
-      sink: name, rate: configuration.sampleRate, targetFrames: configuration.pulseAudioLatency,
-      adaptiveLatency: (maximumFrames: configuration.pulseAudioLatencyMax, decaySeconds: configuration.latencyDecaySeconds),
-      realtime: configuration.realtimePolicy)
-    do { try PulseSink.loadClientLibrary(device: sink.name) } catch { throw StartupError("\(error)") }  // as for PipeWire
-    try serve(configuration, device: sink, logger: logger, reader: reader, configPathInUse: configPath, values: values)
   }
 
   private func serve<Device: OutputDevice>(

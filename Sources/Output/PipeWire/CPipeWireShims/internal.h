@@ -50,6 +50,12 @@ struct cued_pw_stream {
 };
 
 extern const struct pw_core_events cued_pw__core_events;
+// A stream of `direction` with `props` (taken over, freed on failure); cued_pw_output_new makes the
+// playback one. The capture stream of the tools (Tools/CPipeWireCapture) is made here too, with its
+// own properties: a test's recorder is not part of the face cued ships.
+cued_pw_stream *cued_pw__stream_new(enum spa_direction direction, const char *app_name, const char *node_name,
+                                    uint32_t rate, uint32_t channels, uint32_t quantum_frames,
+                                    cued_pw_process_fn fn, void *user, struct pw_properties *props);
 void cued_pw__fill_timing(struct pw_stream *stream, cued_pw_timing *timing);
 extern const struct pw_stream_events cued_pw__stream_events;
 

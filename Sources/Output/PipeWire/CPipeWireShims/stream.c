@@ -11,7 +11,7 @@ static void init_pipewire(void) { pw_init(NULL, NULL); }
 
 // --- the control side ----------------------------------------------------------------------------
 
-static cued_pw_stream *stream_new(enum spa_direction direction, const char *app_name, const char *node_name,
+cued_pw_stream *cued_pw__stream_new(enum spa_direction direction, const char *app_name, const char *node_name,
                                   uint32_t rate, uint32_t channels, uint32_t quantum_frames,
                                   cued_pw_process_fn fn, void *user, struct pw_properties *props) {
   pthread_once(&init_once, init_pipewire);
@@ -60,18 +60,7 @@ cued_pw_stream *cued_pw_output_new(const char *app_name, const char *node_name, 
     if (media_role) pw_properties_set(props, PW_KEY_MEDIA_ROLE, media_role);
     if (target_or_null) pw_properties_set(props, PW_KEY_TARGET_OBJECT, target_or_null);
   }
-  return stream_new(SPA_DIRECTION_OUTPUT, app_name, node_name, rate, channels, quantum_frames, fn, user, props);
-}
-
-cued_pw_stream *cued_pw_capture_new(const char *app_name, const char *node_name, const char *sink_name,
-                                    uint32_t rate, uint32_t channels, uint32_t quantum_frames,
-                                    cued_pw_process_fn fn, void *user) {
-  if (cued_pw_load(NULL, 0) != 0) return NULL;
-  struct pw_properties *props =
-    pw_properties_new(PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_STREAM_CAPTURE_SINK, "true",
-                      PW_KEY_NODE_PASSIVE, "true", NULL);
-  if (props != NULL && sink_name) pw_properties_set(props, PW_KEY_TARGET_OBJECT, sink_name);
-  return stream_new(SPA_DIRECTION_INPUT, app_name, node_name, rate, channels, quantum_frames, fn, user, props);
+  return cued_pw__stream_new(SPA_DIRECTION_OUTPUT, app_name, node_name, rate, channels, quantum_frames, fn, user, props);
 }
 
 // Both called with the thread-loop lock held.

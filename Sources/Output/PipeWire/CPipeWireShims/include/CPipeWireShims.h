@@ -1,6 +1,6 @@
 #ifndef CUED_PIPEWIRE_SHIMS_H
 #define CUED_PIPEWIRE_SHIMS_H
-// A small C face of libpipewire for Swift: one stream (playback or capture) on its own
+// A small C face of libpipewire for Swift: one playback stream on its own
 // pw_thread_loop, with plain types only.
 //
 // Why C: libpipewire and SPA are built from macros and inline functions (SPA_POD_BUILDER_INIT,
@@ -89,15 +89,6 @@ typedef struct cued_pw_stream cued_pw_stream;
 cued_pw_stream *cued_pw_output_new(const char *app_name, const char *node_name, const char *media_role,
                                    const char *target_or_null, uint32_t rate, uint32_t channels,
                                    uint32_t quantum_frames, cued_pw_process_fn fn, void *user);
-
-/// Makes a capture stream of a sink's output (its monitor) for tests and measurements.
-///
-/// Like `cued_pw_output_new`, with `stream.capture.sink=true`, `node.passive=true` (it never keeps
-/// the graph running nor sets its quantum unless `quantum_frames` is nonzero) and
-/// `target.object = sink_name`.
-cued_pw_stream *cued_pw_capture_new(const char *app_name, const char *node_name, const char *sink_name,
-                                    uint32_t rate, uint32_t channels, uint32_t quantum_frames,
-                                    cued_pw_process_fn fn, void *user);
 
 /// Names the server `connect` uses: a socket name in the runtime directory or an absolute socket path
 /// (PW_KEY_REMOTE_NAME). NULL, the default, lets PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /
