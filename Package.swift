@@ -29,6 +29,13 @@ let package = Package(
   ],
   targets: [
     // MARK: System
+    // Libraries that not every run uses are not linked: each C face loads its own with dlopen when
+    // first needed (cued_pw_load, cued_pa_load when that backend is chosen or probed by `--device
+    // auto`, as SDL and miniaudio load theirs; cued_sdbus_load at the first RTKit request;
+    // cued_sf_load at the first file that is not an MP3), so `--device null` with MP3 cues maps none
+    // of them (nor the X11, D-Bus and crypto libraries libpulse pulls in, nor libsndfile's encoders),
+    // and the Debian package only recommends the sound-server clients. This target is that dlopen/dlsym.
+    .target(name: "CLibraryLoading", path: "Sources/System/CLibraryLoading"),
     // Stand-ins for glibc symbols that Swift's Glibc module hides (ucred, accept4, eventfd, signalfd).
     .target(name: "CSystemShims", path: "Sources/System/CSystemShims"),
     .target(name: "CuePosix", dependencies: ["CSystemShims"], path: "Sources/System/CuePosix"),
@@ -42,7 +49,8 @@ let package = Package(
     // MARK: Decoding (C libraries found through pkg-config)
     .systemLibrary(name: "CMPG123", path: "Sources/Decoding/CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
     .systemLibrary(name: "CSyn123", path: "Sources/Decoding/CSyn123", pkgConfig: "libsyn123", providers: [.apt(["libmpg123-dev"])]),
-    .systemLibrary(name: "CSndfile", path: "Sources/Decoding/CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+    // libsndfile's face: loaded (dlopen) at the first file that is not an MP3, never linked (CSndfile.h says why).
+    .target(name: "CSndfile", dependencies: ["CLibraryLoading"], path: "Sources/Decoding/CSndfile"),
     // EBU R128 loudness and peaks of each cue, measured at load (Loudness.swift).
     .systemLibrary(name: "CEbur128", path: "Sources/Decoding/CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
     .target(
@@ -53,11 +61,6 @@ let package = Package(
     .systemLibrary(name: "CALSA", path: "Sources/Output/ALSA/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
     // Stand-ins for what Swift cannot call in libasound (variadic error handler).
     .target(name: "CAudioShims", dependencies: ["CALSA"], path: "Sources/Output/ALSA/CAudioShims"),
-    // The sound-server client libraries are not linked: each face loads its own with dlopen when that
-    // backend is chosen or probed by `--device auto` (cued_pw_load, cued_pa_load), as SDL and miniaudio
-    // load theirs, so `--device alsa` or `null` maps neither (nor the X11, D-Bus and crypto libraries
-    // libpulse pulls in), and the Debian package only recommends them. This target is that dlopen/dlsym.
-    .target(name: "CLibraryLoading", path: "Sources/Output/CLibraryLoading"),
     // A plain-C face of libpipewire-0.3 (one stream on a pw_thread_loop): SPA pods, variadic properties
     // and event tables are macros and inline code Swift cannot call; only this target includes the
     // PipeWire headers, and every libpipewire call in it goes through the table of its syms.h. Not a

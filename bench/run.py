@@ -324,8 +324,10 @@ def idle_backends(quick):
     started = subprocess.run([script, "start", work], capture_output=True, text=True)
     pw_env = dict(re.findall(r"export (\w+)='?([^'\n]*)'?", started.stdout)) if started.returncode == 0 else None
     conf = os.path.join(work, "asound.conf")
-    with open(conf, "w") as f:  # ALSA's own null PCM: no card needed, libasound's code path
-        f.write("</usr/share/alsa/alsa.conf>\npcm.quiet { type null }\n")
+    with open(conf, "w") as f:
+        # ALSA's own null PCM, alone: no card needed, libasound's code path. Not the stock alsa.conf:
+        # where the pulseaudio package is installed its conf.d hook makes libasound load libpulse.
+        f.write("pcm.quiet { type null }\n")
     backends = [("null", "null", {}), ("alsa", "alsa:quiet", {"ALSA_CONFIG_PATH": conf}),
                 ("pulseaudio", "pulseaudio:t", pulse_env)]
     if pw_env:

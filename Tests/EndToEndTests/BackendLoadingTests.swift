@@ -3,8 +3,9 @@ import DaemonTestSupport
 import Foundation
 import Testing
 
-/// The sound-server client libraries are loaded when their backend is chosen, not at start: what the
-/// running daemon maps (/proc/PID/maps), and what it says when the library is missing.
+/// The sound-server client libraries are loaded when their backend is chosen, and libsndfile at the
+/// first file that is not an MP3, not at start: what the running daemon maps (/proc/PID/maps), and
+/// what it says when the library is missing.
 @Suite("Output backends loaded when chosen", .serialized)
 struct BackendLoadingTests {
   /// The file names of the shared objects `pid` maps.
@@ -88,7 +89,7 @@ struct BackendLoadingTests {
   static func brokenLibraries(in dir: String) throws -> String {
     let broken = dir + "/broken-lib"
     try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: true)
-    for name in ["libpulse.so.0", "libpipewire-0.3.so.0"] {
+    for name in ["libpulse.so.0", "libpipewire-0.3.so.0", "libsndfile.so.1"] {
       #expect(FileManager.default.createFile(atPath: broken + "/" + name, contents: Data()))
     }
     return broken
@@ -128,5 +129,39 @@ struct BackendLoadingTests {
     #expect(device["backend"] as? String == "alsa", "\(device)")
     #expect(device["name"] as? String == "default", "\(device)")
     try Self.expectNoSoundServerClient(daemon.pid)
+  }
+
+  /// libsndfile (and the codecs and encoders it links) is loaded at the first cue that is not an
+  /// MP3: a daemon of MP3 cues never maps it.
+  @Test func libsndfileIsLoadedAtTheFirstFileThatIsNotAnMP3() throws {
+    let dir = Harness.temporaryDirectory()
+    let mp3Only = try Harness.soundDirectory(in: dir + "/mp3", ["pico": "tone-48000-mono.mp3"])
+    let plain = try DaemonProcess(
+      socket: dir + "/a.sock", arguments: ["--sounds", mp3Only, "--device", "null"], logPath: dir + "/a.log")
+    #expect(try plain.cuectl(["play", "pico", "--wait"]).status == 0)
+    let plainLibraries = try Self.mappedLibraries(plain.pid)
+    plain.stop()
+    #expect(!plainLibraries.contains { $0.hasPrefix("libsndfile") || $0.hasPrefix("libvorbisenc") || $0.hasPrefix("libFLAC") }, "\(plainLibraries)")
+
+    let mixed = try Harness.soundDirectory(in: dir + "/mixed", ["pico": "tone-48000-mono.mp3", "bell": "tone-48000-stereo.ogg"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/b.sock", arguments: ["--sounds", mixed, "--device", "null"], logPath: dir + "/b.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "bell", "--wait"]).status == 0)
+    #expect(try Self.mappedLibraries(daemon.pid).contains { $0.hasPrefix("libsndfile.so") })
+  }
+
+  /// Without libsndfile an Ogg cue is skipped with what to install; the MP3 cues play.
+  @Test func withoutLibsndfileAnOggCueIsSkippedWithWhatToInstall() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3", "bell": "tone-48000-stereo.ogg"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null"],
+      environment: ["LD_LIBRARY_PATH": try Self.brokenLibraries(in: dir)], logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    #expect(try daemon.cuectl(["play", "bell"]).status != 0)
+    #expect(daemon.log.contains("bell.mp3"), "\(daemon.log)")
+    #expect(daemon.log.contains("libsndfile cannot be loaded") && daemon.log.contains("install the package libsndfile1"), "\(daemon.log)")
   }
 }

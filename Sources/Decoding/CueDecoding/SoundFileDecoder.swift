@@ -35,6 +35,13 @@ public enum SoundFileDecoder {
     guard let container = sniff(bytes) else {
       throw DecodeError(path: name, reason: "it is not an Ogg, WAV or FLAC file")
     }
+    var why = [CChar](repeating: 0, count: 512)
+    guard cued_sf_load(&why, why.count) == 0 else {
+      let reason = String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      throw DecodeError(
+        path: name,
+        reason: "it is \(container.rawValue), which needs libsndfile, and libsndfile cannot be loaded (\(reason)): install the package libsndfile1")
+    }
     let source = MemorySource(bytes)
     var info = SF_INFO()
     var io = SF_VIRTUAL_IO(
@@ -45,10 +52,10 @@ public enum SoundFileDecoder {
       tell: { MemorySource.from($0).position })
     // libsndfile holds an unretained pointer to `source` until sf_close: it is kept alive until then.
     defer { withExtendedLifetime(source) {} }
-    guard let handle = sf_open_virtual(&io, Int32(SFM_READ), &info, Unmanaged.passUnretained(source).toOpaque()) else {
-      throw DecodeError(path: name, reason: "libsndfile cannot read it as \(container.rawValue): \(String(cString: sf_strerror(nil)))")
+    guard let handle = cued_sf_open_virtual(&io, Int32(SFM_READ), &info, Unmanaged.passUnretained(source).toOpaque()) else {
+      throw DecodeError(path: name, reason: "libsndfile cannot read it as \(container.rawValue): \(String(cString: cued_sf_strerror(nil)))")
     }
-    defer { sf_close(handle) }
+    defer { cued_sf_close(handle) }
     let format = formatName(info.format)
     guard info.samplerate >= 8000, info.samplerate <= 384_000 else {
       throw DecodeError(path: name, reason: "its sample rate, \(info.samplerate) Hz, is outside 8000…384000 Hz")
@@ -69,7 +76,7 @@ public enum SoundFileDecoder {
     var block = [Float](repeating: 0, count: 4096 * channels)
     var frames = 0
     while true {
-      let got = block.withUnsafeMutableBufferPointer { Int(sf_readf_float(handle, $0.baseAddress, 4096)) }
+      let got = block.withUnsafeMutableBufferPointer { Int(cued_sf_readf_float(handle, $0.baseAddress, 4096)) }
       if got <= 0 { break }
       block.withUnsafeBufferPointer { buffer in
         if channels == 2 {
@@ -84,12 +91,12 @@ public enum SoundFileDecoder {
       }
     }
     var warnings: [String] = []
-    let error = sf_error(handle)
+    let error = cued_sf_error(handle)
     if error != 0 {
       guard frames > 0 else {
-        throw DecodeError(path: name, reason: "libsndfile cannot decode it: \(String(cString: sf_strerror(handle)))")
+        throw DecodeError(path: name, reason: "libsndfile cannot decode it: \(String(cString: cued_sf_strerror(handle)))")
       }
-      warnings.append("decoding stopped early: \(String(cString: sf_strerror(handle)))")
+      warnings.append("decoding stopped early: \(String(cString: cued_sf_strerror(handle)))")
     }
     if frames == 0 { throw DecodeError(path: name, reason: "it decodes to no audio at all (truncated or empty)") }
     // A float WAV may hold NaN, infinities or absurd magnitudes (3e38): they would poison the mix
