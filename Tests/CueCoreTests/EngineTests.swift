@@ -31,13 +31,10 @@ func events<S>(_ engine: Engine<S>) -> [EngineEvent] {
 
 func events<S>(_ loop: PushLoop<S>) -> [EngineEvent] { events(loop.engine) }
 
-/// A push loop's control side, as the daemon sees it: the engine the loop drives.
+/// The tests below name the push loop `engine`: what they send and read goes to the engine it drives.
 extension PushLoop {
   func send(_ command: EngineCommand) -> Bool { engine.send(command) }
   var counters: EngineCounters { engine.counters }
-  func render(into output: UnsafeMutablePointer<Float>, frameCount: Int, delayFrames: Int) -> Bool {
-    engine.render(into: output, frameCount: frameCount, delayFrames: delayFrames)
-  }
 }
 
 @Suite("Engine cycle")
@@ -153,7 +150,8 @@ struct EngineTests {
   }
 
   @Test func pulledInQuantaOfAnySizeTheMixIsTheSameSamples() {
-    let (engine, sink, _) = makeEngine()
+    let (loop, sink, _) = makeEngine()
+    let engine = loop.engine  // rendered when asked: no loop runs
     let output = UnsafeMutablePointer<Float>.allocate(capacity: 512)
     defer { output.deallocate() }
     #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0)))))
@@ -178,7 +176,8 @@ struct EngineTests {
   }
 
   @Test func pulledSilencePastTheIdleWindowReleasesTheDevice() {
-    let (engine, _, _) = makeEngine(idleFrames: 256)
+    let (loop, _, _) = makeEngine(idleFrames: 256)
+    let engine = loop.engine
     let output = UnsafeMutablePointer<Float>.allocate(capacity: 256)
     defer { output.deallocate() }
     #expect(engine.send(.attach))
