@@ -65,13 +65,14 @@ struct AllocationTests {
     let engine = Engine(
       configuration: EngineConfiguration(periodFrames: 240, idleFrames: 48000, voiceCapacity: 64),
       sink: sink, signals: QuietSignals())
+    let loop = PushLoop(engine)
     #expect(engine.send(.attach))
-    _ = engine.runCycle()
+    _ = loop.runCycle()
     for i in 0..<40 {
       #expect(engine.send(.start(VoiceStart(id: VoiceID(UInt64(i)), samples: cue.samples, gain: .unity, loops: .count(1)))))
     }
     cued_alloc_counter_start()
-    for _ in 0..<100 { _ = engine.runCycle() }
+    for _ in 0..<100 { _ = loop.runCycle() }
     let allocations = cued_alloc_counter_stop()
     #expect(allocations == 0)
     #expect(sink.writes == 101)
@@ -90,7 +91,7 @@ struct AllocationTests {
     let output = UnsafeMutablePointer<Float>.allocate(capacity: 2048 * 2)
     defer { output.deallocate() }
     #expect(engine.send(.attach))
-    #expect(engine.runCycle() == .pulled)  // the engine's thread hands over
+    #expect(PullSupervisor(engine).runCycle() == .pulled)  // the audio thread hands over
     engine.pull(into: output, frameCount: 64, delayFrames: 0)
     for i in 0..<40 {
       #expect(engine.send(.start(VoiceStart(id: VoiceID(UInt64(i)), samples: cue.samples, gain: .unity, loops: .count(1)))))
@@ -115,7 +116,7 @@ struct RewriteQueuedSilenceTests {
       configuration: EngineConfiguration(periodFrames: 240, idleFrames: 480_000, voiceCapacity: 64), sink: sink,
       signals: QuietSignals())
     #expect(engine.send(.attach))
-    #expect(engine.runCycle() == .pulled)
+    #expect(PullSupervisor(engine).runCycle() == .pulled)
     let output = UnsafeMutablePointer<Float>.allocate(capacity: silentFrames * 2)
     defer { output.deallocate() }
     engine.pull(into: output, frameCount: silentFrames, delayFrames: 0)
@@ -206,15 +207,16 @@ struct FillTargetAllocationTests {
     let engine = Engine(
       configuration: EngineConfiguration(periodFrames: 64, idleFrames: 480_000, voiceCapacity: 16, fillTarget: policy),
       sink: sink, signals: QuietSignals())
+    let loop = PushLoop(engine)
     #expect(engine.send(.attach))
-    _ = engine.runCycle()
+    _ = loop.runCycle()
     cued_alloc_counter_start()
     for cycle in 0..<400 {
       // A start every 10 cycles after silence: each is a rewind.
       if cycle % 10 == 5 {
         _ = engine.send(.start(VoiceStart(id: VoiceID(UInt64(cycle)), samples: cue.samples, gain: .unity, loops: .count(0))))
       }
-      _ = engine.runCycle()
+      _ = loop.runCycle()
       while engine.nextEvent() != nil {}
     }
     let allocations = cued_alloc_counter_stop()

@@ -29,17 +29,25 @@ func events<S>(_ engine: Engine<S>) -> [EngineEvent] {
   return list
 }
 
+func events<S>(_ loop: PushLoop<S>) -> [EngineEvent] { events(loop.engine) }
+
+/// The tests below name the push loop `engine`: what they send and read goes to the engine it drives.
+extension PushLoop {
+  func send(_ command: EngineCommand) -> Bool { engine.send(command) }
+  var counters: EngineCounters { engine.counters }
+}
+
 @Suite("Engine cycle")
 struct EngineTests {
   let cue = makeCue(frames: 100, left: { Float($0) / 128 }, right: { Float($0) / 256 })
 
-  func makeEngine(idleFrames: Int = 1000, voices: Int = 8) -> (Engine<RecordingSink>, RecordingSink, CountingSignals) {
+  func makeEngine(idleFrames: Int = 1000, voices: Int = 8) -> (PushLoop<RecordingSink>, RecordingSink, CountingSignals) {
     let sink = RecordingSink()
     let signals = CountingSignals()
     let engine = Engine(
       configuration: EngineConfiguration(periodFrames: 64, idleFrames: idleFrames, voiceCapacity: voices),
       sink: sink, signals: signals)
-    return (engine, sink, signals)
+    return (PushLoop(engine), sink, signals)
   }
 
   @Test func withoutADeviceTheEngineWritesNothingAndAsksToPark() {
@@ -64,7 +72,7 @@ struct EngineTests {
   @Test func silenceForTheIdleWindowReleasesTheDevice() {
     let (engine, _, _) = makeEngine(idleFrames: 256)
     _ = engine.send(.attach)
-    var outcomes: [Engine<RecordingSink>.CycleOutcome] = []
+    var outcomes: [PushLoop<RecordingSink>.CycleOutcome] = []
     for _ in 0..<5 { outcomes.append(engine.runCycle()) }
     #expect(outcomes == [.wrote, .wrote, .wrote, .wrote, .detached])
     #expect(events(engine) == [.released(.idle)])
@@ -108,7 +116,7 @@ struct EngineTests {
     _ = engine.send(.attach)
     _ = engine.runCycle()
     _ = engine.send(.shutdown(fadeFrames: 100))
-    var outcome = Engine<RecordingSink>.CycleOutcome.wrote
+    var outcome = PushLoop<RecordingSink>.CycleOutcome.wrote
     var cycles = 0
     while outcome == .wrote && cycles < 10 {
       outcome = engine.runCycle()
@@ -142,7 +150,8 @@ struct EngineTests {
   }
 
   @Test func pulledInQuantaOfAnySizeTheMixIsTheSameSamples() {
-    let (engine, sink, _) = makeEngine()
+    let (loop, sink, _) = makeEngine()
+    let engine = loop.engine  // rendered when asked: no loop runs
     let output = UnsafeMutablePointer<Float>.allocate(capacity: 512)
     defer { output.deallocate() }
     #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0)))))
@@ -167,7 +176,8 @@ struct EngineTests {
   }
 
   @Test func pulledSilencePastTheIdleWindowReleasesTheDevice() {
-    let (engine, _, _) = makeEngine(idleFrames: 256)
+    let (loop, _, _) = makeEngine(idleFrames: 256)
+    let engine = loop.engine
     let output = UnsafeMutablePointer<Float>.allocate(capacity: 256)
     defer { output.deallocate() }
     #expect(engine.send(.attach))
@@ -214,12 +224,12 @@ final class QueueModelSink: AudioSink, @unchecked Sendable {
 struct FillTargetEngineTests {
   let cue = makeCue(frames: 100, left: { Float($0 + 1) / 128 }, right: { Float($0 + 1) / 256 })
 
-  func makeEngine(fillTarget: LatencyAdapter.Policy? = nil) -> (Engine<QueueModelSink>, QueueModelSink) {
+  func makeEngine(fillTarget: LatencyAdapter.Policy? = nil) -> (PushLoop<QueueModelSink>, QueueModelSink) {
     let sink = QueueModelSink()
     let engine = Engine(
       configuration: EngineConfiguration(periodFrames: 64, idleFrames: 100_000, voiceCapacity: 8, fillTarget: fillTarget),
       sink: sink, signals: CountingSignals())
-    return (engine, sink)
+    return (PushLoop(engine), sink)
   }
 
   @Test func aCommandThatArrivesWhileTheEngineWaitsIsInTheVeryNextPeriod() {

@@ -35,7 +35,7 @@ final class PulledSink: AudioSink, @unchecked Sendable {
   }
 }
 
-/// Real parking on a condition, so `Engine.run` can run on a thread of its own.
+/// Real parking on a condition, so the engine's driver can run on a thread of its own.
 final class ConditionSignals: EngineSignals, @unchecked Sendable {
   private let condition = NSCondition()
   private var woken = false
@@ -56,12 +56,14 @@ final class ConditionSignals: EngineSignals, @unchecked Sendable {
   func nowNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }
 
-/// `Engine.run` on its own thread (the daemon's audio thread), and a way to wait for it to return.
+/// The driver the sink calls for (`Engine.makeDriver`: `PullSupervisor`) on its own thread (the
+/// daemon's audio thread), and a way to wait for it to return.
 final class EngineThread: @unchecked Sendable {
   let finished = Atomic<Bool>(false)
   init(_ engine: Engine<PulledSink>) {
+    let driver = engine.makeDriver()
     Thread.detachNewThread {
-      engine.run()
+      driver.run()
       self.finished.store(true, ordering: .releasing)
     }
   }
@@ -166,7 +168,7 @@ struct PullHandOffTests {
     let started = Date()
     // No callback ever comes (a target that never links, a server that hangs).
     #expect(waitForEvent(engine, seconds: 10) { $0 == .released(.lost(code: -110)) } != nil)
-    #expect(Date().timeIntervalSince(started) >= Double(Engine<PulledSink>.pullStallNanoseconds) / 1e9 * 0.9)
+    #expect(Date().timeIntervalSince(started) >= Double(PullSupervisor<PulledSink>.stallNanoseconds) / 1e9 * 0.9)
     #expect(engine.send(.shutdown(fadeFrames: 0)))
     #expect(thread.waitUntilFinished())
   }

@@ -125,9 +125,11 @@ final class EmbeddedClient {
 }
 
 /// A whole daemon in the test's thread, with no sockets, processes or audio thread: the test
-/// drives the engine's cycles and the clock itself (the spirit of SwiftNIO's EmbeddedChannel).
+/// drives the push loop's cycles and the clock itself (the spirit of SwiftNIO's EmbeddedChannel).
 final class EmbeddedDaemon {
   let daemon: Daemon<TestSink>
+  /// The driver the audio thread would run, run here one cycle at a time.
+  let audioLoop: PushLoop<TestSink>
   let sink = TestSink()
   let clock = ManualClock()
   let wallClock = ManualWallClock()
@@ -146,6 +148,7 @@ final class EmbeddedDaemon {
     logger.logLevel = .critical
     let lookup: (String) -> String? = environment.map { given in { given[$0] } } ?? { ProcessInfo.environment($0) }
     daemon = try Daemon(configuration: configuration, device: sink, logger: logger, clock: clock, wallClock: wallClock, environment: lookup)
+    audioLoop = PushLoop(daemon.engine)
     daemon.loadCues()
   }
 
@@ -162,7 +165,7 @@ final class EmbeddedDaemon {
 
   /// Runs `count` audio cycles (each one period), then hands the engine's news to the daemon.
   func runCycles(_ count: Int = 1) {
-    for _ in 0..<count { _ = daemon.engine.runCycle() }
+    for _ in 0..<count { _ = audioLoop.runCycle() }
     daemon.drainEngineEvents()
   }
 

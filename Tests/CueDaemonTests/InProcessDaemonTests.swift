@@ -132,7 +132,7 @@ struct InProcessDaemonTests {
     #expect(client.request(#"{"id":3,"op":"player.pause","player":\#(player)}"#).isEmpty)
     // Play again while the paused voice is still ending: it waits for that end.
     #expect(client.reply(#"{"id":4,"op":"player.play","player":\#(player)}"#)["playing"] == .bool(true))
-    _ = embedded.daemon.engine.runCycle()  // the voice ends; its news is not read yet
+    _ = embedded.audioLoop.runCycle()  // the voice ends; its news is not read yet
     while embedded.daemon.engine.send(.seek(VoiceID(1 << 40), position: 0)) {}  // and the ring fills
     embedded.daemon.drainEngineEvents()
     let lines = client.received()

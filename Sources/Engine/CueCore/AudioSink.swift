@@ -1,22 +1,26 @@
-// The sink side of the engine: what a device does for it, pushed to or pulling from it.
-// The audio thread calls these: the real-time rules of Engine.swift apply to every implementation.
+// The sink side of the engine: what a device does for it, pushed to or pulling from it, and the
+// driver each output model calls for. The audio side calls the sink: the real-time rules of
+// Engine.swift apply to every implementation.
 
-/// Where the engine writes mixed audio. The control side opens and closes it; the audio thread only writes.
+/// Where mixed audio goes. The control side opens and closes it; the audio side only writes to it
+/// (`PushLoop`) or is asked by it (`Engine.pull`).
 public protocol AudioSink: AnyObject {
   /// Writes one period of interleaved stereo Float32; blocks while the device's buffer is full.
   func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus
   /// Frames written but not yet heard (`snd_pcm_delay`), or 0 when unknown.
   func delayFrames() -> Int
   /// Blocks until the device holds few enough frames that `frameCount` more keep it at or below
-  /// `fillTargetFrames` (`Int.max`: its whole buffer), so the engine latches commands and mixes as
-  /// late as it can. Audio thread. The default returns at once (the blocking `write` paces).
+  /// `fillTargetFrames` (`Int.max`: its whole buffer), so the push loop latches commands and mixes
+  /// as late as it can. Audio thread. The default returns at once (the blocking `write` paces).
   func waitForRoom(frameCount: Int, fillTargetFrames: Int) -> SinkStatus
   /// Takes back up to `maxFrames` of the frames written last that the device has not played yet
   /// (`snd_pcm_rewind`), keeping a safety margin; returns how many it took back. The engine asks
-  /// only for frames of silence it wrote. Audio thread. The default takes back nothing.
+  /// The push loop asks only for frames of silence it wrote. Audio thread. The default takes back nothing.
   func rewind(maxFrames: Int) -> Int
-  /// Who drives the output: the engine's thread writing (`push`, the default), or a sound
-  /// server's real-time callback asking for each quantum through `Engine.pull` (`pull`).
+  /// Who asks the engine for audio, and so which driver runs on cued's audio thread
+  /// (`Engine.makeDriver`): that thread writing (`push`, the default: `PushLoop`), or a sound
+  /// server's real-time callback asking for each quantum through `Engine.pull` (`pull`: the audio
+  /// thread hands over and watches, `PullSupervisor`).
   var outputModel: OutputModel { get }
   /// For a pulled sink: 0 while its stream is healthy, else a negative errno saying why it failed
   /// (the server went away, the node was removed). Audio thread; an atomic read, no allocation.
@@ -28,9 +32,9 @@ public protocol AudioSink: AnyObject {
   func startQueued()
   /// For a pulled sink that can stop being asked for audio while it stays open (PipeWire: an
   /// inactive stream keeps its node and links but is not scheduled, so neither cued nor, when
-  /// nothing else plays, the graph wakes): pauses it; true when it is paused now. The engine's
-  /// thread calls it once the mix has been silent for `EngineConfiguration.PullPause.afterFrames`,
-  /// while it holds the engine (no callback renders). May lock; never called on the real-time
+  /// nothing else plays, the graph wakes): pauses it; true when it is paused now. `PullSupervisor`
+  /// calls it on cued's audio thread once the mix has been silent for
+  /// `EngineConfiguration.PullPause.afterFrames`, while it holds the engine (no callback renders). May lock; never called on the real-time
   /// thread. The default cannot pause (false).
   func pausePulling() -> Bool
   /// Undoes `pausePulling`: the server asks for audio again from its next cycle. Called on the
@@ -40,10 +44,29 @@ public protocol AudioSink: AnyObject {
 
 /// How a sink is fed; see `AudioSink.outputModel`.
 public enum OutputModel: Sendable, Equatable {
-  /// The engine's thread mixes a period and writes it, blocking while the device is full (ALSA).
+  /// Cued's audio thread mixes a period and writes it, waiting while the device is full (ALSA): `PushLoop`.
   case push
-  /// The server's thread calls `Engine.pull` once per graph cycle for exactly the frames it needs (PipeWire).
+  /// The server's thread calls `Engine.pull` once per graph cycle for exactly the frames it needs
+  /// (PipeWire, PulseAudio); cued's audio thread hands the engine over and watches: `PullSupervisor`.
   case pull
+}
+
+/// The thread logic that asks an engine for audio, one per output model: `PushLoop` (wait for room,
+/// render, write) or `PullSupervisor` (hand the engine to a server's callback and watch the stream).
+/// Either parks while no sink is attached. `AudioThread` runs it on cued's audio thread.
+public protocol AudioDriver: AnyObject, Sendable {
+  /// Runs until the engine is shut down and has said so. The audio thread's entry point.
+  func run()
+}
+
+extension Engine {
+  /// The driver the sink's output model calls for. Control side (it allocates), once per engine.
+  public func makeDriver() -> any AudioDriver {
+    switch sink.outputModel {
+    case .push: PushLoop(self)
+    case .pull: PullSupervisor(self)
+    }
+  }
 }
 
 /// What a pulled sink's real-time callback calls once per graph cycle: the engine.

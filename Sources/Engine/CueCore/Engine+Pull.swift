@@ -2,6 +2,7 @@ import Synchronization
 
 // The pulled side of the engine: a sound server's real-time callback asks for each block
 // (PipeWire's `process`, libpulse's write callback). The real-time rules of Engine.swift apply.
+// Cued's audio thread hands the engine over and watches the stream meanwhile: PullSupervisor.swift.
 
 extension Engine {
   /// The real-time callback of a pulled sink (PipeWire's `process`): fills `frameCount` frames of
@@ -9,6 +10,7 @@ extension Engine {
   /// commands, mixes and reports (`render`); otherwise (not attached yet, given back, taken back
   /// after a failure) it writes silence and touches nothing. `delayFrames`: frames from this
   /// buffer's first frame to the ear, as the server reports them. Never waits, never allocates.
+  /// The hand-over itself (`PullOwner`) is `PullSupervisor`'s, on cued's audio thread.
   public func pull(into output: UnsafeMutablePointer<Float>, frameCount: Int, delayFrames: Int) {
     guard
       pullOwner.compareExchange(
@@ -23,7 +25,7 @@ extension Engine {
     if attached {
       pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
     } else {
-      // Released (idle, shutdown): the engine's thread takes over again and the control side disconnects.
+      // Released (idle, shutdown): the audio thread takes over again and the control side disconnects.
       pullOwner.store(PullOwner.returned.rawValue, ordering: .releasing)
       signals.wakeAudioThread()
     }
@@ -64,99 +66,5 @@ extension Engine {
     // Nothing here releases the sink (only a rendered silence or a failure does), so it stays handed over.
     pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
     return frames
-  }
-
-  /// The engine's thread while a pulled sink is attached: sleeps until the callback gives the
-  /// engine back, or takes it back itself when the stream failed or stopped asking (then the sink
-  /// is released as lost, and the control side reconnects with backoff as for any lost device).
-  /// It also pauses the sink after a silence (`PullPause`) and, once paused for the rest of the
-  /// idle window, releases it as idle.
-  func waitWhilePulled() {
-    var wasPaused = false
-    while true {
-      signals.parkAudioThread(timeoutMilliseconds: 100)
-      counters.heartbeat.add(1, ordering: .relaxed)
-      if pullOwner.load(ordering: .acquiring) == PullOwner.returned.rawValue {
-        pullOwner.store(PullOwner.engineThread.rawValue, ordering: .relaxed)
-        return
-      }
-      if pauseWanted.exchange(false, ordering: .acquiring) {
-        guard takeEngineBack() else { return }
-        pauseIfSilent()
-        handEngineBack()
-      }
-      let failure = sink.pullFailure()
-      let paused = pullPaused.load(ordering: .acquiring)
-      if paused {
-        wasPaused = true
-        if failure == 0 {
-          guard let pause = configuration.pullPause,
-            signals.nowNanoseconds() >= pausedAt + pause.releaseAfterNanoseconds
-          else { continue }
-          guard takeEngineBack() else { return }
-          // Still paused, still silent, nothing queued: the idle window is over.
-          if attached && mixer.isSilent && commands.isEmpty && pullPaused.exchange(false, ordering: .sequentiallyConsistent) {
-            release(.idle)
-            reportEvents(delayFrames: 0)
-            return
-          }
-          handEngineBack()
-          continue
-        }
-      } else if wasPaused {
-        wasPaused = false
-        lastPullAt.store(signals.nowNanoseconds(), ordering: .relaxed)  // resumed: the stall clock starts again
-      }
-      // The last pull first, then the clock: a callback that stores a newer time in between must
-      // not make `now - last` wrap around (it did, and a stream pulled a moment ago was "lost").
-      let lastPull = lastPullAt.load(ordering: .acquiring)
-      let now = signals.nowNanoseconds()
-      let stalled = !paused && now > lastPull && now - lastPull > Self.pullStallNanoseconds
-      guard failure != 0 || stalled else { continue }
-      guard takeEngineBack() else { return }
-      release(.lost(code: failure != 0 ? failure : -110))  // ETIMEDOUT: the server stopped asking
-      reportEvents(delayFrames: 0)
-      return
-    }
-  }
-
-  /// Takes the engine from the callback (one rendering right now finishes first; it never waits).
-  /// False when the callback gave it back meanwhile (released): the engine's thread owns it, and
-  /// `waitWhilePulled` returns.
-  func takeEngineBack() -> Bool {
-    while true {
-      let (exchanged, current) = pullOwner.compareExchange(
-        expected: PullOwner.callback.rawValue, desired: PullOwner.engineThread.rawValue, ordering: .acquiring)
-      if exchanged { return true }
-      if current == PullOwner.returned.rawValue {
-        pullOwner.store(PullOwner.engineThread.rawValue, ordering: .relaxed)
-        return false
-      }
-      signals.parkAudioThread(timeoutMilliseconds: 1)
-    }
-  }
-
-  /// Hands the engine to the next callback again.
-  func handEngineBack() {
-    pullOwner.store(PullOwner.callback.rawValue, ordering: .releasing)
-  }
-
-  /// With the engine held: pauses the sink if the mix is still silent and no command waits; a
-  /// command that arrives meanwhile resumes it (here, or in `send`).
-  func pauseIfSilent() {
-    guard attached, mixer.isSilent, commands.isEmpty, !pullPaused.load(ordering: .relaxed) else { return }
-    _ = pullPaused.exchange(true, ordering: .sequentiallyConsistent)
-    guard sink.pausePulling() else {
-      _ = pullPaused.exchange(false, ordering: .sequentiallyConsistent)
-      return
-    }
-    pausedAt = signals.nowNanoseconds()
-    counters.pullPauses.add(1, ordering: .relaxed)
-    // A command pushed before `send` saw the exchange above may have found the sink not yet paused,
-    // and `send` may even have resumed it before `pausePulling` ran: resume for it now.
-    if !commands.isEmpty {
-      _ = pullPaused.exchange(false, ordering: .sequentiallyConsistent)
-      sink.resumePulling()
-    }
   }
 }

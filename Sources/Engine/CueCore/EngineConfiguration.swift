@@ -32,7 +32,7 @@ public struct EngineConfiguration: Sendable {
   public var voiceCapacity: Int
   public var commandCapacity: Int
   public var eventCapacity: Int
-  /// How full the push loop keeps the sink; nil: as full as its buffer (the blocking write paces).
+  /// How full the push loop (`PushLoop`) keeps the sink; nil: as full as its buffer (the blocking write paces).
   public var fillTarget: LatencyAdapter.Policy?
   /// When a pulled sink that can pause (`AudioSink.pausePulling`) is paused; nil: never.
   public var pullPause: PullPause?

@@ -25,7 +25,7 @@ public enum EngineCommand: Sendable, BitwiseCopyable {
   case setRate(VoiceID, rate: Double)
   /// Sets the passes a voice still plays after the current one (negative: until stopped).
   case setLoops(VoiceID, loopsLeft: Int)
-  /// Fade everything out over `fadeFrames`, let it play, release the sink and leave `run`.
+  /// Fade everything out over `fadeFrames`, let it play, release the sink; the driver's `run` then returns.
   case shutdown(fadeFrames: Int)
 }
 

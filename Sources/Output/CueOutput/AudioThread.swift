@@ -42,7 +42,8 @@ public final class EventFDSignals: EngineSignals, @unchecked Sendable {
   public func acknowledgeControl() { control.drain() }
 }
 
-/// Runs an engine on its own thread, at real-time priority when the system allows it.
+/// Runs the thread that asks an engine for audio (its sink's driver: the push loop, or the pulled
+/// stream's supervisor) on a thread of its own, at real-time priority when the system allows it.
 public final class AudioThread: @unchecked Sendable {
   private var thread: Threads.Joinable? = nil
   /// What the thread was granted; written by `start` and read by `status`, both on the control thread.
@@ -50,20 +51,16 @@ public final class AudioThread: @unchecked Sendable {
 
   public init() {}
 
-  /// Starts `engine.run()` on a new thread named "cued-audio", then applies `realtime` to it from
-  /// here, the control thread (`RealtimePolicy.apply`: SCHED_FIFO, else RTKit, within its bounded
-  /// wait). Until that is settled the engine runs at normal priority; nothing is queued for it yet.
+  /// Starts the driver the engine's sink calls for (`Engine.makeDriver`: `PushLoop` for ALSA and
+  /// null, `PullSupervisor` for a sound server's stream) on a new thread named "cued-audio", then
+  /// applies `realtime` to it from here, the control thread (`RealtimePolicy.apply`: SCHED_FIFO,
+  /// else RTKit, within its bounded wait). Until that is settled the driver runs at normal
+  /// priority; nothing is queued for it yet.
   public func start<Sink: AudioSink>(_ engine: Engine<Sink>, realtime: RealtimePolicy) throws(SystemError) {
-    // The engine is Sendable, but a closure naming it would capture `Sink.Type`, which need not be.
-    let runner = Runner { engine.run() }
-    let thread = try Threads.Joinable(name: "cued-audio") { runner.run() }
+    let driver = engine.makeDriver()
+    let thread = try Threads.Joinable(name: "cued-audio") { driver.run() }
     self.thread = thread
     scheduling = realtime.apply(toThread: thread.threadID)
-  }
-
-  private final class Runner: @unchecked Sendable {
-    let run: () -> Void
-    init(_ run: @escaping () -> Void) { self.run = run }
   }
 
   /// Waits for the thread to return.

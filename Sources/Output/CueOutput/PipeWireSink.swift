@@ -149,7 +149,7 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
 
   public func describeLoss(code: Int32) -> String {
     if code == -110 {
-      return "PipeWire stopped asking for audio for \(Engine<PipeWireSink>.pullStallNanoseconds / 1_000_000_000) s"
+      return "PipeWire stopped asking for audio for \(PullSupervisor<PipeWireSink>.stallNanoseconds / 1_000_000_000) s"
         + (target.map { " (is '\($0)' a sink that exists? `pw-cli ls Node` lists them)" } ?? "")
     }
     let text = errorText()

@@ -169,7 +169,7 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   public func describeLoss(code: Int32) -> String {
     if code == -110 {
-      return "PulseAudio stopped asking for audio for \(Engine<PulseSink>.pullStallNanoseconds / 1_000_000_000) s"
+      return "PulseAudio stopped asking for audio for \(PullSupervisor<PulseSink>.stallNanoseconds / 1_000_000_000) s"
     }
     let text = errorText()
     return text.isEmpty ? "the PulseAudio stream failed (error \(code))" : "the PulseAudio stream failed: \(text)"

@@ -1,0 +1,146 @@
+import Synchronization
+
+// Real-time rules for everything here but `init` (cued's audio thread runs `run`): no
+// allocation, no free, no locks, no logging, no awaiting, no untyped throws.
+
+/// The stock wait-render-write loop for a sink that is written (ALSA, null): the push model's
+/// driver, on cued's audio thread.
+///
+/// Each cycle waits until the device has room below the fill target, has the engine apply the
+/// commands that arrived meanwhile, mixes one period into its bus, writes it and has the engine
+/// report. It owns what only the push model needs: the bus, the fill target (`LatencyAdapter`, raised
+/// by the underruns the sink reports), and the count of silence queued at the device's end, which it
+/// takes back (`AudioSink.rewind`) when a voice starts. While no sink is attached it parks.
+///
+/// It uses the sink's push half (`waitForRoom`, `write`, `rewind`, `delayFrames`) and the engine's
+/// driver half; the engine knows nothing of it.
+public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
+  public let engine: Engine<Sink>
+  private let sink: Sink
+  private let bus: UnsafeMutablePointer<Float>
+  /// The fill target (nil: the sink's whole buffer).
+  private var watermark: LatencyAdapter?
+  /// Frames at the end of what the sink holds that were written as silence (no voice in the
+  /// mixer): what `rewind` may take back when a voice starts.
+  private var trailingSilentFrames = 0
+
+  /// Allocates the bus (one period); control side, before the loop runs.
+  public init(_ engine: Engine<Sink>) {
+    self.engine = engine
+    sink = engine.sink
+    let frames = engine.configuration.periodFrames
+    bus = .allocate(capacity: frames * 2)
+    bus.initialize(repeating: 0, count: frames * 2)
+    watermark = engine.configuration.fillTarget.map(LatencyAdapter.init(policy:))
+    engine.counters.fillTargetFrames.store(watermark?.targetFrames ?? 0, ordering: .relaxed)
+  }
+
+  deinit {
+    bus.deallocate()
+  }
+
+  /// What one cycle did.
+  public enum CycleOutcome: Equatable, Sendable {
+    /// A period was written.
+    case wrote
+    /// No sink is attached: park until a command arrives.
+    case detached
+    /// Shut down: leave the loop.
+    case finished
+  }
+
+  /// Runs cycles until shut down, parking while detached. The audio thread's entry point.
+  public func run() {
+    while true {
+      switch runCycle() {
+      case .wrote: continue
+      case .finished: return
+      case .detached: engine.parkWhileDetached()
+      }
+    }
+  }
+
+  /// One pass: wait until the device has room (below the fill target), apply the commands that
+  /// arrived meanwhile, then (when attached) mix one period, write it and report. Waiting first is
+  /// what makes a command heard soonest: one that arrives during the wait is in the very next
+  /// period, and the write that follows does not block.
+  public func runCycle() -> CycleOutcome {
+    engine.counters.heartbeat.add(1, ordering: .relaxed)
+    let frames = engine.configuration.periodFrames
+    let wasAttached = engine.attached
+    if wasAttached && !waitForRoom(frames) { return .detached }
+    let mixerWasSilent = engine.mixer.activeVoiceCount == 0
+    engine.applyCommands()
+    guard engine.attached else {
+      trailingSilentFrames = 0  // the next device starts empty
+      engine.reportEvents(delayFrames: 0)
+      return engine.hasFinished ? .finished : .detached
+    }
+    // A device just attached is empty, so this returns at once; it tells the sink the target
+    // before the first write (ALSA's start threshold follows it).
+    if !wasAttached && !waitForRoom(frames) { return .detached }
+    if mixerWasSilent && engine.mixer.activeVoiceCount > 0 { rewindQueuedSilence() }
+    // Nothing sounds in this period when no voice is in the mixer: it is all zeros.
+    let periodIsSilent = engine.mixer.activeVoiceCount == 0
+    engine.mix(into: bus, frameCount: frames)
+    let status = sink.write(bus, frameCount: frames)
+    engine.countMixed(frames)
+    guard noteSinkStatus(status) else {
+      engine.reportEvents(delayFrames: 0)
+      return .detached
+    }
+    if status == .recoveredUnderrun { trailingSilentFrames = 0 }  // the device was restarted
+    trailingSilentFrames = periodIsSilent ? trailingSilentFrames + frames : 0
+    if status == .ok, var decaying = watermark {
+      decaying.elapsed(frames)
+      watermark = decaying
+      engine.counters.fillTargetFrames.store(decaying.targetFrames, ordering: .relaxed)
+    }
+    engine.noteSilence(frames)
+    engine.reportEvents(delayFrames: engine.attached ? sink.delayFrames() : 0)
+    return engine.hasFinished ? .finished : .wrote
+  }
+
+  /// Waits until the sink has room below the fill target; false (and the sink released) when it is lost.
+  private func waitForRoom(_ frames: Int) -> Bool {
+    let waited = sink.waitForRoom(frameCount: frames, fillTargetFrames: watermark?.targetFrames ?? Int.max)
+    if noteSinkStatus(waited) { return true }
+    engine.reportEvents(delayFrames: 0)
+    return false
+  }
+
+  /// Counts an underrun (and raises the fill target), or releases a lost sink; false when lost.
+  /// Voices stay in the table when the sink is lost: the control side reopens the device and
+  /// decides which are too old to play late.
+  private func noteSinkStatus(_ status: SinkStatus) -> Bool {
+    switch status {
+    case .ok:
+      return true
+    case .recoveredUnderrun:
+      engine.counters.underruns.add(1, ordering: .relaxed)
+      if var raised = watermark {
+        raised.xrun()
+        watermark = raised
+        engine.counters.fillTargetFrames.store(raised.targetFrames, ordering: .relaxed)
+      }
+      return true
+    case .lost(let code):
+      engine.release(.lost(code: code))
+      return false
+    }
+  }
+
+  /// A voice starts while the device holds only silence this loop wrote: take that silence back
+  /// (what the sink can rewind), so the voice is heard that much sooner. The mixer clock moves back
+  /// with it, so it stays the device's write position: frames heard (clock − delay) do not jump,
+  /// and a voice scheduled for a frame is heard when it would have been.
+  private func rewindQueuedSilence() {
+    guard trailingSilentFrames > 0 else { return }
+    let rewound = sink.rewind(maxFrames: trailingSilentFrames)
+    guard rewound > 0 else { return }
+    engine.mixer.rewindClock(by: rewound)
+    trailingSilentFrames -= rewound
+    engine.counters.rewoundFrames.add(UInt64(rewound), ordering: .relaxed)
+    engine.counters.mixerClock.store(engine.mixer.frameClock, ordering: .relaxed)
+  }
+}
