@@ -77,6 +77,30 @@ struct RealtimeKitTests {
     #expect(rig.rtkitLog.components(separatedBy: "of process \(daemon.pid) owned by 'nobody' RT").count - 1 == 2, "\(rig.rtkitLog)")
   }
 
+  /// PipeWire's data thread, which mixes on `--device pipewire`: made real-time through RTKit,
+  /// by PipeWire's own module-rt (which asks RTKit itself) or else by cued's policy.
+  @Test func pipeWiresDataThreadIsMadeRealtimeThroughRTKit() throws {
+    let dir = Harness.temporaryDirectory()
+    let rig = try RealtimeKitRig(directory: dir)
+    defer { rig.stop() }
+    let pipewire = try PipeWireEnvironment(directory: dir + "/pw")
+    defer { withExtendedLifetime(pipewire) {} }  // stopped when released (deinit)
+    chmod(dir + "/pw", 0o711)  // nobody reaches the server's socket
+    chmod(dir + "/pw/pipewire-0", 0o777)
+    let daemon = try Self.start(
+      dir, bus: rig.address, device: "pipewire", environment: ["PIPEWIRE_RUNTIME_DIR": dir + "/pw", "PIPEWIRE_REMOTE": "pipewire-0"])
+    defer { daemon.stop() }
+    let played = try daemon.cuectl(["play", "pico", "--wait"])
+    #expect(played.status == 0, "\(played.stderr) \(daemon.log)")
+    let device = try #require(daemon.status()["device"] as? [String: Any])
+    #expect(device["backend"] as? String == "pipewire")
+    let mixing = try #require(device["mixingThread"] as? [String: Any], "no mixingThread in \(device)")
+    #expect(mixing["policy"] as? String == "rr", "\(mixing)")
+    #expect(["rtkit", "pipewire"].contains(mixing["via"] as? String ?? ""), "\(mixing)")
+    // Whoever asked, rtkit-daemon did it, for a thread of nobody's cued.
+    #expect(rig.rtkitLog.contains("of process \(daemon.pid) owned by 'nobody' RT"), "\(rig.rtkitLog)")
+  }
+
   @Test func withoutRTKitOnTheBusStatusSaysBothReasons() throws {
     let dir = Harness.temporaryDirectory()
     let rig = try RealtimeKitRig(directory: dir, rtkit: false)
