@@ -124,4 +124,57 @@ struct SoundFileDecoderTests {
       (error as? DecodeError)?.reason.contains("the longest cue is 0.05 s") == true
     }
   }
+
+  /// A WAV file's bytes: `format` chunk body, `data`, in little-endian RIFF or big-endian RIFX.
+  static func wave(format: [UInt8], data: [UInt8], bigEndian: Bool = false) -> [UInt8] {
+    func u32(_ v: Int) -> [UInt8] {
+      let le = [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)]
+      return bigEndian ? le.reversed() : le
+    }
+    let body = Array("WAVE".utf8) + Array("fmt ".utf8) + u32(format.count) + format + Array("data".utf8) + u32(data.count) + data
+    return Array((bigEndian ? "RIFX" : "RIFF").utf8) + u32(body.count) + body
+  }
+
+  static func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+  static func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16) }
+
+  /// A big-endian WAV (RIFX) plays, named as what it is, with the same samples as its RIFF twin.
+  @Test func aBigEndianRIFXWavePlaysAndSaysWhatItIs() throws {
+    let samples: [Int16] = (0..<480).map { Int16(truncatingIfNeeded: ($0 * 997) % 20000 - 10000) }
+    // PCM, mono, 48 kHz, 2 bytes a frame, 16 bits: the fmt body, each field in the file's byte order.
+    func format(bigEndian: Bool) -> [UInt8] {
+      let fields = [(1, 2), (1, 2), (48000, 4), (96000, 4), (2, 2), (16, 2)]
+      return fields.flatMap { value, size -> [UInt8] in
+        let le = size == 2 ? Self.le16(value) : Self.le32(value)
+        return bigEndian ? le.reversed() : le
+      }
+    }
+    let littleData = samples.flatMap { Self.le16(Int(UInt16(bitPattern: $0))) }
+    let bigData = samples.flatMap { Self.le16(Int(UInt16(bitPattern: $0))).reversed() }
+    let rifx = try AudioFileDecoder.decode(bytes: Self.wave(format: format(bigEndian: true), data: bigData, bigEndian: true), name: "be.wav")
+    let riff = try AudioFileDecoder.decode(bytes: Self.wave(format: format(bigEndian: false), data: littleData), name: "le.wav")
+    #expect(rifx.format == "WAV (PCM 16-bit, big-endian RIFX)")
+    #expect(riff.format == "WAV (PCM 16-bit)")
+    #expect(rifx.sourceFrameCount == 480 && Self.samples(rifx) == Self.samples(riff))
+  }
+
+  /// WAVE_FORMAT_EXTENSIBLE (what sox writes for 24-bit) is listed as the plain header is.
+  @Test func anExtensibleHeaderNamesItsSampleFormat() throws {
+    let frames = 240
+    let data = (0..<frames).flatMap { i -> [UInt8] in
+      let v = (i * 1234) % 0x7FFFFF
+      return [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF)]
+    }
+    // fmt: WAVE_FORMAT_EXTENSIBLE (0xFFFE), mono, 48 kHz, 3 bytes a frame, 24 bits; cbSize 22,
+    // valid bits 24, channel mask FC, sub-format KSDATAFORMAT_SUBTYPE_PCM.
+    let guid: [UInt8] = [0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+    let extensible = Self.le16(0xFFFE) + Self.le16(1) + Self.le32(48000) + Self.le32(144000) + Self.le16(3) + Self.le16(24)
+      + Self.le16(22) + Self.le16(24) + Self.le32(4) + guid
+    let plain = Self.le16(1) + Self.le16(1) + Self.le32(48000) + Self.le32(144000) + Self.le16(3) + Self.le16(24)
+    let wavex = try AudioFileDecoder.decode(bytes: Self.wave(format: extensible, data: data), name: "x.wav")
+    let wav = try AudioFileDecoder.decode(bytes: Self.wave(format: plain, data: data), name: "p.wav")
+    #expect(wav.format == "WAV (PCM 24-bit)")
+    #expect(wavex.format == "WAV (PCM 24-bit)")
+    #expect(Self.samples(wavex) == Self.samples(wav))
+  }
 }

@@ -26,7 +26,8 @@ public enum SoundFileDecoder {
     }
     if at(0, "OggS") { return .ogg }
     if at(0, "fLaC") { return .flac }
-    if (at(0, "RIFF") || at(0, "RF64")) && at(8, "WAVE") { return .wav }
+    // RIFX is a big-endian RIFF (what some DAWs and Mac tools write); libsndfile reads it.
+    if (at(0, "RIFF") || at(0, "RIFX") || at(0, "RF64")) && at(8, "WAVE") { return .wav }
     return nil
   }
 
@@ -131,20 +132,43 @@ public enum SoundFileDecoder {
       format: format, warnings: warnings)
   }
 
-  /// `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`, `FLAC`: what `list` can show.
+  /// `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`, `FLAC`: what `list` can show. A WAV names its
+  /// sample format whatever its header (plain, WAVE_FORMAT_EXTENSIBLE, RF64), and says when it is
+  /// big-endian (RIFX).
   static func formatName(_ format: Int32) -> String {
     let major = format & Int32(SF_FORMAT_TYPEMASK)
     let minor = format & Int32(SF_FORMAT_SUBMASK)
-    switch (major, minor) {
-    case (Int32(SF_FORMAT_OGG), Int32(SF_FORMAT_VORBIS)): return "Ogg Vorbis"
-    case (Int32(SF_FORMAT_OGG), Int32(SF_FORMAT_OPUS)): return "Ogg Opus"
-    case (Int32(SF_FORMAT_OGG), _): return "Ogg"
-    case (Int32(SF_FORMAT_FLAC), _): return "FLAC"
-    case (Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_PCM_16)), (Int32(SF_FORMAT_RF64), Int32(SF_FORMAT_PCM_16)): return "WAV (PCM 16-bit)"
-    case (Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_PCM_24)), (Int32(SF_FORMAT_RF64), Int32(SF_FORMAT_PCM_24)): return "WAV (PCM 24-bit)"
-    case (Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_FLOAT)), (Int32(SF_FORMAT_RF64), Int32(SF_FORMAT_FLOAT)): return "WAV (float)"
-    case (Int32(SF_FORMAT_WAV), _), (Int32(SF_FORMAT_RF64), _): return "WAV"
+    switch major {
+    case Int32(SF_FORMAT_OGG):
+      switch minor {
+      case Int32(SF_FORMAT_VORBIS): return "Ogg Vorbis"
+      case Int32(SF_FORMAT_OPUS): return "Ogg Opus"
+      default: return "Ogg"
+      }
+    case Int32(SF_FORMAT_FLAC): return "FLAC"
+    case Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_WAVEX), Int32(SF_FORMAT_RF64):
+      var details = sampleFormatName(minor).map { [$0] } ?? []
+      if format & Int32(SF_FORMAT_ENDMASK) == Int32(SF_ENDIAN_BIG) { details.append("big-endian RIFX") }
+      return details.isEmpty ? "WAV" : "WAV (\(details.joined(separator: ", ")))"
     default: return "libsndfile format 0x\(String(format, radix: 16))"
+    }
+  }
+
+  /// The sample format of a WAV, as people name it; nil for one without a common name.
+  static func sampleFormatName(_ minor: Int32) -> String? {
+    switch minor {
+    case Int32(SF_FORMAT_PCM_U8): "PCM 8-bit"
+    case Int32(SF_FORMAT_PCM_16): "PCM 16-bit"
+    case Int32(SF_FORMAT_PCM_24): "PCM 24-bit"
+    case Int32(SF_FORMAT_PCM_32): "PCM 32-bit"
+    case Int32(SF_FORMAT_FLOAT): "float"
+    case Int32(SF_FORMAT_DOUBLE): "64-bit float"
+    case Int32(SF_FORMAT_ULAW): "mu-law"
+    case Int32(SF_FORMAT_ALAW): "A-law"
+    case Int32(SF_FORMAT_IMA_ADPCM): "IMA ADPCM"
+    case Int32(SF_FORMAT_MS_ADPCM): "MS ADPCM"
+    case Int32(SF_FORMAT_GSM610): "GSM 6.10"
+    default: nil
     }
   }
 }
