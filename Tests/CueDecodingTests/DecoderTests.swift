@@ -81,6 +81,18 @@ struct DecoderTests {
     #expect(cue.warnings.contains { $0.contains("gapless") })
   }
 
+  /// A LAME tag whose encoder delay and padding cover every sample would leave nothing after the
+  /// gapless trim: the file plays untrimmed (what the untagged file would give), with a warning.
+  @Test func aGaplessTrimThatWouldLeaveNothingPlaysUntrimmed() throws {
+    let cue = try MP3Decoder.decode(path: fixture("gapless-trims-everything.mp3"))
+    let original = try MP3Decoder.decode(path: fixture("tone-48000-mono.mp3"))
+    #expect(cue.sourceFrameCount > original.sourceFrameCount)  // delay and padding stay in
+    #expect(cue.sourceFrameCount % 1152 == 0, "\(cue.sourceFrameCount)")  // whole MPEG frames
+    #expect(!cue.hasGaplessInfo)
+    #expect(cue.warnings.contains { $0.contains("trims away every sample; it plays untrimmed") }, "\(cue.warnings)")
+    #expect(cue.buffer.toArray().contains { $0 != 0 })
+  }
+
   @Test func aTruncatedFileLoadsWhatItHasWithAWarning() throws {
     let cue = try MP3Decoder.decode(path: fixture("truncated.mp3"))
     #expect(cue.sourceFrameCount < 5292)

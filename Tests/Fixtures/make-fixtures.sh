@@ -123,6 +123,13 @@ write("tone-44100-ape.mp3", base + ape)
 # Cut in the middle of the third frame (Info frame 417 bytes + frame 418 bytes + 165).
 write("truncated.mp3", base[:1000])
 
+# The gapless trim covering all of it: tone-48000-mono.mp3 with its LAME tag's encoder delay and
+# padding both set to 4095 samples (the 12-bit fields' most), more than its 7 frames hold.
+short = bytearray(open(path("tone-48000-mono.mp3"), "rb").read())
+lame = short.find(b"LAME", short.find(b"Info"))
+short[lame + 21:lame + 24] = b"\xff\xff\xff"
+write("gapless-trims-everything.mp3", bytes(short))
+
 # Not audio at all.
 write("not-audio.mp3", b"this is not an mp3\n" * 32)
 

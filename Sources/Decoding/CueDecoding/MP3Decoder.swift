@@ -103,10 +103,20 @@ public enum MP3Decoder {
     case .rejected(let reason): throw DecodeError(path: name, reason: reason)
     case .layer3(_, let h): header = h
     }
-    let native = try decodeNative(bytes: bytes, name: name, options: options)
+    var native = try decodeNative(bytes: bytes, name: name, options: options, gapless: true)
     var warnings = native.warnings
     if !native.hasGaplessInfo {
       warnings.append("no gapless information (LAME/Info tag): encoder delay and padding stay in, so loops of it will have a gap")
+    } else if native.frameCount == 0 {
+      // The tag's encoder delay and padding cover every sample (a one-frame file, or a wrong tag):
+      // other players still play such a file, so it is not refused; it plays untrimmed.
+      let untrimmed = try decodeNative(bytes: bytes, name: name, options: options, gapless: false)
+      if untrimmed.frameCount > 0 {
+        native = untrimmed
+        native.hasGaplessInfo = false
+        warnings = untrimmed.warnings
+        warnings.append("its gapless information (LAME/Info tag) trims away every sample; it plays untrimmed, encoder delay and padding included")
+      }
     }
     if native.frameCount == 0 {
       throw DecodeError(path: name, reason: "it decodes to no audio at all (truncated or corrupt)")
@@ -136,13 +146,13 @@ public enum MP3Decoder {
     var warnings: [String] = []
   }
 
-  private static func decodeNative(bytes: [UInt8], name: String, options: DecodeOptions) throws(DecodeError) -> NativePCM {
+  private static func decodeNative(bytes: [UInt8], name: String, options: DecodeOptions, gapless: Bool) throws(DecodeError) -> NativePCM {
     var err: Int32 = 0
     guard let handle = mpg123_new(nil, &err) else {
       throw DecodeError(path: name, reason: "libmpg123 could not start: \(String(cString: mpg123_plain_strerror(err)))")
     }
     defer { mpg123_delete(handle) }
-    let flags = Int(MPG123_GAPLESS.rawValue | MPG123_QUIET.rawValue | MPG123_FORCE_FLOAT.rawValue)
+    let flags = Int((gapless ? MPG123_GAPLESS.rawValue : 0) | MPG123_QUIET.rawValue | MPG123_FORCE_FLOAT.rawValue)
     mpg123_param2(handle, Int32(MPG123_FLAGS.rawValue), flags, 0)  // exactly these: MPG123_AUTO_RESAMPLE is off
     mpg123_format_none(handle)
     var rates: UnsafePointer<Int>? = nil
