@@ -1,4 +1,6 @@
+import CueDecoding
 import CuePosix
+import Glibc
 import Testing
 
 @testable import CueDaemon
@@ -294,5 +296,74 @@ struct ThemeCacheTests {
     #expect(Self.play("message", client, embedded))
     #expect(!Self.play("complete", client, embedded))
     #expect(embedded.daemon.themeSounds.count == 2)
+  }
+}
+
+/// A theme file is known by its identity (device, inode, size, modification time), not its path:
+/// replaced, rewritten in place or re-linked, it is decoded afresh; unchanged, never twice.
+@Suite("Sound-theme files by identity")
+struct ThemeFileIdentityTests {
+  @Test func aReplacedRewrittenOrRelinkedFileIsDecodedAfreshAndAnUnchangedOneIsKept() throws {
+    let root = try Files.makeTemporaryDirectory(prefix: "cued-theme-identity")
+    let stereo = root + "/data/sounds/freedesktop/stereo"
+    try Files.makeDirectories(stereo, mode: 0o755)
+    try Files.write(Array("[Sound Theme]\nName=Freedesktop\nDirectories=stereo\n".utf8), to: root + "/data/sounds/freedesktop/index.theme")
+    let bell = stereo + "/bell.wav"
+    let wav = try Files.read(path: fixture("tone-48000-mono.wav"), limit: 1 << 20)
+    let mp3 = try Files.read(path: fixture("sine-1k-20dbfs-48000.mp3"), limit: 1 << 20)
+    try Files.write(wav, to: bell)
+    // No config file (the default): the lookup sees only this data home.
+    let embedded = try EmbeddedDaemon(environment: ["XDG_DATA_HOME": root + "/data", "XDG_DATA_DIRS": root + "/none"])
+    let themes = embedded.daemon.themeSounds
+    let options = embedded.daemon.files.options
+    func frames(_ file: String) throws -> Int { try AudioFileDecoder.decode(path: fixture(file), options: options).buffer.frameCount }
+    let wavFrames = try frames("tone-48000-mono.wav")
+    let mp3Frames = try frames("sine-1k-20dbfs-48000.mp3")
+    try #require(wavFrames != mp3Frames)
+    let client = embedded.connect()
+    func reload() {
+      _ = client.request(#"{"id":2,"op":"reload"}"#)
+      embedded.finishBackgroundWork()
+      _ = client.received()
+    }
+    func keptFrames() -> [Int] { themes.kept(bell).map(\.frameCount) }
+
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [wavFrames])
+    #expect(ThemeCacheTests.play("bell", client, embedded), "an unchanged file is decoded again")
+    reload()
+    #expect(ThemeCacheTests.play("bell", client, embedded), "an unchanged file is decoded again after a reload")
+
+    // Replaced: new content renamed over it (a new inode), as an editor or a package update does.
+    try Files.write(mp3, to: bell + ".new")
+    #expect(rename(bell + ".new", bell) == 0)
+    reload()
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [mp3Frames])
+
+    // Rewritten in place: the same inode, other bytes; no reload needed, the next play looks.
+    let inode = Files.status(bell)?.inode
+    let fd = open(bell, O_WRONLY | O_TRUNC)
+    #expect(fd >= 0)
+    #expect(wav.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == wav.count)
+    close(fd)
+    #expect(Files.status(bell)?.inode == inode)
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [wavFrames])
+
+    // A symlink re-pointed (GNOME's custom theme links to the files it picks).
+    let a = root + "/a.wav"
+    let b = root + "/b.wav"
+    try Files.write(wav, to: a)
+    try Files.write(mp3, to: b)
+    #expect(unlink(bell) == 0 && symlink(a, bell) == 0)
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [wavFrames])
+    #expect(symlink(b, bell + ".new") == 0 && rename(bell + ".new", bell) == 0)
+    reload()
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [mp3Frames])
+    #expect(ThemeCacheTests.play("bell", client, embedded))
+    #expect(themes.count == 1)
   }
 }
