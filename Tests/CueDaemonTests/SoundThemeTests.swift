@@ -129,6 +129,25 @@ struct SoundThemeTests {
     #expect(resolver.resolve("bell") == .file("/usr/share/sounds/freedesktop/stereo/bell.oga"))
   }
 
+  @Test func anInheritanceCycleLoadsEachThemeOnce() {
+    // The sound-theme spec's inheritance, with each theme read once: libcanberra instead calls a
+    // cycle corrupt and drops to the lookup without themes (its answer for both: not found).
+    let resolver = Self.resolver(
+      [
+        "/usr/share/sounds/a/index.theme": "[Sound Theme]\nInherits=b\nDirectories=stereo\n",
+        "/usr/share/sounds/b/index.theme": "[Sound Theme]\nInherits=a\nDirectories=stereo\n",
+        "/usr/share/sounds/a/stereo/bell.oga": "",
+        "/usr/share/sounds/b/stereo/complete.oga": "",
+        "/usr/share/sounds/freedesktop/index.theme": Self.freedesktopIndex,
+        "/usr/share/sounds/freedesktop/stereo/message.oga": "",
+      ], theme: "a")
+    #expect(resolver.problem == nil)
+    #expect(resolver.entries.map(\.theme) == ["a", "b", "freedesktop"])
+    #expect(resolver.resolve("bell") == .file("/usr/share/sounds/a/stereo/bell.oga"))
+    #expect(resolver.resolve("complete") == .file("/usr/share/sounds/b/stereo/complete.oga"))
+    #expect(resolver.resolve("message") == .file("/usr/share/sounds/freedesktop/stereo/message.oga"))
+  }
+
   @Test func anotherProfileFallsBackToStereo() {
     let resolver = Self.resolver(
       [
@@ -198,7 +217,7 @@ struct SoundThemeTests {
     let root = try Files.makeTemporaryDirectory(prefix: "cued-theme-oracle")
     let home = root + "/home"
     let local = root + "/local"
-    let files: [String: String] = [
+    var files: [String: String] = [
       home + "/sounds/freedesktop/stereo/bell.disabled": "",
       home + "/sounds/mine/index.theme":
         "[Sound Theme]\nName=Mine\nInherits=parent\nDirectories=stereo 5.1\n[stereo]\nOutputProfile=stereo\n[5.1]\nOutputProfile=5.1\n",
@@ -213,7 +232,21 @@ struct SoundThemeTests {
       local + "/sounds/parent/stereo/fr/message.oga": "x",
       local + "/sounds/freedesktop/stereo/message.wav": "x",
       local + "/sounds/trash.wav": "x",
+      // libcanberra's quirks, copied: `Inherits = X` (spaces) is not read; a `#` anywhere cuts the line.
+      home + "/sounds/spaced/index.theme": "[Sound Theme]\nInherits = parent\nDirectories=stereo\n[stereo]\nOutputProfile=stereo\n",
+      home + "/sounds/spaced/stereo/dialog-error.oga": "x",
+      home + "/sounds/hashed/index.theme": "[Sound Theme]\nDirectories=ste#reo\n[ste]\nOutputProfile=stereo\n",
+      home + "/sounds/hashed/ste/bell.oga": "x",
+      home + "/sounds/hashed/stereo/complete.oga": "x",
     ]
+    // Chains of eight and of nine themes: libcanberra reads at most eight index.theme files.
+    for (prefix, length) in [("eight", 8), ("nine", 9)] {
+      for i in 1...length {
+        let inherits = i < length ? "Inherits=\(prefix)\(i + 1)\n" : ""
+        files[home + "/sounds/\(prefix)\(i)/index.theme"] = "[Sound Theme]\n\(inherits)Directories=stereo\n[stereo]\nOutputProfile=stereo\n"
+      }
+      files[home + "/sounds/\(prefix)\(length)/stereo/bell.oga"] = "x"
+    }
     for (path, text) in files {
       try Files.makeDirectories(String(path[..<path.lastIndex(of: "/")!]), mode: 0o755)
       try Files.write(Array(text.utf8), to: path)
@@ -228,7 +261,7 @@ struct SoundThemeTests {
       "message-new-instant", "message-new-email", "bell", "complete", "camera-shutter", "trash-empty", "dialog-error",
       "dialog-warning-urgent", "service-login", "nothing-here",
     ]
-    let themes = ["freedesktop", "mine", "broken", "nonexistent"]
+    let themes = ["freedesktop", "mine", "broken", "nonexistent", "spaced", "hashed", "eight1", "nine1"]
     let locales = ["C", "de_DE.UTF-8@euro", "fr_FR.UTF-8"]
     var queries: [(name: String, theme: String, locale: String)] = []
     for theme in themes {
