@@ -1,4 +1,6 @@
+import CueDecoding
 import CuePosix
+import Glibc
 import Testing
 
 @testable import CueDaemon
@@ -127,6 +129,25 @@ struct SoundThemeTests {
     #expect(resolver.resolve("bell") == .file("/usr/share/sounds/freedesktop/stereo/bell.oga"))
   }
 
+  @Test func anInheritanceCycleLoadsEachThemeOnce() {
+    // The sound-theme spec's inheritance, with each theme read once: libcanberra instead calls a
+    // cycle corrupt and drops to the lookup without themes (its answer for both: not found).
+    let resolver = Self.resolver(
+      [
+        "/usr/share/sounds/a/index.theme": "[Sound Theme]\nInherits=b\nDirectories=stereo\n",
+        "/usr/share/sounds/b/index.theme": "[Sound Theme]\nInherits=a\nDirectories=stereo\n",
+        "/usr/share/sounds/a/stereo/bell.oga": "",
+        "/usr/share/sounds/b/stereo/complete.oga": "",
+        "/usr/share/sounds/freedesktop/index.theme": Self.freedesktopIndex,
+        "/usr/share/sounds/freedesktop/stereo/message.oga": "",
+      ], theme: "a")
+    #expect(resolver.problem == nil)
+    #expect(resolver.entries.map(\.theme) == ["a", "b", "freedesktop"])
+    #expect(resolver.resolve("bell") == .file("/usr/share/sounds/a/stereo/bell.oga"))
+    #expect(resolver.resolve("complete") == .file("/usr/share/sounds/b/stereo/complete.oga"))
+    #expect(resolver.resolve("message") == .file("/usr/share/sounds/freedesktop/stereo/message.oga"))
+  }
+
   @Test func anotherProfileFallsBackToStereo() {
     let resolver = Self.resolver(
       [
@@ -196,7 +217,7 @@ struct SoundThemeTests {
     let root = try Files.makeTemporaryDirectory(prefix: "cued-theme-oracle")
     let home = root + "/home"
     let local = root + "/local"
-    let files: [String: String] = [
+    var files: [String: String] = [
       home + "/sounds/freedesktop/stereo/bell.disabled": "",
       home + "/sounds/mine/index.theme":
         "[Sound Theme]\nName=Mine\nInherits=parent\nDirectories=stereo 5.1\n[stereo]\nOutputProfile=stereo\n[5.1]\nOutputProfile=5.1\n",
@@ -211,7 +232,21 @@ struct SoundThemeTests {
       local + "/sounds/parent/stereo/fr/message.oga": "x",
       local + "/sounds/freedesktop/stereo/message.wav": "x",
       local + "/sounds/trash.wav": "x",
+      // libcanberra's quirks, copied: `Inherits = X` (spaces) is not read; a `#` anywhere cuts the line.
+      home + "/sounds/spaced/index.theme": "[Sound Theme]\nInherits = parent\nDirectories=stereo\n[stereo]\nOutputProfile=stereo\n",
+      home + "/sounds/spaced/stereo/dialog-error.oga": "x",
+      home + "/sounds/hashed/index.theme": "[Sound Theme]\nDirectories=ste#reo\n[ste]\nOutputProfile=stereo\n",
+      home + "/sounds/hashed/ste/bell.oga": "x",
+      home + "/sounds/hashed/stereo/complete.oga": "x",
     ]
+    // Chains of eight and of nine themes: libcanberra reads at most eight index.theme files.
+    for (prefix, length) in [("eight", 8), ("nine", 9)] {
+      for i in 1...length {
+        let inherits = i < length ? "Inherits=\(prefix)\(i + 1)\n" : ""
+        files[home + "/sounds/\(prefix)\(i)/index.theme"] = "[Sound Theme]\n\(inherits)Directories=stereo\n[stereo]\nOutputProfile=stereo\n"
+      }
+      files[home + "/sounds/\(prefix)\(length)/stereo/bell.oga"] = "x"
+    }
     for (path, text) in files {
       try Files.makeDirectories(String(path[..<path.lastIndex(of: "/")!]), mode: 0o755)
       try Files.write(Array(text.utf8), to: path)
@@ -226,7 +261,7 @@ struct SoundThemeTests {
       "message-new-instant", "message-new-email", "bell", "complete", "camera-shutter", "trash-empty", "dialog-error",
       "dialog-warning-urgent", "service-login", "nothing-here",
     ]
-    let themes = ["freedesktop", "mine", "broken", "nonexistent"]
+    let themes = ["freedesktop", "mine", "broken", "nonexistent", "spaced", "hashed", "eight1", "nine1"]
     let locales = ["C", "de_DE.UTF-8@euro", "fr_FR.UTF-8"]
     var queries: [(name: String, theme: String, locale: String)] = []
     for theme in themes {
@@ -294,5 +329,74 @@ struct ThemeCacheTests {
     #expect(Self.play("message", client, embedded))
     #expect(!Self.play("complete", client, embedded))
     #expect(embedded.daemon.themeSounds.count == 2)
+  }
+}
+
+/// A theme file is known by its identity (device, inode, size, modification time), not its path:
+/// replaced, rewritten in place or re-linked, it is decoded afresh; unchanged, never twice.
+@Suite("Sound-theme files by identity")
+struct ThemeFileIdentityTests {
+  @Test func aReplacedRewrittenOrRelinkedFileIsDecodedAfreshAndAnUnchangedOneIsKept() throws {
+    let root = try Files.makeTemporaryDirectory(prefix: "cued-theme-identity")
+    let stereo = root + "/data/sounds/freedesktop/stereo"
+    try Files.makeDirectories(stereo, mode: 0o755)
+    try Files.write(Array("[Sound Theme]\nName=Freedesktop\nDirectories=stereo\n".utf8), to: root + "/data/sounds/freedesktop/index.theme")
+    let bell = stereo + "/bell.wav"
+    let wav = try Files.read(path: fixture("tone-48000-mono.wav"), limit: 1 << 20)
+    let mp3 = try Files.read(path: fixture("sine-1k-20dbfs-48000.mp3"), limit: 1 << 20)
+    try Files.write(wav, to: bell)
+    // No config file (the default): the lookup sees only this data home.
+    let embedded = try EmbeddedDaemon(environment: ["XDG_DATA_HOME": root + "/data", "XDG_DATA_DIRS": root + "/none"])
+    let themes = embedded.daemon.themeSounds
+    let options = embedded.daemon.files.options
+    func frames(_ file: String) throws -> Int { try AudioFileDecoder.decode(path: fixture(file), options: options).buffer.frameCount }
+    let wavFrames = try frames("tone-48000-mono.wav")
+    let mp3Frames = try frames("sine-1k-20dbfs-48000.mp3")
+    try #require(wavFrames != mp3Frames)
+    let client = embedded.connect()
+    func reload() {
+      _ = client.request(#"{"id":2,"op":"reload"}"#)
+      embedded.finishBackgroundWork()
+      _ = client.received()
+    }
+    func keptFrames() -> [Int] { themes.kept(bell).map(\.frameCount) }
+
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [wavFrames])
+    #expect(ThemeCacheTests.play("bell", client, embedded), "an unchanged file is decoded again")
+    reload()
+    #expect(ThemeCacheTests.play("bell", client, embedded), "an unchanged file is decoded again after a reload")
+
+    // Replaced: new content renamed over it (a new inode), as an editor or a package update does.
+    try Files.write(mp3, to: bell + ".new")
+    #expect(rename(bell + ".new", bell) == 0)
+    reload()
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [mp3Frames])
+
+    // Rewritten in place: the same inode, other bytes; no reload needed, the next play looks.
+    let inode = Files.status(bell)?.inode
+    let fd = open(bell, O_WRONLY | O_TRUNC)
+    #expect(fd >= 0)
+    #expect(wav.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == wav.count)
+    close(fd)
+    #expect(Files.status(bell)?.inode == inode)
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [wavFrames])
+
+    // A symlink re-pointed (GNOME's custom theme links to the files it picks).
+    let a = root + "/a.wav"
+    let b = root + "/b.wav"
+    try Files.write(wav, to: a)
+    try Files.write(mp3, to: b)
+    #expect(unlink(bell) == 0 && symlink(a, bell) == 0)
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [wavFrames])
+    #expect(symlink(b, bell + ".new") == 0 && rename(bell + ".new", bell) == 0)
+    reload()
+    #expect(!ThemeCacheTests.play("bell", client, embedded))
+    #expect(keptFrames() == [mp3Frames])
+    #expect(ThemeCacheTests.play("bell", client, embedded))
+    #expect(themes.count == 1)
   }
 }

@@ -15,13 +15,6 @@ public final class Cue: Sendable {
   /// Its loudness, once measured (the outer nil: not yet).
   private let measured = Mutex<LoudnessMeasurement??>(nil)
 
-  /// A cue decoded on request (a player or system sound made from a path, a sound theme's file), outside the library.
-  convenience init(name: String, path: String, decoded: DecodedCue, sampleRate: Int) {
-    self.init(
-      name: name, path: path, decoded: decoded, sampleRate: sampleRate,
-      fileStamp: FileStamp(size: -1, modified: 0, modifiedNanoseconds: 0, inode: 0))
-  }
-
   init(name: String, path: String, decoded: DecodedCue, sampleRate: Int, fileStamp: FileStamp) {
     self.name = name
     self.path = path
@@ -58,12 +51,14 @@ public final class Cue: Sendable {
   public var isMono: Bool { decoded.sourceChannels == 1 }
 }
 
-/// Size, modification time and inode of a file: changes when the file is replaced or rewritten.
-struct FileStamp: Sendable, Equatable {
+/// Size, modification time, device and inode of a file: changes when the file is replaced,
+/// rewritten, or a symlink to it is pointed elsewhere (stat follows the link).
+struct FileStamp: Sendable, Hashable {
   var size: Int
   var modified: Int
   var modifiedNanoseconds: Int
   var inode: UInt
+  var device: UInt64 = 0
 
   static func of(_ path: String) -> FileStamp? {
     Files.status(path).map(FileStamp.init)
@@ -73,6 +68,8 @@ struct FileStamp: Sendable, Equatable {
 extension FileStamp {
   /// The stamp of what `fstat` or `stat` said.
   init(_ info: Files.Status) {
-    self.init(size: info.size, modified: info.modifiedSeconds, modifiedNanoseconds: info.modifiedNanoseconds, inode: info.inode)
+    self.init(
+      size: info.size, modified: info.modifiedSeconds, modifiedNanoseconds: info.modifiedNanoseconds, inode: info.inode,
+      device: info.device)
   }
 }

@@ -217,12 +217,12 @@ public final class Daemon<Device: OutputDevice> {
       clients.limits = Self.clientLimits(configuration)
       files.soundDirectories = configuration.soundDirectories
       files.allowAnyPath = configuration.allowAnyPath
-      themeSounds.reload(theme: configuration.soundTheme)
       files.options = reloader.loader.options
       applyTables(values)
       // Given in the file: the system group's volume and mute (else what `cuectl system` set stays).
       levels.set(CueRule.systemGroup, volume: values.systemVolume, muted: values.systemMuted)
     }
+    reloader.refresh = { [unowned self] configuration in themeSounds.reload(theme: configuration.soundTheme) }
   }
 
   // MARK: - Start-up

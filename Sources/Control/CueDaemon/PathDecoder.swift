@@ -53,10 +53,13 @@ final class PathDecoder {
     if confined && !allowAnyPath { options.confinedTo = roots }
     work.run { [options] in
       do throws(DecodeError) {
-        let decoded = try AudioFileDecoder.decode(path: path, options: options)
+        // One descriptor: the bytes are one version of the file, and the stamp is that
+        // descriptor's, so it names exactly what was decoded (a theme file is known by it).
+        let read = try MP3Decoder.readFile(path: path, options: options)
+        let decoded = try AudioFileDecoder.decode(bytes: read.bytes, name: path, options: options)
         let file = path.split(separator: "/").last.map(String.init) ?? path
         let name = AudioFileDecoder.soundName(forFile: file) ?? file
-        let cue = Cue(name: name, path: path, decoded: decoded, sampleRate: options.outputRate)
+        let cue = Cue(name: name, path: path, decoded: decoded, sampleRate: options.outputRate, fileStamp: FileStamp(read.status))
         // Here on the worker, as the decode: it is one file, and its play may need it at once.
         cue.measureLoudness()
         return .decoded(token: token, .success(cue))

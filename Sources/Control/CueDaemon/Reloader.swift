@@ -31,6 +31,9 @@ final class Reloader {
 
   /// Hands a reloaded configuration (and the values it came from) to the owners.
   var apply: (DaemonConfiguration, ConfigValues) -> Void = { _, _ in }
+  /// What every reload refreshes, with a config file or without one (the sound theme's index
+  /// files), after `apply`; not called when a bad config file stops the reload.
+  var refresh: (DaemonConfiguration) -> Void = { _ in }
   /// Tells systemd: RELOADING when a scan starts, READY when the last one is done.
   var onScanning: (Bool) -> Void = { _ in }
 
@@ -84,7 +87,10 @@ final class Reloader {
   /// Reads the config file again and applies what can change while running. Returns the problem, if any.
   @discardableResult
   func reloadConfiguration() -> String? {
-    guard let reader = configReader else { return nil }
+    guard let reader = configReader else {
+      refresh(configuration)
+      return nil
+    }
     let file: ConfigValues
     do {
       file = try reader()
@@ -123,6 +129,7 @@ final class Reloader {
     loader = Self.loader(for: applied)
     if let level = values.logLevel.flatMap(Logger.Level.init(rawValue:)) { logger.logLevel = level }
     apply(applied, values)
+    refresh(applied)
     logger.info("config reloaded")
     return nil
   }

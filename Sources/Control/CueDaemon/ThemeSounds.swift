@@ -7,15 +7,27 @@ import CueProtocol
 /// exactly as libcanberra resolves them (`SoundThemeResolver`), each file decoded once on a worker
 /// and kept, so that the second play of a name starts at once. Plays that come while the file
 /// decodes wait for it, and their replies come when it has (a deferred reply, as for
-/// `sound.create` with a path). A reload looks the theme up afresh and forgets what was decoded.
+/// `sound.create` with a path).
+///
+/// Every play looks the name up afresh and `stat`s the file it finds (following symlinks); a
+/// decode is kept under that path and the file's identity (device, inode, size, modification
+/// time, as `fstat` said of the descriptor it was read through). So a file replaced, rewritten in
+/// place or reached through a re-pointed symlink is decoded afresh at its next play, with or
+/// without a reload, and an unchanged one never twice. A reload reads the theme's `index.theme`
+/// files again (the theme may be another).
 final class ThemeSounds {
   /// The most decoded theme files kept; past it the one played least recently is let go.
   var cacheLimit = 64
 
   private(set) var theme: String
   private var resolver: SoundThemeResolver
-  private var cache: [String: Cue] = [:]
-  private var lastUsed: [String: UInt64] = [:]
+  /// A decoded file: the path the lookup found and what `stat` said of the file behind it.
+  private struct Key: Hashable {
+    let path: String
+    let stamp: FileStamp
+  }
+  private var cache: [Key: Cue] = [:]
+  private var lastUsed: [Key: UInt64] = [:]
   private var uses: UInt64 = 0
   private struct Waiting {
     let parameters: PlayParameters
@@ -53,12 +65,14 @@ final class ThemeSounds {
   /// Theme files decoded and kept.
   var count: Int { cache.count }
 
-  /// A reload: the theme may be another, its files may have changed.
+  /// The decodes kept for the file at `path` (at most one: a newer version lets the older go).
+  func kept(_ path: String) -> [Cue] { cache.filter { $0.key.path == path }.map(\.value) }
+
+  /// A reload: the theme may be another, its index.theme files may have changed. What was decoded
+  /// stays: each play checks its file's identity, and past `cacheLimit` the least recent goes.
   func reload(theme: String) {
     self.theme = theme
     resolver = Self.resolver(theme: theme, environment: environment)
-    cache.removeAll()
-    lastUsed.removeAll()
   }
 
   /// Plays the theme's sound for `event`; nil when the reply comes once its file is decoded. The
@@ -73,8 +87,8 @@ final class ThemeSounds {
     case .disabled(let path):
       throw ProtocolError(.eventDisabled, "the sound theme silences '\(event)' with \(path); remove that file to hear it")
     case .file(let path):
-      if let cue = cache[path] {
-        touch(path)
+      if let stamp = FileStamp.of(path), case let key = Key(path: path, stamp: stamp), let cue = cache[key] {
+        touch(key)
         return try start(p, event: event, cue: cue, file: path, owner: waiter.client, client: client, arrival: arrival)
       }
       let first = pending[path] == nil
@@ -102,7 +116,7 @@ final class ThemeSounds {
     let waiting = pending.removeValue(forKey: path) ?? []
     switch outcome {
     case .success(let cue):
-      store(cue, at: path)
+      store(cue, at: Key(path: path, stamp: cue.fileStamp))
       for play in waiting {
         // Arrival unknown (0): the wait for the decode is not trigger latency.
         do throws(ProtocolError) {
@@ -127,17 +141,22 @@ final class ThemeSounds {
     pending.values.contains { $0.contains { $0.waiter.client == client } }
   }
 
-  private func touch(_ path: String) {
+  private func touch(_ key: Key) {
     uses += 1
-    lastUsed[path] = uses
+    lastUsed[key] = uses
   }
 
-  private func store(_ cue: Cue, at path: String) {
-    if cache[path] == nil, cache.count >= cacheLimit, let oldest = lastUsed.min(by: { $0.value < $1.value })?.key {
+  private func store(_ cue: Cue, at key: Key) {
+    // The file's earlier versions under this path are gone for good.
+    for stale in cache.keys where stale.path == key.path && stale != key {
+      cache[stale] = nil
+      lastUsed[stale] = nil
+    }
+    if cache[key] == nil, cache.count >= cacheLimit, let oldest = lastUsed.min(by: { $0.value < $1.value })?.key {
       cache[oldest] = nil
       lastUsed[oldest] = nil
     }
-    cache[path] = cue
-    touch(path)
+    cache[key] = cue
+    touch(key)
   }
 }

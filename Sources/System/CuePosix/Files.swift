@@ -234,12 +234,14 @@ public enum ProcessInfo {
 }
 
 extension Files {
-  /// What `stat(2)` says of a path (following symlinks).
-  public struct Status: Sendable, Equatable {
+  /// What `stat(2)` says of a path (following symlinks). Device and inode name the file itself;
+  /// size and modification time change when it is rewritten in place.
+  public struct Status: Sendable, Hashable {
     public var size: Int
     public var modifiedSeconds: Int
     public var modifiedNanoseconds: Int
     public var inode: UInt
+    public var device: UInt64
   }
 
   public static func status(_ path: String) -> Status? {
@@ -260,7 +262,7 @@ extension Files.Status {
   init(_ info: stat) {
     self.init(
       size: Int(info.st_size), modifiedSeconds: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec),
-      inode: UInt(info.st_ino))
+      inode: UInt(info.st_ino), device: UInt64(info.st_dev))
   }
 }
 
