@@ -71,6 +71,7 @@ struct RequestTests {
       Bad(line: #"{"id":1,"op":"play","cue":"a","loops":1e300}"#, code: .outOfRange, mentions: "loops"),
       Bad(line: #"{"id":1,"op":"play","cue":"a","loops":2000000}"#, code: .outOfRange, mentions: "loops"),
       Bad(line: #"{"id":1,"op":"play","cue":"a","extra":1}"#, code: .invalidRequest, mentions: "extra"),
+      Bad(line: #"{"id":1,"op":"play","event":".bell"}"#, code: .invalidRequest, mentions: "not starting with '.'"),
       Bad(line: #"{"id":1,"op":"play","cue":"a","notify":"yes"}"#, code: .invalidRequest, mentions: "notify"),
       Bad(line: #"{"id":1,"op":"stop"}"#, code: .invalidRequest, mentions: "exactly one"),
       Bad(line: #"{"id":1,"op":"stop","voice":1,"cue":"a"}"#, code: .invalidRequest, mentions: "exactly one"),

@@ -131,7 +131,8 @@ public final class DaemonProcess: @unchecked Sendable {
 
   #if canImport(Testing)
   /// Sends `signal` (SIGTERM) and waits; returns the exit status. The first time, also checks
-  /// every line the daemon sent against docs/protocol.schema.json (Tests/Protocol/schema_check.py).
+  /// every line the daemon sent against docs/protocol.schema.json, each reply against its own op's
+  /// reply (Tests/Protocol/schema_check.py).
   @discardableResult
   public func stop(_ signal: Int32 = SIGTERM, timeout: Double = 5, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
     let status = child.terminate(signal, grace: timeout)

@@ -139,6 +139,29 @@ struct OutsideClientTests {
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
   }
 
+  /// A reply is held to its own op's reply schema. In the daemon's protocol trace
+  /// (`CUED_PROTOCOL_LOG`, which `DaemonProcess.stop` checks) each reply follows the request with
+  /// its id on its connection: a `sound.play` reply with `play`'s `variation` fits a reply, but not
+  /// a `sound.play` reply; the same field answering a `play` is fine.
+  @Test func aReplyWithAFieldItsOpDoesNotDeclareIsRefused() throws {
+    let trace = """
+      1 > {"id":1,"op":"sound.play","sound":1}
+      2 > {"id":1,"op":"play","cue":"pico"}
+      2 < {"id":1,"ok":true,"voice":3,"played":true,"variation":"pico-2"}
+      1 < {"id":1,"ok":true,"voice":2,"played":true,"variation":"pico-2"}
+      """
+    let file = Harness.temporaryDirectory() + "/trace.jsonl"
+    try trace.write(toFile: file, atomically: true, encoding: .utf8)
+    let traced = try Self.python("Tests/Protocol/schema_check.py", ["daemon", file])
+    #expect(traced.status == 1 && traced.stdout.contains("2 lines, 1 invalid"), "\(traced.stdout)")
+    #expect(traced.stdout.contains("INVALID 1 sound.play reply: {\"id\":1,") && traced.stdout.contains("unknown field 'variation'"), "\(traced.stdout)")
+    // Without the requests, the line fits `play`'s reply: what the check alone could tell before.
+    let replies = trace.split(separator: "\n").filter { $0.contains(" < ") }.map { $0.split(separator: "<", maxSplits: 1)[1].dropFirst() }
+    try replies.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+    let untraced = try Self.python("Tests/Protocol/schema_check.py", ["daemon", file])
+    #expect(untraced.status == 0 && untraced.stdout.contains("2 lines, 0 invalid"), "\(untraced.stdout)")
+  }
+
   /// The schema is not a rubber stamp: lines that break it are refused, each with the reason.
   @Test func theSchemaRefusesWhatTheDocumentForbids() throws {
     let file = Harness.temporaryDirectory() + "/bad.jsonl"

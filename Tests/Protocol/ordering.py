@@ -86,6 +86,16 @@ def main(socket_path, sounds):
     reply, opened = position(lines, reply_to(3)), position(lines, event("device", state="opened"))
     check(None not in (reply, opened) and reply < opened, "the device opened event comes after the reply that opened it", lines)
 
+    # A sound-theme event's first play is deferred (its file is decoded first): a ping sent after it
+    # is answered first, and its reply still comes before the device's opened and its started.
+    check(wait_device_closed(c), "the device closes after the idle window", c.request("status")["device"])
+    c.write({"id": 30, "op": "play", "event": "bell"}, {"id": 31, "op": "ping"})
+    lines = read_until(c, event("finished", cue="bell"))
+    ping, reply = position(lines, reply_to(31)), position(lines, reply_to(30))
+    opened, started = position(lines, event("device", state="opened")), position(lines, event("started", cue="bell"))
+    check(None not in (ping, reply, opened, started) and ping < reply < opened < started,
+          "a theme event's first play is deferred (a later ping first); its reply before opened and started", lines)
+
     # A muted sound.play: its completion (reason muted) comes after its reply.
     sound = c.request("sound.create", cue="pico")["sound"]
     c.request("sound.completion", sound=sound)

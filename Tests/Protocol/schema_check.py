@@ -7,7 +7,12 @@ tests need no package from outside.
 
     schema_check.py daemon FILE...     every line must be a reply or an event the daemon may send
     schema_check.py client FILE...     every line must be a request or a carousel line
-Exits 1 and names each line that fails, with why. Tests/Protocol/ordering.py and
+Exits 1 and names each line that fails, with why.
+
+A daemon FILE may be the daemon's protocol trace (CUED_PROTOCOL_LOG): lines `SERIAL > LINE` (what
+connection SERIAL sent) and `SERIAL < LINE` (what the daemon sent it). Then each success reply is
+checked against its own request's reply schema (`$defs/replies/OP`, found by the connection and the
+id), not merely against some reply: a `sound.play` reply with a field only `play` has is refused. Tests/Protocol/ordering.py and
 examples/cued_client.py's run use `validate` directly.
 """
 import json
@@ -87,8 +92,22 @@ def errors(value, schema, path="$"):
     return found
 
 
-def validate(message, side):
-    """Why `message` (a parsed line) is not a valid line from `side` ("daemon" or "client"), or []."""
+# The ops whose reply has another op's shape: every `player.*` op but create, play and destroy
+# answers with the player's properties.
+REPLY_OF = {"player.prepare": "player", "player.pause": "player", "player.stop": "player",
+            "player.get": "player", "player.set": "player"}
+
+
+def reply_schema(op):
+    """The name of `op`'s reply schema in `$defs/replies` (`carousel` for a carousel line's reply)."""
+    return REPLY_OF.get(op, op)
+
+
+def validate(message, side, op=None):
+    """Why `message` (a parsed line) is not a valid line from `side` ("daemon" or "client"), or [].
+
+    `op`: for a daemon line, the op of the request it answers, when known; a success reply is then
+    held to that op's reply schema."""
     definition = SCHEMA["$defs"]["daemonLine" if side == "daemon" else "clientLine"]
     if side == "daemon" and isinstance(message, dict):
         # Name the alternative that applies, so the reasons are the right ones.
@@ -96,6 +115,10 @@ def validate(message, side):
             definition = {"$ref": "#/$defs/events/" + message["event"]}
         elif message.get("ok") is False:
             definition = {"$ref": "#/$defs/errorReply"}
+        elif message.get("ok") is True and op is not None:
+            if reply_schema(op) not in SCHEMA["$defs"]["replies"]:
+                return ["$: a reply to %r, an op the schema has no reply for" % op]
+            definition = {"$ref": "#/$defs/replies/" + reply_schema(op)}
     if side == "client" and isinstance(message, dict) and message.get("op") in SCHEMA["$defs"]["requests"]:
         definition = {"$ref": "#/$defs/requests/" + message["op"]}
     return errors(message, definition)
@@ -112,11 +135,58 @@ def validate_lines(lines, side):
     return failures
 
 
+TRACED = re.compile(rb"^(\d+) ([<>]) (.*)$", re.S)
+
+
+def request_op(line):
+    """The op a client line asks for (`carousel` for a carousel line), and its id; None if neither."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or "id" not in message:
+        return None
+    op = message.get("op") if isinstance(message.get("op"), str) else "carousel" if "carousel" in message else None
+    return (op, json.dumps(message["id"], sort_keys=True)) if op else None
+
+
+def validate_trace(raw_lines):
+    """[(line, reasons)] for every daemon line of a protocol trace (or of plain daemon lines) that fails.
+
+    A success reply is checked against the reply schema of the request with its id on its
+    connection; the oldest such request not yet answered, as ids may be reused."""
+    failures, waiting, count = [], {}, 0
+    for raw in raw_lines:
+        traced = TRACED.match(raw)
+        serial, direction, body = traced.groups() if traced else (b"", b"<", raw)
+        if direction == b">":
+            found = request_op(body)
+            if found:
+                waiting.setdefault((serial, found[1]), []).append(found[0])
+            continue
+        count += 1
+        line = body.decode()
+        message = json.loads(line)
+        op = None
+        if isinstance(message, dict) and "ok" in message and "id" in message:
+            pending = waiting.get((serial, json.dumps(message["id"], sort_keys=True)))
+            op = pending.pop(0) if pending else None
+        reasons = validate(message, "daemon", op)
+        if reasons:
+            failures.append(((serial.decode() + " " if serial else "") + (op + " reply: " if op else "") + line, reasons))
+    return count, failures
+
+
 if __name__ == "__main__":
     side, paths = sys.argv[1], sys.argv[2:]
     # Lines end at "\n" only, as the protocol frames them (a "\r" inside a line is JSON whitespace).
-    lines = [line.decode() for path in paths for line in open(path, "rb").read().split(b"\n") if line.strip()]
-    failures = validate_lines(lines, side)
+    raw = [line for path in paths for line in open(path, "rb").read().split(b"\n") if line.strip()]
+    if side == "daemon":
+        count, failures = validate_trace(raw)
+        lines = range(count)
+    else:
+        lines = [line.decode() for line in raw]
+        failures = validate_lines(lines, side)
     for line, reasons in failures:
         print("INVALID %s\n  %s" % (line.strip()[:300], "\n  ".join(reasons[:5])))
     print("%d lines, %d invalid" % (len(lines), len(failures)))

@@ -263,6 +263,26 @@ def is_daemon_line(text):
     return isinstance(message, dict) and ("ok" in message or message.get("event") in DAEMON_EVENTS)
 
 
+def block_ops(block):
+    """{request id: op} of the block's client lines, so that each reply is checked against its own
+    op's reply schema; an id the block gives to requests of two ops maps to None (either)."""
+    ops = {}
+    for _, text in block.lines:
+        text = re.sub(r"^[A-Z]: ", "", text)
+        found = None if is_daemon_line(text) else schema_check.request_op(text)
+        if found:
+            op, key = found
+            ops[key] = op if ops.get(key, op) == op else None
+    return ops
+
+
+def reply_op(ops, message):
+    """The op of the request a daemon line answers, from `block_ops`; None when unknown or not a reply."""
+    if isinstance(message, dict) and "ok" in message and "id" in message:
+        return ops.get(json.dumps(message["id"], sort_keys=True))
+    return None
+
+
 def write_json(value):
     """Compact JSON as the daemon writes it."""
     if isinstance(value, dict):
@@ -803,12 +823,13 @@ class Replayer:
         """Reads the step's lines and compares them with the document's; False at the first difference."""
         actual = self.read(session, step.expects)
         ok = True
+        ops = block_ops(block)
         for label, lines in actual.items():
             mine = [e for e in step.expects if e.label == label]
             for line in lines:
                 message = parse(line)
                 if isinstance(message, dict) and ("ok" in message or "event" in message):
-                    for reason in schema_check.validate(message, "daemon")[:1]:
+                    for reason in schema_check.validate(message, "daemon", reply_op(ops, message))[:1]:
                         self.fail(block, mine[0].number, "the schema refuses a line the daemon sent (%s): %s" % (reason, line))
                         ok = False
             if unordered:
@@ -957,10 +978,11 @@ def main():
     examples = excerpts = 0
     for block in blocks:
         if block.kind in ("example", "transcript", "excerpt"):
+            ops = block_ops(block)
             for number, line in block.lines:
                 line = re.sub(r"^[A-Z]: ", "", line)
                 if is_daemon_line(line):
-                    for reason in schema_check.validate(parse(line), "daemon")[:1]:
+                    for reason in schema_check.validate(parse(line), "daemon", reply_op(ops, parse(line)))[:1]:
                         replayer.fail(block, number, "the schema refuses this daemon line (%s): %s" % (reason, line))
         examples += block.kind == "example"
         if block.kind == "excerpt":
@@ -970,9 +992,18 @@ def main():
                 replayer.fail(block, None, "an excerpt of a transcript that does not exist: " + block.name)
                 continue
             shown = {text for source in sources for _, text in source.lines}
+            # And in their order: an excerpt that shows an event before the reply it follows contradicts its transcript.
+            texts = [[text for _, text in source.lines] for source in sources]
+            after = [0] * len(sources)
             for number, line in block.lines:
                 if line not in shown:
                     replayer.fail(block, number, "this line is in none of the transcripts %s: %s" % (block.name, line))
+                    continue
+                later = [i for i, lines in enumerate(texts) if line in lines[after[i]:]]
+                if not later:
+                    replayer.fail(block, number, "this line comes earlier in the transcripts %s than the excerpt shows it: %s" % (block.name, line))
+                for i in later:
+                    after[i] = texts[i].index(line, after[i]) + 1
 
     def report(word, found):
         for block, number, what in found:

@@ -66,15 +66,29 @@ final class ClientConnection {
   /// Queues one encoded line (its newline included) and tries to send it now.
   private func send(line: [UInt8]) {
     guard !isClosed else { return }
-    Self.protocolTrace?.append(line)
+    trace(UInt8(ascii: "<"), line)
     output.append(contentsOf: line)
     flush()
   }
 
-  /// `CUED_PROTOCOL_LOG=FILE`: every reply and event line sent to any client is also appended to
-  /// FILE. For the end-to-end tests, which validate each line against docs/protocol.schema.json;
-  /// not a setting (a trace of every client's traffic is no log for a running service).
+  /// `CUED_PROTOCOL_LOG=FILE`: every line a client sent and every reply and event line sent to a
+  /// client is also appended to FILE, as `SERIAL > LINE` (from connection SERIAL) or
+  /// `SERIAL < LINE` (to it). For the end-to-end tests, which validate each line the daemon sent
+  /// against docs/protocol.schema.json, a reply against its own request's op
+  /// (Tests/Protocol/schema_check.py); not a setting (a trace of every client's traffic is no log
+  /// for a running service).
   static let protocolTrace: AppendFile? = ProcessInfo.environment("CUED_PROTOCOL_LOG").flatMap { AppendFile(path: $0) }
+
+  /// Traces a line the client sent (its newline not included), when `CUED_PROTOCOL_LOG` is set.
+  func traceReceived(_ line: [UInt8]) {
+    guard Self.protocolTrace != nil else { return }
+    trace(UInt8(ascii: ">"), line + [UInt8(ascii: "\n")])
+  }
+
+  private func trace(_ direction: UInt8, _ line: [UInt8]) {
+    guard let file = Self.protocolTrace else { return }
+    file.append(Array("\(serial) ".utf8) + [direction, UInt8(ascii: " ")] + line)
+  }
 
   /// Queues an event unless the client has stopped reading; returns false when it was dropped.
   ///

@@ -390,8 +390,12 @@ public final class Daemon<Device: OutputDevice> {
       case .reload(let scan):
         reloader.finished(scan)
       case .decoded(let token, let outcome):
-        if !players.decoded(token: token, outcome), !themeSounds.decoded(token: token, outcome) {
-          _ = sounds.decoded(token: token, outcome) { [unowned self] client in clients.connection(client) != nil }
+        // A deferred reply (a theme event's first `play`, `player.prepare`, `sound.create`) comes
+        // before the events its request caused (the device's `opened`, the voice's `started`).
+        events.holding {
+          if !players.decoded(token: token, outcome), !themeSounds.decoded(token: token, outcome) {
+            _ = sounds.decoded(token: token, outcome) { [unowned self] client in clients.connection(client) != nil }
+          }
         }
       }
     }

@@ -5,6 +5,7 @@ import CueProtocol
 extension Daemon: OpHandler {
   /// Decodes a line and carries it out: a request through `routes`, a carousel message through `Paging`.
   func handle(line: [UInt8], from client: ClientConnection) {
+    client.traceReceived(line)
     switch RequestDecoder.decodeLine(line) {
     case .failure(let failure):
       client.send(.failure(id: failure.id, failure.error))

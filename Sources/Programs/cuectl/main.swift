@@ -86,7 +86,7 @@ struct Play: ParsableCommand {
   func validate() throws {
     guard (cue == nil) != (event == nil) else { throw ValidationError("give a cue name or --event NAME (one of them)") }
     if let event, !PlayParameters.isEventName(event) {
-      throw ValidationError("--event must be a sound-theme name of letters, digits, '-', '_' and '.', like bell or message-new-instant")
+      throw ValidationError("--event must be a sound-theme name of letters, digits, '-', '_' and '.', not starting with '.', like bell or message-new-instant")
     }
     guard volume.isFinite, (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1") }
     guard pan.isFinite, (-1...1).contains(pan) else { throw ValidationError("--pan must be between -1 and 1") }

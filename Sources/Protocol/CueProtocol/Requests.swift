@@ -47,7 +47,7 @@ public struct PlayRequest: RequestFields {
     }
     if let event, !PlayParameters.isEventName(event) {
       throw ProtocolError(
-        .invalidRequest, "\"event\" must be a sound-theme name of letters, digits, '-', '_' and '.' (at most 128 bytes), like bell or message-new-instant")
+        .invalidRequest, "\"event\" must be a sound-theme name of letters, digits, '-', '_' and '.', not starting with '.' (at most 128 bytes), like bell or message-new-instant")
     }
     let volume = try fields.number("volume", in: 0...1, default: 1)
     let pan = try fields.number("pan", in: -1...1, default: 0)
