@@ -142,7 +142,7 @@ def request_op(line):
     """The op a client line asks for (`carousel` for a carousel line), and its id; None if neither."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # what a hostile client sends: not JSON, or nested past the parser
         return None
     if not isinstance(message, dict) or "id" not in message:
         return None
