@@ -21,7 +21,7 @@ public struct StartupError: Error, CustomStringConvertible, Sendable {
 /// and the eventfds through which the audio thread and background work report. It never blocks
 /// on a client. The owners (docs/ARCHITECTURE.md): `VoiceTable` (every voice's start and stop),
 /// `DeviceController`, `ClientServer`, `EventRouter`, `Players`, `SystemSounds`, `Paging`,
-/// `Reloader`, `CueCatalog`, `CueRules`, `PathDecoder`.
+/// `Reloader`, `CueCatalog`, `CueRules`, `PathDecoder`, `FileSounds`.
 public final class Daemon<Device: OutputDevice> {
   let logger: Logger
   let clock: DaemonClock
@@ -41,6 +41,8 @@ public final class Daemon<Device: OutputDevice> {
   let files: PathDecoder
   let players: Players
   let sounds: SystemSounds
+  /// Sound files played by path (`play` of a `file`, a theme event's file), decoded once and kept.
+  let fileSounds: FileSounds
   let themeSounds: ThemeSounds
   let paging: Paging
   let reloader: Reloader
@@ -135,8 +137,8 @@ public final class Daemon<Device: OutputDevice> {
       maximum: configuration.maximumPlayers, gate: gate, device: device, catalog: catalog, files: files, events: events, ids: ids,
       sampleRate: rate, logger: logger)
     sounds = SystemSounds(maximum: configuration.maximumSounds, gate: gate, catalog: catalog, files: files, events: events, ids: ids)
-    themeSounds = ThemeSounds(
-      theme: configuration.soundTheme, gate: gate, files: files, events: events, ids: ids, environment: environment)
+    fileSounds = FileSounds(gate: gate, files: files, events: events, ids: ids)
+    themeSounds = ThemeSounds(theme: configuration.soundTheme, files: fileSounds, environment: environment)
     paging = Paging(gate: gate, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     wire()
@@ -190,7 +192,7 @@ public final class Daemon<Device: OutputDevice> {
       { [unowned self] client in voices.voices.values.contains { $0.notify && $0.owner == client } },
       { [unowned self] client in players.owes(client) },
       { [unowned self] client in sounds.owes(client) },
-      { [unowned self] client in themeSounds.owes(client) },
+      { [unowned self] client in fileSounds.owes(client) },
     ]
     clients.onDisconnect = [
       { [unowned self] client in players.release(ownedBy: client) },
@@ -390,10 +392,10 @@ public final class Daemon<Device: OutputDevice> {
       case .reload(let scan):
         reloader.finished(scan)
       case .decoded(let token, let outcome):
-        // A deferred reply (a theme event's first `play`, `player.prepare`, `sound.create`) comes
+        // A deferred reply (the first `play` of a file or theme event, `player.prepare`, `sound.create`) comes
         // before the events its request caused (the device's `opened`, the voice's `started`).
         events.holding {
-          if !players.decoded(token: token, outcome), !themeSounds.decoded(token: token, outcome) {
+          if !players.decoded(token: token, outcome), !fileSounds.decoded(token: token, outcome) {
             _ = sounds.decoded(token: token, outcome) { [unowned self] client in clients.connection(client) != nil }
           }
         }
