@@ -46,6 +46,8 @@ public final class Daemon<Device: OutputDevice> {
   let themeSounds: ThemeSounds
   let paging: Paging
   let reloader: Reloader
+  /// `watch-sounds`: the sound directories' changes, each burst a rescan.
+  let soundWatcher: SoundWatcher
   let rules: CueRules
   let levels: GroupsAndLevels
   /// The one admission path of every play.
@@ -141,6 +143,7 @@ public final class Daemon<Device: OutputDevice> {
     themeSounds = ThemeSounds(theme: configuration.soundTheme, files: fileSounds, environment: environment)
     paging = Paging(gate: gate, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
+    soundWatcher = SoundWatcher(logger: logger)
     wire()
     _ = routes  // built now: a daemon that lacks a handler for an op does not start
     levels.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
@@ -224,7 +227,11 @@ public final class Daemon<Device: OutputDevice> {
       // Given in the file: the system group's volume and mute (else what `cuectl system` set stays).
       levels.set(CueRule.systemGroup, volume: values.systemVolume, muted: values.systemMuted)
     }
-    reloader.refresh = { [unowned self] configuration in themeSounds.reload(theme: configuration.soundTheme) }
+    reloader.refresh = { [unowned self] configuration in
+      themeSounds.reload(theme: configuration.soundTheme)
+      // Watched afresh, with a config file or without: the directories may be others, and one made since is watched now.
+      soundWatcher.watch(configuration.soundDirectories, enabled: configuration.watchSounds)
+    }
   }
 
   // MARK: - Start-up
@@ -254,9 +261,16 @@ public final class Daemon<Device: OutputDevice> {
     levels.configure(groups: values.groups, clients: values.clients, quietHours: values.quietHours)
   }
 
-  /// Decodes every cue (in parallel) and logs what was loaded, skipped and why.
+  /// Decodes every cue (in parallel) and logs what was loaded, skipped and why; then watches the
+  /// sound directories (`watch-sounds`), so that a file that comes after this scan is seen.
   public func loadCues() {
+    soundWatcher.watch(configuration.soundDirectories, enabled: configuration.watchSounds)
     reloader.loadAll(carousels: paging.carousels)
+  }
+
+  /// Rescans when the sound directories' changes have settled.
+  func rescanIfSoundsChanged() {
+    if let changed = soundWatcher.due(now: clock.nanoseconds()) { reloader.rescan(changed: changed) }
   }
 
   /// Starts the audio thread.
@@ -272,7 +286,7 @@ public final class Daemon<Device: OutputDevice> {
 
   /// What the loop polls.
   private enum Source: Hashable {
-    case listener, signals, engineNews, workDone
+    case listener, signals, engineNews, workDone, soundWatch
     case client(UInt64)
   }
 
@@ -299,6 +313,7 @@ public final class Daemon<Device: OutputDevice> {
       poll.register(.signals, signalFD.descriptor, for: .readable)
       poll.register(.engineNews, engineWakeups.controlNotify, for: .readable)
       poll.register(.workDone, work.doneFD, for: .readable)
+      if let watch = soundWatcher.descriptor { poll.register(.soundWatch, watch, for: .readable) }
       for client in clients.connections {
         guard let fd = client.transport.pollDescriptor else { continue }
         var wanted: PollEvents = []
@@ -316,6 +331,8 @@ public final class Daemon<Device: OutputDevice> {
       if !ready[.engineNews].isEmpty { drainEngineEvents() }
       if !ready[.signals].isEmpty { handleSignals() }
       if !ready[.workDone].isEmpty { finishWork() }
+      if !ready[.soundWatch].isEmpty { soundWatcher.read(now: clock.nanoseconds()) }
+      rescanIfSoundsChanged()
       // Every connection, ready or not: lines held back while its replies piled up are served
       // once they have drained, whoever drained them.
       for client in Array(clients.connections) where clients.connection(client.serial) != nil {
@@ -334,7 +351,8 @@ public final class Daemon<Device: OutputDevice> {
   private func pollTimeout() -> Int32 {
     let now = clock.nanoseconds()
     let quietHoursBoundary = levels.secondsToNextBoundary().map { now + UInt64(($0 + 0.01) * 1e9) }
-    guard let next = [device.retryDeadline, device.latencyDeadline, watchdog?.due, quietHoursBoundary].compactMap({ $0 }).min() else { return -1 }
+    let deadlines = [device.retryDeadline, device.latencyDeadline, watchdog?.due, quietHoursBoundary, soundWatcher.deadline]
+    guard let next = deadlines.compactMap({ $0 }).min() else { return -1 }
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))
   }
@@ -449,6 +467,7 @@ public final class Daemon<Device: OutputDevice> {
     }
     device.close()
     clients.close()
+    soundWatcher.stop()
     logger.info("stopped")
   }
 }
