@@ -50,6 +50,21 @@ struct FilePlayTests {
     #expect(rig.embedded.daemon.fileSounds.kept(rig.file).count == 1, "the old version is still kept")
   }
 
+  /// Any client may name any file: what is kept is bounded in bytes as well as in files.
+  @Test func pastTheByteLimitTheLeastRecentlyPlayedFileIsLetGo() throws {
+    let rig = try VoicePathRig()
+    let files = rig.embedded.daemon.fileSounds
+    let other = rig.file + ".copy.wav"
+    try Files.write(VoicePathRig.toneWAV(), to: other)
+    #expect(rig.play(.file).played)
+    let one = try #require(files.kept(rig.file).first?.byteCount)
+    files.byteLimit = one * 3 / 2
+    #expect(rig.ask(#""op":"play","file":"\#(other)""#)["played"] == .bool(true))
+    #expect(files.count == 1 && files.kept(rig.file).isEmpty && files.kept(other).count == 1)
+    // What played keeps its audio: the first voice still sounds.
+    #expect(rig.embedded.daemon.voices.soundingCount == 2)
+  }
+
   @Test func pathsThatAreNotPlayableSoundFilesAreRefusedWithThePathAndTheReason() throws {
     let rig = try VoicePathRig()
     let directory = String(rig.file.dropLast("/tone.wav".count))

@@ -13,6 +13,9 @@ import CueProtocol
 final class FileSounds {
   /// The most decoded files kept; past it the one played least recently is let go.
   var cacheLimit = 64
+  /// The most decoded memory kept, in bytes: any client may name any file, and each may be as long
+  /// as `max-cue-seconds`. Past it the least recent go (what plays keeps its audio).
+  var byteLimit = 64 << 20
 
   /// A decoded file: its path and what `stat` said of the file behind it.
   private struct Key: Hashable {
@@ -113,12 +116,16 @@ final class FileSounds {
   }
 
   private func store(_ cue: Cue, at key: Key) {
-    // The file's earlier versions under this path are gone for good.
-    for stale in cache.keys where stale.path == key.path && stale != key {
+    // The file's earlier versions under this path are gone for good (and this one is stored anew).
+    for stale in cache.keys where stale.path == key.path {
       cache[stale] = nil
       lastUsed[stale] = nil
     }
-    if cache[key] == nil, cache.count >= cacheLimit, let oldest = lastUsed.min(by: { $0.value < $1.value })?.key {
+    var bytes = cache.values.reduce(cue.byteCount) { $0 + $1.byteCount }
+    while !cache.isEmpty, cache.count >= cacheLimit || bytes > byteLimit,
+      let oldest = lastUsed.min(by: { $0.value < $1.value })?.key
+    {
+      bytes -= cache[oldest]?.byteCount ?? 0
       cache[oldest] = nil
       lastUsed[oldest] = nil
     }
