@@ -60,6 +60,14 @@ struct SoundWatcherTests {
     #expect(unlink(sounds + "/ding.wav") == 0)
     try Self.read(watcher, at: 2000 * ms)
     #expect(watcher.due(now: 2200 * ms) == [sounds + "/ding.wav"])
+    // A folder moved out: its set goes at the rescan, and what happens to it elsewhere is not ours.
+    #expect(rename(sounds + "/chime", sounds + "/../chime-elsewhere") == 0)
+    try Self.read(watcher, at: 3000 * ms)
+    #expect(watcher.due(now: 3200 * ms) == [sounds + "/chime"])
+    #expect(!watcher.watchedDirectories.contains(sounds + "/chime"))
+    try Files.write([1, 2, 3], to: sounds + "/../chime-elsewhere/c.wav")
+    try Self.read(watcher, at: 4000 * ms)
+    #expect(watcher.deadline == nil)
   }
 
   @Test func aDirectoryThatNeverStopsChangingIsStillTakenEveryTwoSeconds() throws {

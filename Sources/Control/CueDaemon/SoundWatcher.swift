@@ -97,8 +97,13 @@ final class SoundWatcher {
         continue
       }
       if event.name.isEmpty {
-        // The directory itself went (deleted or moved): its cues go at the rescan.
+        // The directory itself went (deleted or moved): its cues go at the rescan. A folder moved
+        // elsewhere is no longer one of ours (a sound directory moved away is, again, at a reload).
         if event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) { note([directory.path], now: now) }
+        if event.mask.contains(.moveSelf) && !directory.isTop {
+          inotify.remove(event.watch)
+          directories[event.watch] = nil
+        }
         continue
       }
       let path = directory.path + "/" + event.name
