@@ -6,7 +6,7 @@ import PackageDescription
 //   Sources/System    CuePosix (typed POSIX calls, one errno funnel) and its C stand-ins.
 //   Sources/Protocol  CueProtocol: the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
 //   Sources/Engine    CueCore: the pure mixing core (voices, mixer, ramps, lock-free rings, the engine cycle). No C, no Foundation.
-//   Sources/Decoding  CueDecoding: libmpg123 + libsyn123, libsndfile, libebur128, and their C modules. Links no sound server.
+//   Sources/Decoding  CueDecoding: libmpg123 + libsyn123, libsndfile, libFLAC, libebur128, and their C modules. Links no sound server.
 //   Sources/Output    CueOutput: the output devices, the audio thread and the real-time policy; one folder per C face
 //                     (ALSA, PipeWire, PulseAudio, RealTime: sd-bus for RTKit). The sound-server faces and sd-bus
 //                     load their library when chosen (dlopen), never linked.
@@ -32,9 +32,10 @@ let package = Package(
     // Libraries that not every run uses are not linked: each C face loads its own with dlopen when
     // first needed (cued_pw_load, cued_pa_load when that backend is chosen or probed by `--device
     // auto`, as SDL and miniaudio load theirs; cued_sdbus_load at the first RTKit request;
-    // cued_sf_load at the first file that is not an MP3), so `--device null` with MP3 cues maps none
-    // of them (nor the X11, D-Bus and crypto libraries libpulse pulls in, nor libsndfile's encoders),
-    // and the Debian package only recommends the sound-server clients. This target is that dlopen/dlsym.
+    // cued_sf_load at the first Ogg or WAV file, cued_flac_load at the first FLAC file), so `--device
+    // null` with MP3 cues maps none of them (nor the X11, D-Bus and crypto libraries libpulse pulls
+    // in, nor libsndfile's encoders), and the Debian package only recommends the sound-server clients.
+    // This target is that dlopen/dlsym.
     .target(name: "CLibraryLoading", path: "Sources/System/CLibraryLoading"),
     // Stand-ins for glibc symbols that Swift's Glibc module hides (ucred, accept4, eventfd, signalfd).
     .target(name: "CSystemShims", path: "Sources/System/CSystemShims"),
@@ -51,10 +52,12 @@ let package = Package(
     .systemLibrary(name: "CSyn123", path: "Sources/Decoding/CSyn123", pkgConfig: "libsyn123", providers: [.apt(["libmpg123-dev"])]),
     // libsndfile's face: loaded (dlopen) at the first file that is not an MP3, never linked (CSndfile.h says why).
     .target(name: "CSndfile", dependencies: ["CLibraryLoading"], path: "Sources/Decoding/CSndfile"),
+    // libFLAC's stream decoder, for every FLAC file: loaded (dlopen) at the first one, never linked (CFLAC.h says why).
+    .target(name: "CFLAC", dependencies: ["CLibraryLoading"], path: "Sources/Decoding/CFLAC"),
     // EBU R128 loudness and peaks of each cue, measured at load (Loudness.swift).
     .systemLibrary(name: "CEbur128", path: "Sources/Decoding/CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
     .target(
-      name: "CueDecoding", dependencies: ["CueCore", "CuePosix", "CMPG123", "CSyn123", "CSndfile", "CEbur128"],
+      name: "CueDecoding", dependencies: ["CueCore", "CuePosix", "CMPG123", "CSyn123", "CSndfile", "CFLAC", "CEbur128"],
       path: "Sources/Decoding/CueDecoding"),
 
     // MARK: Output

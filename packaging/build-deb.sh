@@ -83,7 +83,9 @@ chmod 0644 "$DEB_ROOT/DEBIAN/md5sums"
 # Depends: the shared libraries the binaries need (the Swift runtime is linked in: none from /opt/swift).
 # libpipewire and libpulse are not among them: cued loads them (dlopen) only when that output is
 # chosen, so control.in recommends them with the rest. libsndfile is loaded (dlopen) too, at the first
-# cue that is not an MP3, but every install may meet one (a sound theme's .oga): it is a dependency.
+# Ogg or WAV cue, but every install may meet one (a sound theme's .oga): it is a dependency. So is
+# libflac12, which cued loads at the first FLAC cue (libsndfile1 depends on it already; named here
+# because cued loads it itself, and a FLAC cue must not depend on what libsndfile happens to need).
 if ldd "$DEB_ROOT"/usr/bin/* | grep -q '/opt/swift'; then
   echo "build-deb.sh: a binary needs a library from /opt/swift (build with --static-swift-stdlib):" >&2
   ldd "$DEB_ROOT"/usr/bin/* | grep '/opt/swift' >&2
@@ -94,7 +96,7 @@ printf 'Source: cued\nMaintainer: %s\n\nPackage: cued\nArchitecture: any\n' "$DE
 shlibs=$(cd "$work" && dpkg-shlibdeps -O --warnings=0 debian/cued/usr/bin/* | sed -n 's/^shlibs:Depends=//p')
 [[ -n "$shlibs" ]] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 # adduser: postinst makes the cued system user and group.
-depends="adduser, libsndfile1, $shlibs"
+depends="adduser, libsndfile1, libflac12, $shlibs"
 
 size=$(du -sk --exclude=DEBIAN "$DEB_ROOT" | cut -f1)
 sed -e "s|@VERSION@|$DEB_VERSION|" -e "s|@ARCH@|$DEB_ARCH|" -e "s|@MAINTAINER@|$DEB_MAINTAINER|" \

@@ -3,8 +3,8 @@
 #   protocol (default)  the request path (framing, JSON parsing, request decoding, replies): `cued-fuzz`
 #                       runs `ProtocolFuzzing.run` (Tools/CueProtocolFuzzing/ProtocolFuzzing.swift);
 #                       corpus Fuzz/corpus, dictionary Fuzz/protocol.dict
-#   decode              the sniffers and decoders (MP3 with libmpg123; Ogg Vorbis/Opus, WAV, FLAC with
-#                       libsndfile): `cued-fuzz-decode` runs `DecodeFuzzing.check`
+#   decode              the sniffers and decoders (MP3 with libmpg123; Ogg Vorbis/Opus and WAV with
+#                       libsndfile; FLAC with libFLAC): `cued-fuzz-decode` runs `DecodeFuzzing.check`
 #                       (Tools/cued-fuzz-decode); corpus Fuzz/decode-corpus. The C libraries are not
 #                       instrumented: the fuzzer is guided by cued's own code, and any crash counts.
 #   config              the config file's TOML parser (CueTOML): `cued-fuzz-config` runs

@@ -16,7 +16,8 @@
 #            pipewire-pulse, is not installed; elsewhere it is the pulseaudio server.
 #            CUED_TEST_PULSE_SERVER=pulseaudio|pipewire-pulse overrides the choice.
 #   --tools  (make sounds, make fixtures, make bench) --test's, and sox, lame, mpg123, opus-tools,
-#            stress-ng: what regenerates the sounds and fixtures and loads the machine in benchmarks.
+#            flac, stress-ng: what regenerates the sounds and fixtures and loads the machine in
+#            benchmarks.
 #   --dry-run  prints the plan (what is missing, the PulseAudio-protocol server, what apt would do)
 #            and installs nothing.
 #
@@ -29,7 +30,9 @@
 #   pkgconf, libasound2-dev, libmpg123-dev, libpipewire-0.3-dev, libspa-0.2-dev, libpulse-dev,
 #   libsndfile1-dev, libebur128-dev
 #          (--run) headers and pkg-config files: ALSA, libmpg123/libsyn123, PipeWire, PulseAudio,
-#          libsndfile (Ogg Vorbis/Opus, WAV, FLAC), libebur128 (loudness)
+#          libsndfile (Ogg Vorbis/Opus, WAV), libebur128 (loudness). libsndfile1 brings libflac12,
+#          which cued loads for FLAC files; its face declares the little of libFLAC it calls, so
+#          building needs no libflac-dev (where that is installed, the face is checked against it)
 #   pulseaudio        (--test, see above) a private null-sink server for the end-to-end tests
 #   pulseaudio-utils  (--test) pactl and parec, which talk to either server
 #   libasound2-plugins (--test) ALSA's pulse PCM, one of the paths the tests play through
@@ -109,7 +112,7 @@ elif [[ "$profile" != run ]]; then
     rtkit python3-dbus python3-gi)
 fi
 if [[ "$profile" == tools ]]; then
-  packages+=(sox libsox-fmt-all lame mpg123 opus-tools stress-ng)
+  packages+=(sox libsox-fmt-all lame mpg123 opus-tools flac stress-ng)
 fi
 
 missing=()

@@ -3,7 +3,8 @@ import CueCore
 import CuePosix
 import Testing
 
-/// Ogg Vorbis and Opus, WAV and FLAC through libsndfile (the fixtures: Tests/Fixtures/make-fixtures.sh).
+/// Ogg Vorbis and Opus and WAV through libsndfile, and FLAC beside them (through libFLAC:
+/// FLACDecoderTests); the fixtures: Tests/Fixtures/make-fixtures.sh.
 @Suite("Decoding Ogg, WAV and FLAC")
 struct SoundFileDecoderTests {
   /// The 16-bit samples of a PCM WAV file, read from its `data` chunk.
@@ -36,14 +37,14 @@ struct SoundFileDecoderTests {
   @Test func aFLACFileDecodesToTheSameSamplesAsTheWaveItWasMadeFrom() throws {
     let flac = try AudioFileDecoder.decode(path: fixture("tone-48000-mono.flac"))
     let wave = try AudioFileDecoder.decode(path: fixture("tone-48000-mono.wav"))
-    #expect(flac.format == "FLAC")
+    #expect(flac.format == "FLAC (16-bit)")
     #expect(Self.samples(flac) == Self.samples(wave))
   }
 
   @Test(
     "each format at its own rate, converted to the output rate",
     arguments: [
-      ("tone-44100-stereo.flac", "FLAC", 44100, 2, 5292), ("tone-48000-stereo.ogg", "Ogg Vorbis", 48000, 2, 4800),
+      ("tone-44100-stereo.flac", "FLAC (16-bit)", 44100, 2, 5292), ("tone-48000-stereo.ogg", "Ogg Vorbis", 48000, 2, 4800),
       ("tone-48000-stereo.opus", "Ogg Opus", 48000, 2, 4800),
     ])
   func formats(_ file: String, _ format: String, _ rate: Int, _ channels: Int, _ frames: Int) throws {

@@ -3,9 +3,9 @@ import DaemonTestSupport
 import Foundation
 import Testing
 
-/// The sound-server client libraries are loaded when their backend is chosen, and libsndfile at the
-/// first file that is not an MP3, not at start: what the running daemon maps (/proc/PID/maps), and
-/// what it says when the library is missing.
+/// The sound-server client libraries are loaded when their backend is chosen, libsndfile at the
+/// first Ogg or WAV file and libFLAC at the first FLAC file, not at start: what the running daemon
+/// maps (/proc/PID/maps), and what it says when the library is missing.
 @Suite("Output backends loaded when chosen", .serialized)
 struct BackendLoadingTests {
   /// The file names of the shared objects `pid` maps.
@@ -84,12 +84,13 @@ struct BackendLoadingTests {
     #expect(!libraries.contains { $0.hasPrefix("libpipewire") }, "\(libraries.sorted())")
   }
 
-  /// A directory whose `libpulse.so.0` and `libpipewire-0.3.so.0` are empty files: with it first on
-  /// LD_LIBRARY_PATH, dlopen finds them and fails ("file too short"), as for a library not installed.
+  /// A directory whose `libpulse.so.0`, `libpipewire-0.3.so.0`, `libsndfile.so.1` and `libFLAC.so.12`
+  /// are empty files: with it first on LD_LIBRARY_PATH, dlopen finds them and fails ("file too
+  /// short"), as for a library not installed.
   static func brokenLibraries(in dir: String) throws -> String {
     let broken = dir + "/broken-lib"
     try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: true)
-    for name in ["libpulse.so.0", "libpipewire-0.3.so.0", "libsndfile.so.1"] {
+    for name in ["libpulse.so.0", "libpipewire-0.3.so.0", "libsndfile.so.1", "libFLAC.so.12"] {
       #expect(FileManager.default.createFile(atPath: broken + "/" + name, contents: Data()))
     }
     return broken
@@ -131,8 +132,8 @@ struct BackendLoadingTests {
     try Self.expectNoSoundServerClient(daemon.pid)
   }
 
-  /// libsndfile (and the codecs and encoders it links) is loaded at the first cue that is not an
-  /// MP3: a daemon of MP3 cues never maps it.
+  /// libsndfile (and the codecs and encoders it links) is loaded at the first Ogg or WAV cue: a
+  /// daemon of MP3 cues never maps it, nor libFLAC.
   @Test func libsndfileIsLoadedAtTheFirstFileThatIsNotAnMP3() throws {
     let dir = Harness.temporaryDirectory()
     let mp3Only = try Harness.soundDirectory(in: dir + "/mp3", ["pico": "tone-48000-mono.mp3"])
@@ -151,17 +152,36 @@ struct BackendLoadingTests {
     #expect(try Self.mappedLibraries(daemon.pid).contains { $0.hasPrefix("libsndfile.so") })
   }
 
-  /// Without libsndfile an Ogg cue is skipped with what to install; the MP3 cues play.
-  @Test func withoutLibsndfileAnOggCueIsSkippedWithWhatToInstall() throws {
+  /// libFLAC is loaded at the first FLAC file, and FLAC has one decoder: a daemon of MP3 and FLAC
+  /// cues maps libFLAC and not libsndfile.
+  @Test func libFLACIsLoadedAtTheFirstFLACFileAndLibsndfileIsNot() throws {
     let dir = Harness.temporaryDirectory()
-    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3", "bell": "tone-48000-stereo.ogg"])
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-48000-mono.mp3"])
+    try FileManager.default.copyItem(atPath: Harness.fixture("tone-44100-32bit.flac"), toPath: sounds + "/deep.flac")
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null"], logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "deep", "--wait"]).status == 0)
+    let libraries = try Self.mappedLibraries(daemon.pid)
+    #expect(libraries.contains { $0.hasPrefix("libFLAC.so") }, "\(libraries.sorted())")
+    #expect(!libraries.contains { $0.hasPrefix("libsndfile") }, "\(libraries.sorted())")
+  }
+
+  /// Without libsndfile an Ogg cue, and without libFLAC a FLAC cue, is skipped with what to
+  /// install; the MP3 cues play.
+  @Test func withoutLibsndfileOrLibFLACOggAndFLACCuesAreSkippedWithWhatToInstall() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(
+      in: dir, ["pico": "tone-48000-mono.mp3", "bell": "tone-48000-stereo.ogg", "deep": "tone-44100-32bit.flac"])
     let daemon = try DaemonProcess(
       socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null"],
       environment: ["LD_LIBRARY_PATH": try Self.brokenLibraries(in: dir)], logPath: dir + "/cued.log")
     defer { daemon.stop() }
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
     #expect(try daemon.cuectl(["play", "bell"]).status != 0)
-    #expect(daemon.log.contains("bell.mp3"), "\(daemon.log)")
+    #expect(try daemon.cuectl(["play", "deep"]).status != 0)
+    #expect(daemon.log.contains("bell.mp3") && daemon.log.contains("deep.mp3"), "\(daemon.log)")
     #expect(daemon.log.contains("libsndfile cannot be loaded") && daemon.log.contains("install the package libsndfile1"), "\(daemon.log)")
+    #expect(daemon.log.contains("libFLAC cannot be loaded") && daemon.log.contains("install the package libflac12"), "\(daemon.log)")
   }
 }

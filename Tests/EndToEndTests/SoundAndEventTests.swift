@@ -115,6 +115,24 @@ struct SoundAndEventTests {
     #expect(same, "the capture from frame \(start) is not the WAV's samples")
   }
 
+  /// A 32-bit FLAC (which libsndfile refuses) is a cue like any other: `list` names its format, and
+  /// it plays its samples through the real daemon and its ALSA output.
+  @Test func a32BitFLACCueIsListedWithItsFormatAndPlaysItsSamples() throws {
+    let rig = try PacedCapture(cues: ["pico": "tone-48000-mono.mp3"]) { sounds in
+      try FileManager.default.copyItem(atPath: Harness.fixture("tone-44100-32bit.flac"), toPath: sounds + "/deep.flac")
+    }
+    let listed = try rig.daemon.cuectl(["list", "--json"])
+    let cues = try #require(try JSONParser.parse(listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["cues"]?.arrayValue)
+    let deep = try #require(cues.first { $0["name"] == "deep" }, "\(listed.stdout)")
+    #expect(deep["format"] == "FLAC (32-bit)" && deep["sourceRate"]?.intValue == 44100 && deep["channels"]?.intValue == 2)
+    #expect(deep["frames"]?.intValue == 5760 && deep["gapless"] == true, "\(JSONWriter.write(deep))")
+    #expect(try rig.daemon.cuectl(["list"]).stdout.contains("FLAC (32-bit)"))
+    #expect(try rig.daemon.cuectl(["play", "deep", "--wait"]).status == 0)
+    let capture = try rig.finish()
+    let expected = try AudioFileDecoder.decode(path: Harness.fixture("tone-44100-32bit.flac")).buffer.toArray()
+    #expect(Self.frame(of: expected, in: capture, from: 0) != nil, "the capture does not hold the FLAC's samples")
+  }
+
   @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme"), "needs sound-theme-freedesktop"))
   func soundThemeEventsPlayTheThemesFileSampleForSample() throws {
     // The real freedesktop theme under /usr/share, and a data home of the user's own that

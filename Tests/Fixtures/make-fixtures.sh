@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make-fixtures.sh - generate the small MP3 fixtures used by cued's decoder tests.
 #
-# Requirements: bash, sox, lame, mpg123, python3
-#   (Debian: apt-get install -y sox lame mpg123 python3)
+# Requirements: bash, sox, lame, mpg123, python3, opusenc, flac
+#   (Debian: apt-get install -y sox lame mpg123 python3 opus-tools flac)
 #
 # Usage: Tests/Fixtures/make-fixtures.sh   (from any directory; rewrites the fixtures)
 #
@@ -17,7 +17,7 @@ set -euo pipefail
 SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
 OUT="$SCRIPT_DIR"
 
-for tool in sox lame mpg123 python3 opusenc; do
+for tool in sox lame mpg123 python3 opusenc flac; do
     command -v "$tool" >/dev/null 2>&1 || { echo "make-fixtures.sh: '$tool' not found" >&2; exit 1; }
 done
 
@@ -249,7 +249,65 @@ opusenc --quiet --bitrate 64 "$WORK/48000-stereo.wav" "$OUT/tone-48000-stereo.op
 tone "$OUT/six-channels.wav" 48000 6 480 440
 # An Ogg Vorbis file cut inside its audio: headers intact, the stream truncated.
 head -c 3000 "$OUT/tone-48000-stereo.ogg" > "$OUT/truncated.ogg"
-for f in tone-48000-mono.wav tone-48000-mono.flac tone-44100-stereo.flac tone-48000-stereo.ogg tone-48000-stereo.opus six-channels.wav; do
+# --- FLAC through libFLAC (FLACDecoderTests) ---
+# 32-bit: the 16-bit stereo tone widened by sox (each sample s becomes s * 65536, exactly) and
+# encoded by flac, so it decodes to exactly the samples of tone-44100-stereo.flac.
+# (Raw samples into flac: sox's 32-bit WAV carries a `fact` chunk that flac warns about.)
+sox -D "$WORK/44100-stereo-flac.wav" -b 32 "$WORK/44100-32bit.wav"
+sox "$WORK/44100-32bit.wav" -t raw "$WORK/44100-32bit.raw"
+flac --silent --force --no-seektable --no-padding --force-raw-format --endian=little --sign=signed --channels=2 --bps=32 \
+    --sample-rate=44100 -o "$OUT/tone-44100-32bit.flac" "$WORK/44100-32bit.raw"
+# Cut inside its second frame (at byte 1500; the first frame, 4096 samples, ends at byte 1338).
+head -c 1500 "$OUT/tone-44100-stereo.flac" > "$OUT/truncated.flac"
+# Blocks shorter than the stream's minimum: the samples of tone-48000-mono.wav in frames of 1152,
+# 100 and 16 samples, in turn, under a STREAMINFO that says every block is 4096 (as a careless
+# encoder writes it). Each frame says where it starts (variable blocking), so a decoder that
+# trusts its frames decodes it exactly. Written byte by byte: verbatim subframes, CRC-8 headers,
+# CRC-16 footers, no MD5.
+OUT="$OUT" python3 - <<'PY'
+import os, struct, wave
+out = os.environ["OUT"]
+def crc(data, poly, bits):
+    top, mask, c = 1 << (bits - 1), (1 << bits) - 1, 0
+    for byte in data:
+        c ^= byte << (bits - 8)
+        for _ in range(8):
+            c = ((c << 1) ^ poly) & mask if c & top else (c << 1) & mask
+    return c
+def utf8(n):  # FLAC's "UTF-8" coding of a frame's first sample number
+    if n < 0x80:
+        return bytes([n])
+    length = 2
+    while n >= 1 << (5 * length + 1):
+        length += 1
+    tail = [0x80 | (n >> (6 * i)) & 0x3F for i in range(length - 2, -1, -1)]
+    return bytes([(0xFF00 >> length) & 0xFF | n >> (6 * (length - 1))]) + bytes(tail)
+with wave.open(os.path.join(out, "tone-48000-mono.wav")) as w:
+    rate, total = w.getframerate(), w.getnframes()
+    pcm = struct.unpack("<%dh" % total, w.readframes(total))
+frames, start, index = b"", 0, 0
+while start < total:
+    n = min([1152, 100, 16][index % 3], total - start)
+    index += 1
+    # sync + variable blocking, 16-bit block size at the end, rate from STREAMINFO; mono, 16-bit
+    header = bytes([0xFF, 0xF9, 0x70, 0x08]) + utf8(start) + struct.pack(">H", n - 1)
+    header += bytes([crc(header, 0x07, 8)])
+    body = header + b"\x02" + struct.pack(">%dh" % n, *pcm[start:start + n])
+    frames += body + struct.pack(">H", crc(body, 0x8005, 16))
+    start += n
+info = struct.pack(">HH", 4096, 4096) + bytes(6) + ((rate << 44) | (15 << 36) | total).to_bytes(8, "big") + bytes(16)
+with open(os.path.join(out, "short-blocks.flac"), "wb") as f:
+    f.write(b"fLaC" + bytes([0x80, 0, 0, len(info)]) + info + frames)
+PY
+# flac itself must decode each to the samples it was made from.
+for pair in "tone-44100-32bit.flac:$WORK/44100-32bit.wav" "short-blocks.flac:$OUT/tone-48000-mono.wav"; do
+    f=${pair%%:*} source=${pair#*:}
+    flac --silent --decode --force -o "$WORK/check.wav" "$OUT/$f" 2>/dev/null
+    cmp -s <(sox "$WORK/check.wav" -t raw -) <(sox "$source" -t raw -) \
+        || { echo "  FAIL: $f does not decode to the samples of $(basename "$source")" >&2; status=1; }
+done
+
+for f in tone-48000-mono.wav tone-48000-mono.flac tone-44100-stereo.flac tone-44100-32bit.flac short-blocks.flac truncated.flac tone-48000-stereo.ogg tone-48000-stereo.opus six-channels.wav; do
     printf '%-24s %6d bytes  %s\n' "$f" "$(wc -c < "$OUT/$f")" "$(soxi -t "$OUT/$f" 2>/dev/null || echo '?') $(soxi -s "$OUT/$f" 2>/dev/null || echo '?') samples"
 done
 

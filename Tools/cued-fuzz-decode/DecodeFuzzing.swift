@@ -2,8 +2,8 @@ import CueDecoding
 
 /// What the decoder fuzzer checks of one input: any bytes at all, as a file named in the sound
 /// directories could hold, go through the sniffers and the decoders (`AudioFileDecoder`: MP3 with
-/// libmpg123, Ogg Vorbis and Opus, WAV and FLAC with libsndfile) and come back as a cue or as a
-/// reason; never as a crash, a hang, or samples that would poison the mix.
+/// libmpg123, Ogg Vorbis and Opus and WAV with libsndfile, FLAC with libFLAC) and come back as a cue
+/// or as a reason; never as a crash, a hang, or samples that would poison the mix.
 enum DecodeFuzzing {
   struct Outcome {
     var decoded = 0

@@ -2,7 +2,7 @@
 // (FUZZ_TARGET=decode scripts/fuzz.sh, `make fuzz-decode`). See Tools/cued-fuzz/FuzzTarget.swift.
 #if CUED_FUZZ
 /// One fuzz input: the bytes of a sound file. Traps when `DecodeFuzzing.check` finds an
-/// invariant broken; libFuzzer saves the input as a crash (a crash in libmpg123 or libsndfile is one too).
+/// invariant broken; libFuzzer saves the input as a crash (a crash in libmpg123, libsndfile or libFLAC is one too).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []

@@ -1,7 +1,6 @@
 // The C face of libsndfile (see include/CSndfile.h for why it is loaded, not linked).
 #include "CSndfile.h"
 #include "CLibraryLoading.h"
-#include <stdatomic.h>
 
 static SNDFILE *(*open_virtual)(SF_VIRTUAL_IO *, int, SF_INFO *, void *);
 static sf_count_t (*readf_float)(SNDFILE *, float *, sf_count_t);
@@ -17,15 +16,10 @@ static const cued_library_symbol symbols[] = {
   {"sf_strerror", (void **)&strerror_of},
 };
 static cued_library sndfile = CUED_LIBRARY_INIT("libsndfile.so.1", symbols);
-static _Atomic int loaded;  // 1 once cued_library_load filled every slot
 
-int cued_sf_load(char *error, size_t capacity) {
-  int rc = cued_library_load(&sndfile, error, capacity);
-  if (rc == 0) atomic_store_explicit(&loaded, 1, memory_order_release);
-  return rc;
-}
+int cued_sf_load(char *error, size_t capacity) { return cued_library_load(&sndfile, error, capacity); }
 
-static int ready(void) { return atomic_load_explicit(&loaded, memory_order_acquire) == 1; }
+static int ready(void) { return cued_library_ready(&sndfile); }
 
 SNDFILE *cued_sf_open_virtual(SF_VIRTUAL_IO *io, int mode, SF_INFO *info, void *user) {
   return ready() ? open_virtual(io, mode, info, user) : NULL;

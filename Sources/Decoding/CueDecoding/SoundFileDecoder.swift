@@ -2,11 +2,12 @@ import CSndfile
 import CueCore
 import CuePosix
 
-/// Decodes the sound files that are not MP3 with libsndfile: Ogg Vorbis and Ogg Opus (`.oga`,
-/// `.ogg`, `.opus`: what desktop sound themes ship), WAV and FLAC. One library for all of them,
-/// maintained and in every distribution, reading from memory (`sf_open_virtual`), so the file is
-/// read once through one descriptor exactly as MP3s are (`MP3Decoder.readFile`). MP3 stays on
-/// libmpg123 for its gapless trimming. Samples come out as floats normalised to ±1 (PCM16 `s` is
+/// Decodes Ogg and WAV files with libsndfile: Ogg Vorbis and Ogg Opus (`.oga`, `.ogg`, `.opus`:
+/// what desktop sound themes ship) and WAV. One library for both, maintained and in every
+/// distribution, reading from memory (`sf_open_virtual`), so the file is read once through one
+/// descriptor exactly as MP3s are (`MP3Decoder.readFile`). MP3 stays on libmpg123 for its gapless
+/// trimming; FLAC goes to libFLAC itself (`FLACDecoder`: libsndfile 1.2 refuses 32-bit FLAC and
+/// fails a whole file on any frame libFLAC skips). Samples come out as floats normalised to ±1 (PCM16 `s` is
 /// `s / 32768` exactly), at the file's rate, then go through the same libsyn123 rate conversion.
 /// Thread-safe: each call has its own handle. Known cost: libsndfile 1.2.0 leaks 5.7 KB when it
 /// refuses an Ogg Vorbis file whose headers are cut short (scripts/lsan.supp says more).
@@ -15,17 +16,15 @@ public enum SoundFileDecoder {
   public enum Container: String, Sendable {
     case ogg = "Ogg"
     case wav = "WAV"
-    case flac = "FLAC"
   }
 
-  /// Recognises Ogg (`OggS`), RIFF/RF64 WAVE and FLAC (`fLaC`) by their magic numbers.
+  /// Recognises Ogg (`OggS`) and RIFF/RIFX/RF64 WAVE by their magic numbers.
   public static func sniff(_ bytes: [UInt8]) -> Container? {
     func at(_ offset: Int, _ text: String) -> Bool {
       let magic = Array(text.utf8)
       return bytes.count >= offset + magic.count && Array(bytes[offset..<(offset + magic.count)]) == magic
     }
     if at(0, "OggS") { return .ogg }
-    if at(0, "fLaC") { return .flac }
     // RIFX is a big-endian RIFF (what some DAWs and Mac tools write); libsndfile reads it.
     if (at(0, "RIFF") || at(0, "RIFX") || at(0, "RF64")) && at(8, "WAVE") { return .wav }
     return nil
@@ -34,7 +33,7 @@ public enum SoundFileDecoder {
   /// Decodes a file held in memory whose container `sniff` recognised; `name` is used in messages.
   public static func decode(bytes: [UInt8], name: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> DecodedCue {
     guard let container = sniff(bytes) else {
-      throw DecodeError(path: name, reason: "it is not an Ogg, WAV or FLAC file")
+      throw DecodeError(path: name, reason: "it is not an Ogg or WAV file")
     }
     var why = [CChar](repeating: 0, count: 512)
     guard cued_sf_load(&why, why.count) == 0 else {
@@ -132,7 +131,7 @@ public enum SoundFileDecoder {
       format: format, warnings: warnings)
   }
 
-  /// `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`, `FLAC`: what `list` can show. A WAV names its
+  /// `Ogg Vorbis`, `Ogg Opus`, `WAV (PCM 16-bit)`: what `list` can show. A WAV names its
   /// sample format whatever its header (plain, WAVE_FORMAT_EXTENSIBLE, RF64), and says when it is
   /// big-endian (RIFX).
   static func formatName(_ format: Int32) -> String {
@@ -145,7 +144,6 @@ public enum SoundFileDecoder {
       case Int32(SF_FORMAT_OPUS): return "Ogg Opus"
       default: return "Ogg"
       }
-    case Int32(SF_FORMAT_FLAC): return "FLAC"
     case Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_WAVEX), Int32(SF_FORMAT_RF64):
       var details = sampleFormatName(minor).map { [$0] } ?? []
       if format & Int32(SF_FORMAT_ENDMASK) == Int32(SF_ENDIAN_BIG) { details.append("big-endian RIFX") }
@@ -210,8 +208,8 @@ private final class MemorySource {
   }
 }
 
-/// Any sound file cued decodes: MP3 with libmpg123, Ogg Vorbis/Opus, WAV and FLAC with libsndfile,
-/// told apart by their first bytes, never by the file name.
+/// Any sound file cued decodes: MP3 with libmpg123, Ogg Vorbis/Opus and WAV with libsndfile, FLAC
+/// with libFLAC, told apart by their first bytes, never by the file name.
 public enum AudioFileDecoder {
   /// The file name extensions of the sound files cued reads (any case). The name only finds the
   /// files in a directory; how a file is read is decided by its first bytes.
@@ -235,6 +233,7 @@ public enum AudioFileDecoder {
 
   /// Decodes a file held in memory; `name` is used in messages.
   public static func decode(bytes: [UInt8], name: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> DecodedCue {
+    if FLACDecoder.sniff(bytes) { return try FLACDecoder.decode(bytes: bytes, name: name, options: options) }
     if SoundFileDecoder.sniff(bytes) != nil { return try SoundFileDecoder.decode(bytes: bytes, name: name, options: options) }
     if case .rejected(let reason) = MPEGSniffer.sniff(bytes) {
       let notMP3 = "it is not an MP3 file"

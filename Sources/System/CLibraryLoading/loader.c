@@ -29,9 +29,12 @@ int cued_library_load(cued_library *library, char *error, size_t error_capacity)
   if (!library->tried) {
     library->result = load_locked(library);
     library->tried = 1;
+    if (library->result == 0) __atomic_store_n(&library->loaded, 1, __ATOMIC_RELEASE);
   }
   int result = library->result;
   if (error != NULL && error_capacity > 0) snprintf(error, error_capacity, "%s", result == 0 ? "" : library->error);
   pthread_mutex_unlock(&library->lock);
   return result;
 }
+
+int cued_library_ready(const cued_library *library) { return __atomic_load_n(&library->loaded, __ATOMIC_ACQUIRE); }

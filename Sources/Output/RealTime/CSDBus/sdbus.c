@@ -2,7 +2,6 @@
 #include "CSDBus.h"
 #include "CLibraryLoading.h"
 #include <errno.h>
-#include <stdatomic.h>
 
 typedef struct sd_bus sd_bus;
 typedef struct sd_bus_message sd_bus_message;
@@ -29,35 +28,32 @@ static const cued_library_symbol symbols[] = {
   {"sd_bus_flush_close_unref", (void **)&flush_close_unref},
 };
 static cued_library systemd = CUED_LIBRARY_INIT("libsystemd.so.0", symbols);
-static _Atomic int loaded;  // 1 once cued_library_load filled every slot
 
-int cued_sdbus_load(char *error, size_t size) {
-  int rc = cued_library_load(&systemd, error, size);
-  if (rc == 0) atomic_store_explicit(&loaded, 1, memory_order_release);
-  return rc;
-}
+int cued_sdbus_load(char *error, size_t size) { return cued_library_load(&systemd, error, size); }
+
+static int ready(void) { return cued_library_ready(&systemd); }
 
 int cued_sdbus_open_system(cued_sdbus **bus) {
-  if (atomic_load_explicit(&loaded, memory_order_acquire) != 1) return -ENOSYS;
+  if (!ready()) return -ENOSYS;
   return open_system((sd_bus **)bus);
 }
 
 int cued_sdbus_set_method_call_timeout(cued_sdbus *bus, uint64_t usec) {
-  if (atomic_load_explicit(&loaded, memory_order_acquire) != 1) return -ENOSYS;
+  if (!ready()) return -ENOSYS;
   return set_method_call_timeout((sd_bus *)bus, usec);
 }
 
 int cued_sdbus_get_property_trivial(
   cued_sdbus *bus, const char *destination, const char *path, const char *interface, const char *member,
   cued_sdbus_error *error, char type, void *value) {
-  if (atomic_load_explicit(&loaded, memory_order_acquire) != 1) return -ENOSYS;
+  if (!ready()) return -ENOSYS;
   return get_property_trivial((sd_bus *)bus, destination, path, interface, member, error, type, value);
 }
 
 int cued_sdbus_call_method_tu(
   cued_sdbus *bus, const char *destination, const char *path, const char *interface, const char *member,
   cued_sdbus_error *error, uint64_t t, uint32_t u) {
-  if (atomic_load_explicit(&loaded, memory_order_acquire) != 1) return -ENOSYS;
+  if (!ready()) return -ENOSYS;
   sd_bus_message *reply = NULL;
   int rc = call_method((sd_bus *)bus, destination, path, interface, member, error, &reply, "tu", t, u);
   if (reply != NULL) message_unref(reply);
@@ -65,9 +61,9 @@ int cued_sdbus_call_method_tu(
 }
 
 void cued_sdbus_error_free(cued_sdbus_error *error) {
-  if (atomic_load_explicit(&loaded, memory_order_acquire) == 1) error_free(error);
+  if (ready()) error_free(error);
 }
 
 void cued_sdbus_close_unref(cued_sdbus *bus) {
-  if (atomic_load_explicit(&loaded, memory_order_acquire) == 1 && bus != NULL) flush_close_unref((sd_bus *)bus);
+  if (ready() && bus != NULL) flush_close_unref((sd_bus *)bus);
 }

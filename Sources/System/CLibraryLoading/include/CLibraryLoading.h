@@ -1,10 +1,11 @@
 #ifndef CUED_LIBRARY_LOADING_H
 #define CUED_LIBRARY_LOADING_H
-// Loads a client library when it is first needed (a sound server's when its backend is chosen,
-// libsystemd's sd-bus when RTKit is first asked), as SDL and miniaudio load
-// theirs: dlopen by soname, then dlsym of each function the backend's C face calls, into that face's
-// table of function pointers. For the faces (CPipeWireShims, CPulseShims, CSDBus), which each keep one
-// `cued_library` and call `cued_library_load` from their own loader; Swift never calls it.
+// Loads a library when it is first needed (a sound server's when its backend is chosen,
+// libsystemd's sd-bus when RTKit is first asked, libsndfile and libFLAC at the first file of theirs),
+// as SDL and miniaudio load theirs: dlopen by soname, then dlsym of each function the C face calls,
+// into that face's table of function pointers. For the faces (CPipeWireShims, CPulseShims, CSDBus,
+// CSndfile, CFLAC), which each keep one `cued_library` and call `cued_library_load` from their own
+// loader; Swift never calls it.
 
 #include <pthread.h>
 #include <stddef.h>
@@ -23,12 +24,13 @@ typedef struct cued_library {
   size_t count;
   pthread_mutex_t lock;
   int tried, result;
+  int loaded;  // 1 once every slot is filled; read with cued_library_ready
   char error[512];
 } cued_library;
 
 /// A `cued_library` for `soname` and the array `symbols`, not yet loaded (a static initializer).
 #define CUED_LIBRARY_INIT(soname, symbols) \
-  {(soname), (symbols), sizeof(symbols) / sizeof((symbols)[0]), PTHREAD_MUTEX_INITIALIZER, 0, -1, ""}
+  {(soname), (symbols), sizeof(symbols) / sizeof((symbols)[0]), PTHREAD_MUTEX_INITIALIZER, 0, -1, 0, ""}
 
 /// Loads `library` the first time: dlopen(soname, RTLD_NOW | RTLD_LOCAL), then dlsym of every
 /// symbol into its slot. Later calls, from any thread, return the first one's result.
@@ -38,5 +40,10 @@ typedef struct cued_library {
 /// and the library closed again. A loaded library stays loaded (never dlclose'd: its threads and
 /// atexit handlers may still run its code). Control side only: it takes a mutex.
 int cued_library_load(cued_library *library, char *error, size_t error_capacity);
+
+/// 1 once `cued_library_load` has filled every slot of `library`, else 0: what a face checks before
+/// calling through its table, so that a call before a successful load fails instead of jumping to
+/// NULL. Any thread; lock-free (an acquire load, paired with the load's release store).
+int cued_library_ready(const cued_library *library);
 
 #endif
