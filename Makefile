@@ -122,12 +122,14 @@ CANBERRA_DIR = $(BUILD_DIR)/canberra
 CANBERRA_SOURCES = $(wildcard Sources/Plugins/CanberraCued/*.c)
 CANBERRA_HEADERS = $(wildcard Sources/Plugins/CanberraCued/*.h)
 CANBERRA_CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -D_FORTIFY_SOURCE=2 -fstack-protector-strong
-CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,--as-needed
+# -z nodelete: libcanberra unloads a driver whose open failed and loads it again at the next play;
+# kept loaded, the driver remembers a daemon that did not answer (driver.c, hold_off) across them.
+CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--as-needed
 CANBERRA_PLUGINDIR ?= $(shell packaging/install.sh canberra-plugindir)
 
 canberra: $(CANBERRA_DIR)/libcanberra-cued.so
 
-$(CANBERRA_DIR)/libcanberra-cued.so: $(CANBERRA_SOURCES) $(CANBERRA_HEADERS)
+$(CANBERRA_DIR)/libcanberra-cued.so: $(CANBERRA_SOURCES) $(CANBERRA_HEADERS) Makefile
 	@mkdir -p $(CANBERRA_DIR)
 	$(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) -lm
 

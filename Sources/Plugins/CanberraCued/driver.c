@@ -33,7 +33,7 @@ enum {
   kReadBuffer = 65536,        // the longest line read whole; a longer one (none is sent to us) is skipped
   kHelloSeconds = 2,          // a daemon that takes longer to say hello counts as not running
   kRequestSeconds = 5,        // a play's reply waits at most this (a theme file's first decode is in it)
-  kRetrySeconds = 5,          // after a daemon that did not answer, connecting is tried again after this
+  kRetrySeconds = 30,         // a daemon that refused or did not answer is not asked again before this
   kBusyTries = 3,             // a play refused `busy` is sent again this often, 5 ms apart
 };
 
@@ -72,9 +72,7 @@ struct cued {
   struct voice *voices;
   int file_play;          // the daemon's play takes "file"
   char *client;           // the name the last hello gave
-  struct timespec retry_at;
   ca_context *fallback;   // the next driver's context, once one was opened
-  int fallback_tried;     // opening one failed: not tried again until a play needs it
 };
 
 #define PRIVATE(c) ((struct cued *)(c)->private)
@@ -99,10 +97,25 @@ static struct timespec monotonic_after(int seconds) {
   return t;
 }
 
-static int reached(const struct timespec *t) {
+// A daemon that refused us or did not answer in time is left alone for a while by every context
+// of the process (a context whose open failed is made afresh at the next play).
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct timespec hold_until;
+
+static void hold_off(void) {
+  struct timespec until = monotonic_after(kRetrySeconds);
+  pthread_mutex_lock(&hold_lock);
+  hold_until = until;
+  pthread_mutex_unlock(&hold_lock);
+}
+
+static int held_off(void) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+  pthread_mutex_lock(&hold_lock);
+  int held = now.tv_sec < hold_until.tv_sec || (now.tv_sec == hold_until.tv_sec && now.tv_nsec < hold_until.tv_nsec);
+  pthread_mutex_unlock(&hold_lock);
+  return held;
 }
 
 // MARK: - Properties
@@ -368,7 +381,7 @@ static int request(struct cued *p, const char *body, struct waiter *w, int secon
   if (timed_out) {
     // A daemon that does not answer is treated as gone: the reader ends, its sounds are reported.
     debug("cued did not answer within %d s; using the next driver", seconds);
-    p->retry_at = monotonic_after(kRetrySeconds);
+    hold_off();
     shutdown(p->fd, SHUT_RDWR);
   }
   if (ret == CA_SUCCESS && strcmp(w->reply.code, "disconnected") == 0) ret = CA_ERROR_DISCONNECTED;
@@ -401,7 +414,7 @@ static int say_hello(struct cued *p, const char *name) {
 // Connects and says hello; CA_SUCCESS with `connected` set, or why not.
 static int connect_to_cued(struct cued *p) {
   if (is_connected(p)) return CA_SUCCESS;
-  if (p->retry_at.tv_sec && !reached(&p->retry_at)) return CA_ERROR_NOTAVAILABLE;
+  if (held_off()) return CA_ERROR_NOTAVAILABLE;
   release_connection(p);  // a previous connection's reader has ended: join it
   char buffer[sizeof(((struct sockaddr_un *)0)->sun_path) + 64];
   const char *path = socket_path(buffer, sizeof buffer);
@@ -451,10 +464,9 @@ static int connect_to_cued(struct cued *p) {
   if (ret < 0) {
     // Refused (limit-reached, access-denied) or not answered: not tried again for a while.
     release_connection(p);
-    p->retry_at = monotonic_after(kRetrySeconds);
+    hold_off();
     return ret == CA_ERROR_OOM ? ret : CA_ERROR_NOTAVAILABLE;
   }
-  p->retry_at = (struct timespec){0};
   debug("connected to cued at %s as '%s'", path, p->client);
   return CA_SUCCESS;
 }
@@ -474,19 +486,16 @@ static void forward_callback(ca_context *inner, uint32_t id, int error, void *us
   free(f);
 }
 
-// The drivers to fall over to: those after "cued:" (or "cued,") in the driver string, or
-// libcanberra's built-in order when the string is just "cued". None when libcanberra itself chose
-// this driver from its order (driver NULL): it goes on to the next one itself.
-static int next_drivers(const ca_context *c, const char **list, char **owned) {
-  *owned = NULL;
+// The drivers to fall over to: 1, those after "cued:" (or "cued,") in the driver string, copied
+// into `named`; 2, libcanberra's built-in order, when the string is just "cued"; 0, none, when
+// libcanberra itself chose this driver from its order (driver NULL): it goes on down it itself.
+static int next_drivers(const ca_context *c, char **named) {
+  *named = NULL;
   if (!c->driver) return 0;
   size_t n = strcspn(c->driver, ",:");
-  if (c->driver[n]) {
-    *owned = strdup(c->driver + n + 1);
-    return *owned ? 1 : -1;
-  }
-  *list = NULL;
-  return 2;
+  if (!c->driver[n]) return 2;
+  *named = strdup(c->driver + n + 1);
+  return *named ? 1 : -1;
 }
 
 static int try_driver(struct cued *p, const char *name) {
@@ -507,32 +516,21 @@ static int try_driver(struct cued *p, const char *name) {
   return CA_SUCCESS;
 }
 
-// Opens the first next driver that opens; CA_SUCCESS, or the first one's error.
+// Opens the first next driver that opens: CA_SUCCESS, or CA_ERROR_NOTAVAILABLE when none does.
 static int open_fallback(struct cued *p) {
   if (p->fallback) return CA_SUCCESS;
-  const char *unused;
-  char *owned;
-  int kind = next_drivers(p->context, &unused, &owned);
+  char *named;
+  int kind = next_drivers(p->context, &named);
   if (kind < 0) return CA_ERROR_OOM;
-  int first = CA_ERROR_NODRIVER;
   if (kind == 1) {
-    for (char *name = strtok(owned, ",:"); name; name = strtok(NULL, ",:")) {
-      int ret = try_driver(p, name);
-      if (ret == CA_SUCCESS) break;
-      if (first == CA_ERROR_NODRIVER) first = ret;
-    }
+    char *rest = NULL;
+    for (char *name = strtok_r(named, ",:", &rest); name && !p->fallback; name = strtok_r(NULL, ",:", &rest)) try_driver(p, name);
   } else if (kind == 2) {
     static const char *const usual[] = {"pulse", "alsa", NULL};
-    const char *const *order = ca_driver_order ? ca_driver_order : usual;
-    for (; *order; order++) {
-      int ret = try_driver(p, *order);
-      if (ret == CA_SUCCESS) break;
-      if (first == CA_ERROR_NODRIVER) first = ret;
-    }
+    for (const char *const *order = ca_driver_order ? ca_driver_order : usual; *order && !p->fallback; order++) try_driver(p, *order);
   }
-  free(owned);
-  p->fallback_tried = 1;
-  return p->fallback ? CA_SUCCESS : first;
+  free(named);
+  return p->fallback ? CA_SUCCESS : CA_ERROR_NOTAVAILABLE;
 }
 
 // MARK: - The entry points
@@ -557,7 +555,7 @@ int cued_driver_open(ca_context *c) {
     return CA_ERROR_OOM;
   }
   int ret = connect_to_cued(p);
-  if (ret == CA_ERROR_NOTAVAILABLE) ret = open_fallback(p) == CA_SUCCESS ? CA_SUCCESS : CA_ERROR_NOTAVAILABLE;
+  if (ret == CA_ERROR_NOTAVAILABLE) ret = open_fallback(p);
   if (ret != CA_SUCCESS) cued_driver_destroy(c);
   return ret;
 }
@@ -681,10 +679,8 @@ static int absolute_file(const char *name, char **path) {
 }
 
 static int play_through_fallback(struct cued *p, uint32_t id, ca_proplist *props, ca_finish_callback_t cb, void *userdata) {
-  if (!p->fallback) {
-    int opened = open_fallback(p);
-    if (opened != CA_SUCCESS) return opened == CA_ERROR_NODRIVER ? CA_ERROR_NOTAVAILABLE : opened;
-  }
+  int opened = open_fallback(p);
+  if (opened != CA_SUCCESS) return opened;
   struct forwarded *f = NULL;
   if (cb) {
     if (!(f = malloc(sizeof *f))) return CA_ERROR_OOM;
