@@ -143,6 +143,8 @@ final class EmbeddedDaemon {
       soundDirectories: sounds ?? [Self.repositorySounds], socketPath: "/nonexistent/cued.sock", device: "test")
     configuration.voiceLimit = voiceLimit
     configuration.idleSeconds = idleSeconds
+    // Each watch is an inotify instance, of which a user has 128: the tests that watch ask for it.
+    configuration.watchSounds = false
     configure(&configuration)
     var logger = Logger(label: "cued-test")
     logger.logLevel = .critical

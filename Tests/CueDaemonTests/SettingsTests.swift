@@ -32,7 +32,7 @@ struct SettingsTests {
 
   /// The same value on the command line.
   static func arguments(_ setting: Setting, _ value: JSONValue) -> [String] {
-    let flag = "--" + setting.key
+    let flag = setting.flag
     switch value {
     case .bool: return [flag]
     case .array(let items): return items.flatMap { [flag, $0.stringValue ?? ""] }
@@ -106,6 +106,19 @@ struct SettingsTests {
     }
   }
 
+  /// A switch that is on by default has a flag that turns it off, and only that one.
+  @Test func aSwitchOnByDefaultIsTurnedOffByItsNoFlag() throws {
+    #expect(DaemonConfiguration(ConfigValues()).watchSounds)
+    let setting = try #require(Settings.setting("watch-sounds"))
+    #expect(setting.flag == "--no-watch-sounds")
+    #expect(try !DaemonConfiguration(DaemonCommandLine(arguments: ["--no-watch-sounds"]).values).watchSounds)
+    #expect(throws: DaemonCommandLine.UsageError.self) { try DaemonCommandLine(arguments: ["--watch-sounds"]) }
+    #expect(throws: DaemonCommandLine.UsageError.self) { try DaemonCommandLine(arguments: ["--no-watch-sounds=1"]) }
+    #expect(DaemonCommandLine.helpText.contains("--no-watch-sounds"))
+    // A switch off by default keeps its name: --no-rtkit is the setting no-rtkit.
+    #expect(try DaemonCommandLine(arguments: ["--no-rtkit"]).values[try #require(Settings.setting("no-rtkit"))] == .bool(true))
+  }
+
   @Test func unknownKeysNameEveryKeyAndTable() throws {
     do {
       _ = try Self.fromFile([("bogus", .number(1))])
@@ -126,7 +139,7 @@ struct SettingsTests {
     let help = DaemonCommandLine.helpText
     let words = help.split(whitespaces: true)
     for setting in Self.options {
-      let usage = setting.type == .boolean ? "  --\(setting.key) " : "  --\(setting.key) <\(setting.valueName)>"
+      let usage = setting.type == .boolean ? "  \(setting.flag) " : "  \(setting.flag) <\(setting.valueName)>"
       #expect(help.contains(usage), "--help lacks \(usage)")
       #expect(words.contains(setting.helpText.split(whitespaces: true)), "--help lacks the help of --\(setting.key)")
       if let shown = setting.shownDefault { #expect(setting.helpText.contains("(default: \(shown))")) }
@@ -142,11 +155,11 @@ struct SettingsTests {
       case "bash":
         // The words offered: the last `compgen -W '…'` list.
         let words = script.split(separator: "compgen -W '").last?.prefix { $0 != "'" }.split(separator: " ") ?? []
-        offered = words.contains("--\(setting.key)")
-      case "zsh": offered = script.contains("'--\(setting.key)[")
-      default: offered = script.contains("complete -c cued -l \(setting.key) ")
+        offered = words.contains(Substring(setting.flag))
+      case "zsh": offered = script.contains("'\(setting.flag)[")
+      default: offered = script.contains("complete -c cued -l \(setting.flag.dropFirst(2)) ")
       }
-      #expect(offered, "\(shell) completion lacks --\(setting.key)")
+      #expect(offered, "\(shell) completion lacks \(setting.flag)")
     }
     if shell == "bash" {
       #expect(script.contains("--sounds) COMPREPLY=($(compgen -d"), "--sounds completes directories")
@@ -157,7 +170,7 @@ struct SettingsTests {
   @Test func manPageDescribesEverySetting() throws {
     let list = DaemonCommandLine.manualOptions
     for setting in Self.options {
-      let item = ".It Fl -\(setting.key)" + (setting.type == .boolean ? "\n" : " Ar \(setting.valueName)\n")
+      let item = ".It Fl \(setting.flag.dropFirst())" + (setting.type == .boolean ? "\n" : " Ar \(setting.valueName)\n")
       #expect(list.contains(item), "the man page lacks \(item)")
       #expect(list.contains(DaemonCommandLine.mdocText(setting.manualText)))
       if let shown = setting.shownDefault { #expect(setting.manualText.contains("Default: \(shown).")) }

@@ -318,17 +318,17 @@ struct ThemeCacheTests {
   @Test(.enabled(if: Files.kind(of: "/usr/share/sounds/freedesktop/index.theme") == .regular, "sound-theme-freedesktop is installed"))
   func pastTheLimitTheLeastRecentlyPlayedFileIsLetGo() throws {
     let embedded = try EmbeddedDaemon()
-    embedded.daemon.themeSounds.cacheLimit = 2
+    embedded.daemon.fileSounds.cacheLimit = 2
     let client = embedded.connect()
     #expect(!Self.play("bell", client, embedded))
     #expect(!Self.play("complete", client, embedded))
     #expect(Self.play("bell", client, embedded))  // kept, and now the most recent
     #expect(!Self.play("message", client, embedded))  // a third: `complete`, played least recently, goes
-    #expect(embedded.daemon.themeSounds.count == 2)
+    #expect(embedded.daemon.fileSounds.count == 2)
     #expect(Self.play("bell", client, embedded))
     #expect(Self.play("message", client, embedded))
     #expect(!Self.play("complete", client, embedded))
-    #expect(embedded.daemon.themeSounds.count == 2)
+    #expect(embedded.daemon.fileSounds.count == 2)
   }
 }
 
@@ -347,7 +347,7 @@ struct ThemeFileIdentityTests {
     try Files.write(wav, to: bell)
     // No config file (the default): the lookup sees only this data home.
     let embedded = try EmbeddedDaemon(environment: ["XDG_DATA_HOME": root + "/data", "XDG_DATA_DIRS": root + "/none"])
-    let themes = embedded.daemon.themeSounds
+    let themes = embedded.daemon.fileSounds
     let options = embedded.daemon.files.options
     func frames(_ file: String) throws -> Int { try AudioFileDecoder.decode(path: fixture(file), options: options).buffer.frameCount }
     let wavFrames = try frames("tone-48000-mono.wav")

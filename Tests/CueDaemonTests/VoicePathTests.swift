@@ -11,7 +11,7 @@ import Glibc
 
 /// Every way a voice starts, as a client asks for it.
 enum PlayOrigin: String, CaseIterable, CustomTestStringConvertible, Sendable {
-  case oneShot, themeEvent, paging, player, systemSound
+  case oneShot, themeEvent, file, paging, player, systemSound
 
   var testDescription: String { rawValue }
   /// The group its plays sound in: system sounds play in `system`, the rest in `default`.
@@ -20,10 +20,13 @@ enum PlayOrigin: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
 /// An in-process daemon whose only sound is `tone`: a 1 kHz sine of amplitude 0.25 at 48 kHz, 48
 /// frames a period, so its peak over any 48 written frames is 0.25 × the voice's gain. The same
-/// file is a cue (`sounds/tone.wav`), a theme event's file (`$XDG_DATA_HOME/sounds/tone.wav`) and
-/// the default carousel's `page-next`.
+/// file is a cue (`sounds/tone.wav`), a theme event's file (`$XDG_DATA_HOME/sounds/tone.wav`), a
+/// file played by path (`elsewhere/tone.wav`, outside the sound directories) and the default
+/// carousel's `page-next`.
 final class VoicePathRig {
   let embedded: EmbeddedDaemon
+  /// The file `play` with a `file` plays.
+  let file: String
   let client: EmbeddedClient
   private var nextID = 100
   private var page = 0
@@ -32,9 +35,11 @@ final class VoicePathRig {
 
   init(_ toml: String = "") throws {
     let root = try Files.makeTemporaryDirectory(prefix: "cued-voice-path")
-    for directory in ["/sounds", "/data/sounds", "/none"] { try Files.makeDirectories(root + directory, mode: 0o755) }
+    for directory in ["/sounds", "/data/sounds", "/none", "/elsewhere"] { try Files.makeDirectories(root + directory, mode: 0o755) }
     try Files.write(Self.toneWAV(), to: root + "/sounds/tone.wav")
     try Files.write(Self.toneWAV(), to: root + "/data/sounds/tone.wav")
+    file = root + "/elsewhere/tone.wav"
+    try Files.write(Self.toneWAV(), to: file)
     embedded = try EmbeddedDaemon(
       sounds: [root + "/sounds"], environment: ["XDG_DATA_HOME": root + "/data", "XDG_DATA_DIRS": root + "/none"])
     let tables = "[carousel.default]\npage-next = { cue = \"tone\", loops = 1000 }\n" + toml
@@ -44,8 +49,10 @@ final class VoicePathRig {
   }
 
   /// A mono float32 WAV: 2 s of the 48-frame sine.
-  static func toneWAV() -> [UInt8] {
-    let frames = 96_000
+  static func toneWAV() -> [UInt8] { sineWAV(amplitude: 0.25) }
+
+  /// A mono float32 WAV of `frames` frames of the 48-frame sine at `amplitude`.
+  static func sineWAV(amplitude: Double, frames: Int = 96_000) -> [UInt8] {
     var bytes: [UInt8] = []
     func u32(_ v: Int) { bytes += withUnsafeBytes(of: UInt32(v).littleEndian, Array.init) }
     func u16(_ v: Int) { bytes += withUnsafeBytes(of: UInt16(v).littleEndian, Array.init) }
@@ -56,7 +63,7 @@ final class VoicePathRig {
     bytes += Array("data".utf8)
     u32(frames * 4)
     for f in 0..<frames {
-      let sample = Float(0.25 * sin(2 * Double.pi * Double(f % 48) / 48))
+      let sample = Float(amplitude * sin(2 * Double.pi * Double(f % 48) / 48))
       bytes += withUnsafeBytes(of: sample.bitPattern.littleEndian, Array.init)
     }
     return bytes
@@ -86,8 +93,8 @@ final class VoicePathRig {
   func play(_ origin: PlayOrigin, volume: Double = 1) -> (played: Bool, reason: String?) {
     let n = id()
     switch origin {
-    case .oneShot, .themeEvent:
-      let what = origin == .oneShot ? #""cue":"tone""# : #""event":"tone""#
+    case .oneShot, .themeEvent, .file:
+      let what = [PlayOrigin.oneShot: #""cue":"tone""#, .themeEvent: #""event":"tone""#, .file: #""file":"\#(file)""#][origin]!
       let r = reply(#"{"id":\#(n),"op":"play",\#(what),"loops":-1,"volume":\#(volume)}"#, id: n)
       return (r["played"] == .bool(true), r["reason"]?.stringValue)
     case .paging:

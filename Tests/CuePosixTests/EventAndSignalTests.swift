@@ -21,6 +21,30 @@ struct EventAndSignalTests {
     #expect(!event.wait(timeoutMilliseconds: 0))
   }
 
+  @Test func inotifyReportsFilesWrittenRenamedAndDeletedByName() throws {
+    let directory = try Files.makeTemporaryDirectory(prefix: "cued-inotify")
+    let watch = try Inotify()
+    defer { watch.close() }
+    #expect(try watch.read().isEmpty)
+    let watched = try watch.add(directory, for: [.closeWrite, .movedTo, .movedFrom, .delete, .onlyDirectory])
+    // Written in place (Files.write renames a temporary file into place).
+    let fd = open(directory + "/a file.wav", O_WRONLY | O_CREAT, 0o644)
+    #expect(fd >= 0 && Glibc.write(fd, "one", 3) == 3)
+    close(fd)
+    #expect(rename(directory + "/a file.wav", directory + "/b.wav") == 0)
+    #expect(unlink(directory + "/b.wav") == 0)
+    var poll = pollfd(fd: watch.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+    #expect(Glibc.poll(&poll, 1, 1000) == 1)
+    let events = try watch.read()
+    #expect(events.allSatisfy { $0.watch == watched })
+    let seen = events.map { ($0.name, $0.mask.intersection([.closeWrite, .movedFrom, .movedTo, .delete])) }
+    #expect(seen.map(\.0) == ["a file.wav", "a file.wav", "b.wav", "b.wav"])
+    #expect(seen.map(\.1) == [.closeWrite, .movedFrom, .movedTo, .delete])
+    #expect(try watch.read().isEmpty)
+    // A file is no directory to watch.
+    #expect(throws: SystemError.self) { try watch.add(directory + "/missing", for: [.closeWrite, .onlyDirectory]) }
+  }
+
   @Test func aWaitOnAnEventFDTimesOutAfterItsTimeout() throws {
     let event = try EventFD()
     defer { event.close() }

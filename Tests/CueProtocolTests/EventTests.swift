@@ -48,6 +48,9 @@ let eventSamples: [EventSample] = [
     event: .decodeError(.init(player: 2, path: "/srv/sounds/x.mp3", reason: "not an MPEG stream")),
     line: #"{"event":"decode-error","player":2,"path":"/srv/sounds/x.mp3","reason":"not an MPEG stream"}"#, ids: [2]),
   EventSample(
+    event: .decodeError(.init(player: nil, path: "/srv/sounds/new.mp3", reason: "not an MPEG stream")),
+    line: #"{"event":"decode-error","path":"/srv/sounds/new.mp3","reason":"not an MPEG stream"}"#, ids: []),
+  EventSample(
     event: .eventsDropped(.init(count: 12)),
     line: #"{"event":"events-dropped","count":12}"#, ids: []),
   EventSample(

@@ -13,6 +13,14 @@ struct RequestTests {
     #expect(envelope.request == .play(PlayParameters(cue: "pico", volume: 0.5, pan: -0.25, loops: -1, notify: true)))
   }
 
+  @Test func aPlayOfAFileTakesAnAbsolutePathAndRoundTrips() throws {
+    let line = #"{"id":7,"op":"play","file":"/usr/share/sounds/a b.wav","volume":0.5,"loops":2,"notify":true}"#
+    let expected = Request.play(PlayParameters(file: "/usr/share/sounds/a b.wav", volume: 0.5, loops: 2, notify: true))
+    #expect(try decode(line).get().request == expected)
+    // What a client writes reads back as the same request.
+    #expect(try decode(JSONWriter.write(expected.json(id: .number(7)))).get().request == expected)
+  }
+
   @Test func defaultsFollowAVAudioPlayer() throws {
     let envelope = try decode(#"{"op":"play","cue":"pico"}"#).get()
     #expect(envelope.id == nil)
@@ -73,6 +81,11 @@ struct RequestTests {
       Bad(line: #"{"id":1,"op":"play","cue":"a","extra":1}"#, code: .invalidRequest, mentions: "extra"),
       Bad(line: #"{"id":1,"op":"play","event":".bell"}"#, code: .invalidRequest, mentions: "not starting with '.'"),
       Bad(line: #"{"id":1,"op":"play","cue":"a","notify":"yes"}"#, code: .invalidRequest, mentions: "notify"),
+      Bad(line: #"{"id":1,"op":"play","file":"ding.wav"}"#, code: .invalidRequest, mentions: "absolute path"),
+      Bad(line: #"{"id":1,"op":"play","file":""}"#, code: .invalidRequest, mentions: "absolute path"),
+      Bad(line: #"{"id":1,"op":"play","file":"/tmp/a\u0000b"}"#, code: .invalidRequest, mentions: "no NUL"),
+      Bad(line: #"{"id":1,"op":"play","file":7}"#, code: .invalidRequest, mentions: "file"),
+      Bad(line: #"{"id":1,"op":"play","event":"bell","file":"/a.wav"}"#, code: .invalidRequest, mentions: "exactly one"),
       Bad(line: #"{"id":1,"op":"stop"}"#, code: .invalidRequest, mentions: "exactly one"),
       Bad(line: #"{"id":1,"op":"stop","voice":1,"cue":"a"}"#, code: .invalidRequest, mentions: "exactly one"),
       Bad(line: #"{"id":1,"op":"stop","voice":-4}"#, code: .outOfRange, mentions: "voice"),

@@ -22,7 +22,8 @@ Options of a transcript (words split as a shell would):
     daemon='ARGS'         cued options replacing or adding to the defaults (DAEMON_DEFAULTS)
     sounds=CUE,CUE        the scratch sound directory starts with only these of --sounds
     setup=ACTION,...      file actions before the daemon starts (see below)
-    before=ID:ACTION,...  file actions before the client line with that request id is sent
+    before=ID:ACTION,...  file actions before the client line with that request id is sent; an
+                          item that starts with another ID: begins that request's actions
     together[=A-B,C-D]    the client lines with ids A..B (without a range: every client line of
                           the block) go in one write, and the daemon lines among them and after
                           them are read together
@@ -710,13 +711,24 @@ class Replayer:
         self.replayed += 1
         options = block.options
         pauses = parse_pairs(options.get("pause-after", ""), float)
-        before_id, _, actions = options.get("before", "").partition(":")
+        before = {}  # request id -> its file actions, comma-separated
+        current = None
+        for item in filter(None, options.get("before", "").split(",")):
+            head, _, rest = item.partition(":")
+            if head.isdigit():
+                current = int(head)
+                before[current] = rest
+            elif current is not None:
+                before[current] += "," + item
+            else:
+                raise ValueError("before= must start with a request id: %s" % item)
         unordered = {int(n) for n in options.get("unordered", "").split(",") if n}
         steps = plan(block)
         for position, step in enumerate(steps):
             ids = step.request_ids()
-            if before_id and int(before_id) in ids:
-                session.daemon.act(actions)
+            for request in ids:
+                if request in before:
+                    session.daemon.act(before[request])
             if step.kind == "action":
                 if step.text != "(closes its connection)":
                     raise ValueError("unknown action %s at line %d" % (step.text, step.number))

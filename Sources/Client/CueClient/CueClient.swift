@@ -143,6 +143,15 @@ public actor CueClient {
     try await send(.play(PlayParameters(event: event, volume: volume, pan: pan)), as: PlayReply.self)
   }
 
+  /// Plays a sound file that is not a cue, named by its absolute path (as libcanberra's
+  /// `media.filename`); returns the reply: the voice and `file`, the file's real path. The daemon
+  /// decodes the file at its first play (which waits for it) and keeps it until the file changes.
+  /// Fails with `invalid-request` for a relative path and `bad-path` for a file it cannot play.
+  @discardableResult
+  public func play(file: String, volume: Double = 1, pan: Double = 0, loops: Int = 0) async throws(ClientError) -> PlayReply {
+    try await send(.play(PlayParameters(file: file, volume: volume, pan: pan, loops: loops)), as: PlayReply.self)
+  }
+
   /// Stops a voice started by `play(cue:)`, fading out over `fadeDuration` seconds (nil: the daemon's few milliseconds).
   public func stop(voice: UInt64, fadeDuration: Double? = nil) async throws(ClientError) {
     try await send(.stop(.voice(voice), fadeSeconds: fadeDuration))

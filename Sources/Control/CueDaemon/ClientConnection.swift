@@ -40,6 +40,9 @@ final class ClientConnection {
   var subscription: EventFilter? = nil
   /// The name its `hello` gave (`[clients.NAME]` in the config), if any.
   var name: String? = nil
+  /// False for a peer of another user let in by `--allow-group`: the files it names by path must be
+  /// inside the sound directories. cued's own user may name any file it could read itself.
+  var isOwnUser = true
 
   /// While more than this much output waits, the client's requests are not read (backpressure).
   let readPauseBytes: Int

@@ -195,15 +195,19 @@ final class ClientServer {
         return
       }
       guard let fd = accepted else { return }
-      if let refusal = accessRefusal(for: fd) {
+      let isOwnUser: Bool
+      switch admission(of: fd) {
+      case .refused(let refusal):
         refuse(fd, refusal)
         continue
+      case .ownUser: isOwnUser = true
+      case .group: isOwnUser = false
       }
       if clients.count >= limits.maximumClients {
         refuse(fd, ProtocolError(.limitReached, "cued already serves \(limits.maximumClients) clients (--max-clients); try again later"))
         continue
       }
-      connect(fd)
+      connect(fd).isOwnUser = isOwnUser
     }
   }
 
@@ -228,17 +232,23 @@ final class ClientServer {
     refuse(fd, ProtocolError(.limitReached, "cued is out of file descriptors (limit \(ResourceLimits.openFileLimit)); try again later"))
   }
 
-  /// Why the peer on `fd` may not connect, or nil when it may: it must run as cued's own user or
-  /// be a member of the configured group (`--allow-group`), whatever the socket file's mode says.
-  private func accessRefusal(for fd: FileDescriptor) -> ProtocolError? {
+  /// Who may connect: cued's own user, or a member of the configured group (`--allow-group`).
+  private enum Admission {
+    case ownUser, group
+    case refused(ProtocolError)
+  }
+
+  /// Whether the peer on `fd` may connect, and as whom: it must run as cued's own user or be a
+  /// member of the configured group (`--allow-group`), whatever the socket file's mode says.
+  private func admission(of fd: FileDescriptor) -> Admission {
     let ownUID = ProcessInfo.effectiveUserID
     guard let peer = try? UnixSocket.peerCredentials(fd) else {
-      return ProtocolError(.accessDenied, "cued cannot tell who is connecting (SO_PEERCRED failed); connection refused")
+      return .refused(ProtocolError(.accessDenied, "cued cannot tell who is connecting (SO_PEERCRED failed); connection refused"))
     }
-    if peer.uid == ownUID { return nil }
+    if peer.uid == ownUID { return .ownUser }
     if let group = limits.allowedGroup {
-      if peer.gid == group { return nil }
-      if let groups = try? UnixSocket.peerGroups(fd), groups.contains(group) { return nil }
+      if peer.gid == group { return .group }
+      if let groups = try? UnixSocket.peerGroups(fd), groups.contains(group) { return .group }
     }
     refusedConnections += 1
     if refusalLogs.allows(now: clock.nanoseconds()) {
@@ -247,9 +257,9 @@ final class ClientServer {
         metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "refused": "\(refusedConnections)"])
     }
     let allowed = limits.allowedGroup.map { "members of group \($0)" } ?? "no other user"
-    return ProtocolError(
+    return .refused(ProtocolError(
       .accessDenied,
-      "cued here serves uid \(ownUID) and \(allowed); uid \(peer.uid) is refused. Run your own cued (systemctl --user start cued), or have the administrator start this one with --allow-group")
+      "cued here serves uid \(ownUID) and \(allowed); uid \(peer.uid) is refused. Run your own cued (systemctl --user start cued), or have the administrator start this one with --allow-group"))
   }
 
   // MARK: - Serving

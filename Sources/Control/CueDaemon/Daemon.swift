@@ -21,7 +21,7 @@ public struct StartupError: Error, CustomStringConvertible, Sendable {
 /// and the eventfds through which the audio thread and background work report. It never blocks
 /// on a client. The owners (docs/ARCHITECTURE.md): `VoiceTable` (every voice's start and stop),
 /// `DeviceController`, `ClientServer`, `EventRouter`, `Players`, `SystemSounds`, `Paging`,
-/// `Reloader`, `CueCatalog`, `CueRules`, `PathDecoder`.
+/// `Reloader`, `CueCatalog`, `CueRules`, `PathDecoder`, `FileSounds`.
 public final class Daemon<Device: OutputDevice> {
   let logger: Logger
   let clock: DaemonClock
@@ -41,9 +41,13 @@ public final class Daemon<Device: OutputDevice> {
   let files: PathDecoder
   let players: Players
   let sounds: SystemSounds
+  /// Sound files played by path (`play` of a `file`, a theme event's file), decoded once and kept.
+  let fileSounds: FileSounds
   let themeSounds: ThemeSounds
   let paging: Paging
   let reloader: Reloader
+  /// `watch-sounds`: the sound directories' changes, each burst a rescan.
+  let soundWatcher: SoundWatcher
   let rules: CueRules
   let levels: GroupsAndLevels
   /// The one admission path of every play.
@@ -135,10 +139,11 @@ public final class Daemon<Device: OutputDevice> {
       maximum: configuration.maximumPlayers, gate: gate, device: device, catalog: catalog, files: files, events: events, ids: ids,
       sampleRate: rate, logger: logger)
     sounds = SystemSounds(maximum: configuration.maximumSounds, gate: gate, catalog: catalog, files: files, events: events, ids: ids)
-    themeSounds = ThemeSounds(
-      theme: configuration.soundTheme, gate: gate, files: files, events: events, ids: ids, environment: environment)
+    fileSounds = FileSounds(gate: gate, files: files, events: events, ids: ids)
+    themeSounds = ThemeSounds(theme: configuration.soundTheme, files: fileSounds, environment: environment)
     paging = Paging(gate: gate, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
+    soundWatcher = SoundWatcher(logger: logger)
     wire()
     _ = routes  // built now: a daemon that lacks a handler for an op does not start
     levels.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
@@ -190,7 +195,7 @@ public final class Daemon<Device: OutputDevice> {
       { [unowned self] client in voices.voices.values.contains { $0.notify && $0.owner == client } },
       { [unowned self] client in players.owes(client) },
       { [unowned self] client in sounds.owes(client) },
-      { [unowned self] client in themeSounds.owes(client) },
+      { [unowned self] client in fileSounds.owes(client) },
     ]
     clients.onDisconnect = [
       { [unowned self] client in players.release(ownedBy: client) },
@@ -222,7 +227,11 @@ public final class Daemon<Device: OutputDevice> {
       // Given in the file: the system group's volume and mute (else what `cuectl system` set stays).
       levels.set(CueRule.systemGroup, volume: values.systemVolume, muted: values.systemMuted)
     }
-    reloader.refresh = { [unowned self] configuration in themeSounds.reload(theme: configuration.soundTheme) }
+    reloader.refresh = { [unowned self] configuration in
+      themeSounds.reload(theme: configuration.soundTheme)
+      // Watched afresh, with a config file or without: the directories may be others, and one made since is watched now.
+      soundWatcher.watch(configuration.soundDirectories, enabled: configuration.watchSounds)
+    }
   }
 
   // MARK: - Start-up
@@ -252,9 +261,16 @@ public final class Daemon<Device: OutputDevice> {
     levels.configure(groups: values.groups, clients: values.clients, quietHours: values.quietHours)
   }
 
-  /// Decodes every cue (in parallel) and logs what was loaded, skipped and why.
+  /// Decodes every cue (in parallel) and logs what was loaded, skipped and why; then watches the
+  /// sound directories (`watch-sounds`), so that a file that comes after this scan is seen.
   public func loadCues() {
+    soundWatcher.watch(configuration.soundDirectories, enabled: configuration.watchSounds)
     reloader.loadAll(carousels: paging.carousels)
+  }
+
+  /// Rescans when the sound directories' changes have settled.
+  func rescanIfSoundsChanged() {
+    if let changed = soundWatcher.due(now: clock.nanoseconds()) { reloader.rescan(changed: changed) }
   }
 
   /// Starts the audio thread.
@@ -270,7 +286,7 @@ public final class Daemon<Device: OutputDevice> {
 
   /// What the loop polls.
   private enum Source: Hashable {
-    case listener, signals, engineNews, workDone
+    case listener, signals, engineNews, workDone, soundWatch
     case client(UInt64)
   }
 
@@ -297,6 +313,7 @@ public final class Daemon<Device: OutputDevice> {
       poll.register(.signals, signalFD.descriptor, for: .readable)
       poll.register(.engineNews, engineWakeups.controlNotify, for: .readable)
       poll.register(.workDone, work.doneFD, for: .readable)
+      if let watch = soundWatcher.descriptor { poll.register(.soundWatch, watch, for: .readable) }
       for client in clients.connections {
         guard let fd = client.transport.pollDescriptor else { continue }
         var wanted: PollEvents = []
@@ -314,6 +331,8 @@ public final class Daemon<Device: OutputDevice> {
       if !ready[.engineNews].isEmpty { drainEngineEvents() }
       if !ready[.signals].isEmpty { handleSignals() }
       if !ready[.workDone].isEmpty { finishWork() }
+      if !ready[.soundWatch].isEmpty { soundWatcher.read(now: clock.nanoseconds()) }
+      rescanIfSoundsChanged()
       // Every connection, ready or not: lines held back while its replies piled up are served
       // once they have drained, whoever drained them.
       for client in Array(clients.connections) where clients.connection(client.serial) != nil {
@@ -332,7 +351,8 @@ public final class Daemon<Device: OutputDevice> {
   private func pollTimeout() -> Int32 {
     let now = clock.nanoseconds()
     let quietHoursBoundary = levels.secondsToNextBoundary().map { now + UInt64(($0 + 0.01) * 1e9) }
-    guard let next = [device.retryDeadline, device.latencyDeadline, watchdog?.due, quietHoursBoundary].compactMap({ $0 }).min() else { return -1 }
+    let deadlines = [device.retryDeadline, device.latencyDeadline, watchdog?.due, quietHoursBoundary, soundWatcher.deadline]
+    guard let next = deadlines.compactMap({ $0 }).min() else { return -1 }
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))
   }
@@ -390,10 +410,10 @@ public final class Daemon<Device: OutputDevice> {
       case .reload(let scan):
         reloader.finished(scan)
       case .decoded(let token, let outcome):
-        // A deferred reply (a theme event's first `play`, `player.prepare`, `sound.create`) comes
+        // A deferred reply (the first `play` of a file or theme event, `player.prepare`, `sound.create`) comes
         // before the events its request caused (the device's `opened`, the voice's `started`).
         events.holding {
-          if !players.decoded(token: token, outcome), !themeSounds.decoded(token: token, outcome) {
+          if !players.decoded(token: token, outcome), !fileSounds.decoded(token: token, outcome) {
             _ = sounds.decoded(token: token, outcome) { [unowned self] client in clients.connection(client) != nil }
           }
         }
@@ -447,6 +467,7 @@ public final class Daemon<Device: OutputDevice> {
     }
     device.close()
     clients.close()
+    soundWatcher.stop()
     logger.info("stopped")
   }
 }

@@ -59,7 +59,7 @@ public struct DaemonCommandLine: Sendable {
   static var options: [Option] {
     Settings.all.filter(\.isOption).map { setting in
       Option(
-        flag: "--" + setting.key, valueName: setting.type == .boolean ? "" : setting.valueName, help: setting.helpText,
+        flag: setting.flag, valueName: setting.type == .boolean ? "" : setting.valueName, help: setting.helpText,
         manual: mdocText(setting.manualText), completion: ValueCompletion(setting.type))
     } + others
   }
@@ -117,7 +117,13 @@ public struct DaemonCommandLine: Sendable {
       case "--no-config": noConfig = true
       case "--check-config": checkConfig = true
       default:
-        guard name.hasPrefix("--"), let option = Settings.setting(String(name.dropFirst(2))) else {
+        if name.hasPrefix("--no-"), let option = Settings.setting(String(name.dropFirst(5))), option.flag == name {
+          // A switch that is on by default: its flag turns it off.
+          guard inlineValue == nil else { throw usage("\(name) takes no value") }
+          members.append((option.key, .bool(false)))
+          continue
+        }
+        guard name.hasPrefix("--"), let option = Settings.setting(String(name.dropFirst(2))), option.flag == name else {
           let hint = name.hasPrefix("-") ? "" : " (cued takes no arguments, only options)"
           throw usage("unknown option '\(argument)'\(hint)")
         }

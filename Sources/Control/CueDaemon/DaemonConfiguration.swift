@@ -45,6 +45,9 @@ public struct DaemonConfiguration: Sendable {
   public var allowedGroup: UInt32? = nil
   /// Lets clients name MP3 files outside the sound directories (`--allow-any-path`).
   public var allowAnyPath = false
+  /// Watch the sound directories and add or remove cues as files come and go (`watch-sounds`;
+  /// `--no-watch-sounds` turns it off).
+  public var watchSounds = true
   /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`).
   public var soundTheme = "freedesktop"
   /// Scale every voice so that its cue sounds at `loudnessTargetLUFS` (`--loudness-normalize`).

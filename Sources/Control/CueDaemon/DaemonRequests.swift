@@ -57,8 +57,17 @@ extension Daemon: OpHandler {
     }
   }
 
-  /// `play`: a cue through the gate, or a sound-theme event through `ThemeSounds` (nil: its file is decoding).
+  /// `play`: a cue through the gate, a sound-theme event through `ThemeSounds`, or a file through
+  /// `FileSounds` (nil: its file is decoding).
   private func play(_ p: PlayParameters, _ context: RequestContext) throws(ProtocolError) -> PlayReply? {
+    if let file = p.file {
+      let ownUser = context.connection.isOwnUser
+      let path = try files.playable(file, ownUser: ownUser)
+      // No `[cues.NAME]` table names a path: the default group and rules, as an event without a table.
+      return try fileSounds.play(
+        p, path: path, rule: path, waiter: context.waiter, client: context.clientName, arrival: context.arrival,
+        confined: !ownUser, failure: PathDecoder.failure)
+    }
     guard let event = p.event else {
       return try gate.playOneShot(
         p, named: p.cue, owner: context.waiter.client, client: context.clientName, arrival: context.arrival, events: events,

@@ -2,8 +2,8 @@ import CueDecoding
 import CuePosix
 import CueProtocol
 
-/// Files that clients name by path (`player.create` / `sound.create` with a path): where they may
-/// be, and their decoding in the background.
+/// Files that clients name by path (`player.create` / `sound.create` with a path, `play` with a
+/// `file`): where they may be, and their decoding in the background.
 final class PathDecoder {
   /// Paths must resolve inside these (unless `allowAnyPath`); reloadable.
   var soundDirectories: [String]
@@ -39,6 +39,22 @@ final class PathDecoder {
       throw ProtocolError(.badPath, "\(requested.prefix(300)) is not a regular file")
     }
     return resolved
+  }
+
+  /// Checks the `file` of a `play` and returns its real path (symlinks and `..` resolved). cued's
+  /// own user may name any regular file (it could read it itself, so nothing is disclosed);
+  /// another user's client, let in by `--allow-group`, is held to the sound directories as by
+  /// `resolve` (unless `--allow-any-path`).
+  func playable(_ requested: String, ownUser: Bool) throws(ProtocolError) -> String {
+    guard ownUser || allowAnyPath else { return try resolve(requested) }
+    guard let resolved = Files.realPath(requested) else {
+      throw ProtocolError(.badPath, "\(requested.prefix(300)) does not exist (or is a dangling symlink or a loop); give the path of a sound file")
+    }
+    switch Files.kind(of: resolved) {
+    case .regular: return resolved
+    case .directory: throw ProtocolError(.badPath, "\(requested.prefix(300)) is a directory, not a sound file")
+    default: throw ProtocolError(.badPath, "\(requested.prefix(300)) is not a regular file (a device, a socket or a pipe); give the path of a sound file")
+    }
   }
 
   private var roots: [String] { soundDirectories.compactMap { Files.realPath($0) } }

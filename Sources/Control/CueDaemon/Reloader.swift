@@ -28,11 +28,21 @@ final class Reloader {
   private var waiters: [Waiter] = []
   /// Clients that asked while a scan was under way: they get the next one, which sees their change.
   private var nextWaiters: [Waiter] = []
+  /// Paths a watched sound directory changed at (`SoundWatcher`), for the next scan, and those of
+  /// the scan under way: what fails to load there is a `decode-error` event.
+  private var watchedChanges: Set<String> = []
+  private var scanning: Set<String> = []
+  /// Whether the next scan, and the one under way, were asked for by a reload (not only by the watch).
+  private var reloadAsked = false
+  private var scanningForReload = false
+  /// systemd was told RELOADING and waits for READY.
+  private var toldReloading = false
 
   /// Hands a reloaded configuration (and the values it came from) to the owners.
   var apply: (DaemonConfiguration, ConfigValues) -> Void = { _, _ in }
   /// What every reload refreshes, with a config file or without one (the sound theme's index
-  /// files), after `apply`; not called when a bad config file stops the reload.
+  /// files, the watches of the sound directories), after `apply`; not called when a bad config
+  /// file stops the reload.
   var refresh: (DaemonConfiguration) -> Void = { _ in }
   /// Tells systemd: RELOADING when a scan starts, READY when the last one is done.
   var onScanning: (Bool) -> Void = { _ in }
@@ -150,14 +160,30 @@ final class Reloader {
     scan()
   }
 
+  /// A watched sound directory changed at `paths` (`watch-sounds`): a scan, the config file
+  /// untouched. What fails to load at those paths is sent as `decode-error`.
+  func rescan(changed paths: Set<String>) {
+    watchedChanges.formUnion(paths)
+    scan(forReload: false)
+  }
+
   /// Scans the sound directories in the background (once more after the one under way, if any).
-  func scan() {
+  func scan(forReload: Bool = true) {
+    if forReload { reloadAsked = true }
     if inProgress {
       scanAgain = true
       return
     }
     inProgress = true
-    onScanning(true)
+    scanning = watchedChanges
+    watchedChanges.removeAll()
+    scanningForReload = reloadAsked
+    reloadAsked = false
+    // systemd hears of reloads; a watch's rescan is not one.
+    if scanningForReload {
+      toldReloading = true
+      onScanning(true)
+    }
     let loader = self.loader
     let previous = catalog.cues
     work.run { .reload(loader.scan(previous: previous)) }
@@ -167,21 +193,49 @@ final class Reloader {
   /// subscribers the `reloaded` event.
   func finished(_ scan: LibraryScan) {
     inProgress = false
-    defer { if !inProgress { onScanning(false) } }
+    let forReload = scanningForReload
+    let changedPaths = scanning
+    scanning.removeAll()
+    defer {
+      if !inProgress && toldReloading {
+        toldReloading = false
+        onScanning(false)
+      }
+    }
     catalog.replace(with: scan.cues, folders: scan.folders)
-    report(scan)
-    logger.info(
-      "reloaded: \(scan.cues.count) cues (added \(scan.added.count), changed \(scan.changed.count), removed \(scan.removed.count), skipped \(scan.failures.count))"
-    )
+    // What the watch saw change: a file there that did not load is news to subscribers.
+    func changed(_ path: String) -> Bool { changedPaths.contains { path == $0 || path.hasPrefix($0 + "/") } }
+    let watchedFailures = scan.failures.filter { changed($0.path) }
+    if forReload {
+      report(scan)
+    } else {
+      // Only what changed: the files skipped all along were logged when they were met.
+      for failure in watchedFailures { logger.warning("skipped \(failure.path): \(failure.reason)") }
+      for warning in scan.warnings where changedPaths.contains(where: { warning.hasPrefix($0) }) { logger.warning("\(warning)") }
+    }
     let library = Event.Reloaded(cues: scan.cues.count, added: scan.added, changed: scan.changed, removed: scan.removed)
+    let news = !(scan.added.isEmpty && scan.changed.isEmpty && scan.removed.isEmpty)
+    if forReload {
+      logger.info(
+        "reloaded: \(scan.cues.count) cues (added \(scan.added.count), changed \(scan.changed.count), removed \(scan.removed.count), skipped \(scan.failures.count))"
+      )
+    } else if news {
+      func named(_ names: [String]) -> String { names.isEmpty ? "" : " " + names.joined(separator: ", ") }
+      logger.info(
+        "the sound directories changed: \(scan.cues.count) cues (added\(named(scan.added)); changed\(named(scan.changed)); removed\(named(scan.removed)))")
+    }
     let reply = ReloadReply(library: library, failed: scan.failures.map { ReloadReply.Failure(path: $0.path, reason: $0.reason) })
     for waiter in waiters { events.reply(to: waiter, reply) }
     waiters = nextWaiters
     nextWaiters.removeAll()
-    events.emit(.reloaded(library))
+    for failure in watchedFailures {
+      events.emit(.decodeError(Event.DecodeError(player: nil, path: failure.path, reason: failure.reason)))
+    }
+    // A watch's rescan that changed no cue is no news.
+    if forReload || news { events.emit(.reloaded(library)) }
     if scanAgain {
       scanAgain = false
-      self.scan()
+      self.scan(forReload: false)  // a reload that asked meanwhile set reloadAsked
     }
   }
 

@@ -187,6 +187,9 @@ public struct Setting: Sendable {
   /// Whether it is also a command-line option (`--key`).
   public var isOption: Bool { table.isEmpty }
 
+  /// Its command-line flag: `--KEY`, or `--no-KEY` for a switch that is on by default.
+  public var flag: String { type == .boolean && defaultValue == .bool(true) ? "--no-" + key : "--" + key }
+
   /// The default as the help states it, if it states one (not for flags).
   public var shownDefault: String? {
     if let defaultNote { return defaultNote }
@@ -312,6 +315,12 @@ public enum Settings {
       "allow-any-path", .boolean, default: false, .reloadable,
       help: "Let clients name sound files outside the sound directories (player.create / sound.create with a path)",
       sets: \.allowAnyPath),
+    Setting(
+      "watch-sounds", .boolean, default: true, .reloadable,
+      help: "Watch the sound directories (inotify): a sound file saved or moved into one is loaded as a cue, one deleted or moved out is removed, without a reload (--no-watch-sounds: do not)",
+      details:
+        "A burst of changes is taken together 0.2 s after the last one. Directories that do not exist when cued starts (or reloads) are not watched.",
+      sets: \.watchSounds),
     Setting(
       "sound-theme", .text, default: "freedesktop", valueName: "name", .reloadable,
       help: "The freedesktop sound theme that play with an event name looks in (its parents and freedesktop after it)",

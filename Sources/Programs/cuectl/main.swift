@@ -45,16 +45,21 @@ struct Cuectl: ParsableCommand {
 
 struct Play: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Plays a cue, or a desktop sound-theme event, and prints its voice id.",
+    abstract: "Plays a cue, a desktop sound-theme event or a sound file, and prints its voice id.",
     discussion: """
       --event plays the sound the desktop's sound theme has for that name (the freedesktop \
       Sound Naming Specification's names, as libcanberra's event.id: bell, complete, \
       message-new-instant, dialog-warning…), looked up as libcanberra does; cued decodes it the \
       first time and keeps it.
 
+      --file plays a sound file that is not a cue (MP3, Ogg Vorbis or Opus, WAV, FLAC); a relative \
+      path is taken from the current directory. cued decodes it the first time and keeps it, until \
+      the file changes.
+
       Examples:
         cuectl play pico
         cuectl play --event message-new-instant
+        cuectl play --file ~/Downloads/ding.ogg --wait
         cuectl play page-next --volume 0.5 --pan 0.8
         cuectl play tick --loops 2 --wait      # three ticks, back to back; returns when done
         cuectl play hum --loops -1             # until `cuectl stop hum`
@@ -67,6 +72,9 @@ struct Play: ParsableCommand {
 
   @Option(help: ArgumentHelp("A sound-theme event name to play instead of a cue.", valueName: "name"))
   var event: String?
+
+  @Option(help: ArgumentHelp("A sound file to play instead of a cue.", valueName: "path"), completion: .file())
+  var file: String?
 
   // `.unconditional`: the value may start with '-' (`--pan -1`, `--loops -1`).
   @Option(parsing: .unconditional, help: ArgumentHelp("Linear volume, 0 to 1.", valueName: "v"))
@@ -84,7 +92,10 @@ struct Play: ParsableCommand {
   var wait = false
 
   func validate() throws {
-    guard (cue == nil) != (event == nil) else { throw ValidationError("give a cue name or --event NAME (one of them)") }
+    guard [cue, event, file].compactMap({ $0 }).count == 1 else {
+      throw ValidationError("give a cue name, --event NAME or --file PATH (one of them)")
+    }
+    if let file, file.isEmpty { throw ValidationError("--file needs a path") }
     if let event, !PlayParameters.isEventName(event) {
       throw ValidationError("--event must be a sound-theme name of letters, digits, '-', '_' and '.', not starting with '.', like bell or message-new-instant")
     }
@@ -94,15 +105,21 @@ struct Play: ParsableCommand {
   }
 
   func run() throws {
-    let parameters =
-      event.map { PlayParameters(event: $0, volume: volume, pan: pan, loops: loops, notify: wait) }
-      ?? PlayParameters(cue: cue ?? "", volume: volume, pan: pan, loops: loops, notify: wait)
+    var parameters = PlayParameters(cue: cue ?? "", volume: volume, pan: pan, loops: loops, notify: wait)
+    if let event { parameters = PlayParameters(event: event, volume: volume, pan: pan, loops: loops, notify: wait) }
+    if let file {
+      // The daemon has its own working directory: it takes only absolute paths.
+      guard let absolute = Files.absolutePath(file) else {
+        throw ValidationError("cannot read the current directory to make \(file) absolute; give an absolute path")
+      }
+      parameters = PlayParameters(file: absolute, volume: volume, pan: pan, loops: loops, notify: wait)
+    }
     try Self.play(Session(global), parameters)
   }
 
   /// Plays and prints the voice id; with `notify` (--wait), waits for the voice's end.
   static func play(_ session: Session, _ parameters: PlayParameters) throws {
-    let cue = parameters.event ?? parameters.cue
+    let cue = parameters.event ?? parameters.file ?? parameters.cue
     let reply = try session.send(.play(parameters), as: PlayReply.self)
     let voice = reply.voice
     if !session.json {

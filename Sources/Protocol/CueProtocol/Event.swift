@@ -174,11 +174,12 @@ public enum Event: Sendable, Equatable {
 
   /// `decode-error`: a player's file could not be decoded.
   public struct DecodeError: Sendable, Equatable {
-    public var player: UInt64
+    /// The player whose file it is; nil for a file a watched sound directory gained (`watch-sounds`).
+    public var player: UInt64?
     public var path: String
     public var reason: String
 
-    public init(player: UInt64, path: String, reason: String) {
+    public init(player: UInt64?, path: String, reason: String) {
       self.player = player
       self.path = path
       self.reason = reason
@@ -275,7 +276,7 @@ public enum Event: Sendable, Equatable {
     case .started(let e): [e.voice] + (e.origin.id.map { [$0] } ?? [])
     case .finished(let e): (e.voice.map { [$0] } ?? []) + (e.origin.id.map { [$0] } ?? [])
     case .completion(let e): [e.sound] + (e.voice.map { [$0] } ?? [])
-    case .decodeError(let e): [e.player]
+    case .decodeError(let e): e.player.map { [$0] } ?? []
     case .paging(let e): e.outcome.voice.map { [$0] } ?? []
     case .device, .reloaded, .eventsDropped, .level, .unknown: []
     }
@@ -303,7 +304,8 @@ public enum Event: Sendable, Equatable {
     case .reloaded(let e):
       members += e.fields
     case .decodeError(let e):
-      members += [("player", .id(e.player)), ("path", .string(e.path)), ("reason", .string(e.reason))]
+      if let player = e.player { members.append(("player", .id(player))) }
+      members += [("path", .string(e.path)), ("reason", .string(e.reason))]
     case .eventsDropped(let e):
       members.append(("count", .int(e.count)))
     case .paging(let e):
@@ -361,7 +363,7 @@ public enum Event: Sendable, Equatable {
     case .decodeError:
       self = .decodeError(
         DecodeError(
-          player: try required(fields.id("player"), "player", in: what), path: try required(fields.string("path"), "path", in: what),
+          player: try fields.id("player"), path: try required(fields.string("path"), "path", in: what),
           reason: try required(fields.string("reason"), "reason", in: what)))
     case .eventsDropped:
       self = .eventsDropped(EventsDropped(count: try required(fields.integer("count"), "count", in: what)))

@@ -134,6 +134,8 @@ public enum ProtocolFeature: String, CaseIterable, Sendable {
   case silentPlays = "silent-plays"
   /// Cues may be variation sets (the play reply's `variation`).
   case variations
+  /// `play` takes `file`: a sound file's absolute path, decoded once and kept.
+  case filePlay = "file-play"
 }
 
 /// `ping`: `pong`, always true.
@@ -151,7 +153,7 @@ public struct PlayReply: ReplyFields {
   public var voice: UInt64
   /// The voice that was faded out because the voice limit was reached.
   public var stole: UInt64?
-  /// For a sound-theme event: the file the theme gave for it; for a variation set, the member played.
+  /// For a sound-theme event: the file the theme gave for it; for a `file` play, the file played.
   public var file: String?
   /// Why it is silent; nil when it plays. On the wire `played` says which, and `reason` why not.
   public var silenced: SilenceReason?

@@ -29,7 +29,7 @@ public struct PingRequest: FieldlessRequest {
   public init() {}
 }
 
-/// `play`: a cue or a sound-theme event, fire-and-forget.
+/// `play`: a cue, a sound-theme event or a sound file, fire-and-forget.
 public struct PlayRequest: RequestFields {
   public static let op = Op("play", owner: .daemon)
   public typealias Reply = PlayReply
@@ -40,10 +40,16 @@ public struct PlayRequest: RequestFields {
   public init(fields: inout FieldReader) throws(ProtocolError) {
     let cue = try fields.string("cue")
     let event = try fields.string("event")
-    guard (cue == nil) != (event == nil) else {
+    let file = try fields.string("file")
+    guard [cue, event, file].compactMap({ $0 }).count == 1 else {
       throw ProtocolError(
         .invalidRequest,
-        "play needs exactly one of \"cue\" (a cue name) or \"event\" (a sound-theme event name, e.g. message-new-instant)")
+        "play needs exactly one of \"cue\" (a cue name), \"event\" (a sound-theme event name, e.g. message-new-instant) or \"file\" (a sound file's absolute path)")
+    }
+    if let file, !PlayParameters.isFilePath(file) {
+      throw ProtocolError(
+        .invalidRequest,
+        "\"file\" must be an absolute path (starting with /, at most \(PlayParameters.maximumPathBytes) bytes, no NUL), like /usr/share/sounds/alsa/Front_Center.wav; give the whole path, not one relative to a directory")
     }
     if let event, !PlayParameters.isEventName(event) {
       throw ProtocolError(
@@ -60,6 +66,8 @@ public struct PlayRequest: RequestFields {
     let notify = try fields.bool("notify") ?? false
     if let event {
       parameters = PlayParameters(event: event, volume: volume, pan: pan, loops: loops, notify: notify)
+    } else if let file {
+      parameters = PlayParameters(file: file, volume: volume, pan: pan, loops: loops, notify: notify)
     } else {
       parameters = PlayParameters(cue: cue ?? "", volume: volume, pan: pan, loops: loops, notify: notify)
     }
@@ -68,7 +76,13 @@ public struct PlayRequest: RequestFields {
   public var fields: [(String, JSONValue)] {
     let p = parameters
     var members: [(String, JSONValue)] = []
-    if let event = p.event { members.append(("event", .string(event))) } else { members.append(("cue", .string(p.cue))) }
+    if let event = p.event {
+      members.append(("event", .string(event)))
+    } else if let file = p.file {
+      members.append(("file", .string(file)))
+    } else {
+      members.append(("cue", .string(p.cue)))
+    }
     if p.volume != 1 { members.append(("volume", .number(p.volume))) }
     if p.pan != 0 { members.append(("pan", .number(p.pan))) }
     if p.loops != 0 { members.append(("loops", .number(Double(p.loops)))) }
@@ -191,10 +205,12 @@ extension Request {
 
 /// What `play` asks for.
 public struct PlayParameters: Sendable, Equatable {
-  /// The cue to play; empty when `event` names a sound-theme event instead.
+  /// The cue to play; empty when `event` or `file` names what to play instead.
   public var cue: String
   /// A freedesktop sound-theme event name (`message-new-instant`), as libcanberra's `event.id`.
   public var event: String?
+  /// A sound file's absolute path, as libcanberra's `media.filename`.
+  public var file: String?
   /// Linear, 0...1.
   public var volume: Double
   /// -1 (left) ... 1 (right).
@@ -207,6 +223,7 @@ public struct PlayParameters: Sendable, Equatable {
   public init(cue: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
     self.cue = cue
     self.event = nil
+    self.file = nil
     self.volume = volume
     self.pan = pan
     self.loops = loops
@@ -217,6 +234,21 @@ public struct PlayParameters: Sendable, Equatable {
   public init(event: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
     self.init(cue: "", volume: volume, pan: pan, loops: loops, notify: notify)
     self.event = event
+  }
+
+  /// A play of the sound file at `file`, an absolute path (`cue` stays empty).
+  public init(file: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
+    self.init(cue: "", volume: volume, pan: pan, loops: loops, notify: notify)
+    self.file = file
+  }
+
+  /// The longest `file` accepted, in bytes (Linux's PATH_MAX less its NUL).
+  public static let maximumPathBytes = 4095
+
+  /// Whether `path` can be a `file` to play: absolute, at most `maximumPathBytes` bytes, no NUL (which
+  /// would end it early for the system).
+  public static func isFilePath(_ path: String) -> Bool {
+    path.utf8.first == 0x2f && path.utf8.count <= maximumPathBytes && !path.utf8.contains(0)
   }
 
   /// The largest finite loop count accepted.

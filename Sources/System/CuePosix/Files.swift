@@ -172,6 +172,22 @@ public enum Files {
     return names.sorted { $0.name < $1.name }
   }
 
+  /// The working directory (`getcwd(3)`), or nil when it is gone or unreachable.
+  public static func currentDirectory() -> String? {
+    guard let directory = getcwd(nil, 0) else { return nil }
+    defer { free(directory) }
+    return String(cString: directory)
+  }
+
+  /// `path` made absolute against the working directory (nothing resolved: `..` and symlinks stay
+  /// for whoever opens it); nil when it is relative and the working directory cannot be read.
+  public static func absolutePath(_ path: String) -> String? {
+    if path.hasPrefix("/") { return path }
+    guard let directory = currentDirectory() else { return nil }
+    let relative = path.hasPrefix("./") ? String(path.dropFirst(2)) : path
+    return directory == "/" ? "/" + relative : directory + "/" + relative
+  }
+
   /// The canonical absolute path (symlinks resolved), or nil when it does not exist or loops.
   public static func realPath(_ path: String) -> String? {
     guard let resolved = realpath(path, nil) else { return nil }
