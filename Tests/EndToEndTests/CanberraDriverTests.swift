@@ -52,12 +52,47 @@ struct CanberraDriverTests {
         "open: Success", "play 1: Success", "finished 1: Success", "play 2: Success", "finished 2: Success",
         "play 3: File or data not found", "play 4: Sound disabled", "playing 1: 0",
       ], "\(output)")
-    let heard = try capture.finish()
+    let samples = try capture.finish()
     let once = try AudioFileDecoder.decode(path: Harness.fixture(Self.tone)).buffer.toArray()
-    let first = try #require(SoundAndEventTests.frame(of: once, in: heard, from: 0), "the tone is not in the capture")
-    let half = once.map { $0 * 0.5 }
-    #expect(SoundAndEventTests.frame(of: half, in: heard, from: first + once.count / 2) != nil, "the tone at half volume is not in the capture")
-    #expect(SoundAndEventTests.frame(of: once, in: heard, from: first + once.count / 2) == nil, "the tone played at full volume twice")
+    let found = heard(once, in: samples)
+    let first = try #require(found, "the tone is not in the capture")
+    let halved = heard(once.map { $0 * 0.5 }, in: samples, from: first + once.count / 2)
+    #expect(halved != nil, "the tone at half volume is not in the capture")
+    let again = heard(once, in: samples, from: first + once.count / 2)
+    #expect(again == nil, "the tone played at full volume twice")
+  }
+
+  @Test(.enabled(if: CanberraRig.canInstall, "needs root (the driver goes in libcanberra's directory) and libcanberra-dev"))
+  func filesPlayThroughCuedByTheirPath() throws {
+    let rig = try CanberraRig()
+    try rig.theme([:])
+    let tone = rig.directory + "/ding.wav"
+    try FileManager.default.copyItem(atPath: Harness.fixture(Self.tone), toPath: tone)
+    let notSound = rig.directory + "/notes.wav"
+    try "not a sound\n".write(toFile: notSound, atomically: true, encoding: .utf8)
+    // The same file by a name relative to canberra-play's working directory (this process's).
+    let up = FileManager.default.currentDirectoryPath.split(separator: "/").map { _ in ".." }.joined(separator: "/")
+    let relative = up + tone
+    let capture = try PacedCapture(cues: ["pico": "tone-48000-mono.mp3"], environment: rig.themeEnvironment)
+    let output = try rig.play(
+      [
+        "play", "1", "media.filename=" + relative, "wait", "1",
+        // A theme without the event: the file plays instead, as libcanberra does.
+        "play", "2", "event.id=no-such-sound", "media.filename=" + tone, "wait", "2",
+        "play", "3", "media.filename=" + rig.directory + "/missing.wav",
+        "play", "4", "media.filename=" + notSound,
+      ], socket: capture.daemon.socket)
+    #expect(
+      output == [
+        "play 1: Success", "finished 1: Success", "play 2: Success", "finished 2: Success", "play 3: File or data not found",
+        "play 4: File or data corrupt",
+      ], "\(output)")
+    let samples = try capture.finish()
+    let once = try AudioFileDecoder.decode(path: tone).buffer.toArray()
+    let found = heard(once, in: samples)
+    let first = try #require(found, "the file is not in the capture")
+    let again = heard(once, in: samples, from: first + once.count / 2)
+    #expect(again != nil, "the file played once, not twice")
   }
 
   @Test(.enabled(if: CanberraRig.canInstall, "needs root (the driver goes in libcanberra's directory) and libcanberra-dev"))
@@ -78,9 +113,9 @@ struct CanberraDriverTests {
         "play 7: Success", "play 7: Success", "playing 7: 1", "finished 7: Canceled", "finished 7: Canceled", "cancel 7: Success",
         "playing 7: 0",
       ], "\(output)")
-    let heard = try capture.finish()
-    let frames = heard.count / 2
-    let sounding = (0..<frames).filter { heard[2 * $0] != 0 }
+    let samples = try capture.finish()
+    let frames = samples.count / 2
+    let sounding = (0..<frames).filter { samples[2 * $0] != 0 }
     let span = (sounding.last ?? 0) - (sounding.first ?? 0)
     // Cut after about 0.3 s of the 2 s (the stop's 8 ms fade), not played out.
     #expect(span > 9_600 && span < 48_000, "sounded for \(span) frames")
@@ -100,10 +135,12 @@ struct CanberraDriverTests {
       ], socket: capture.daemon.socket)
     #expect(output == ["play 1: Sound disabled", "play 2: Success", "finished 2: Success"], "\(output)")
     #expect((try capture.daemon.status()["silenced"] as? [String: Any])?["level"] as? Int == 1)
-    let heard = try capture.finish()
+    let samples = try capture.finish()
     let once = try AudioFileDecoder.decode(path: Harness.fixture(Self.tone)).buffer.toArray()
-    let first = try #require(SoundAndEventTests.frame(of: once, in: heard, from: 0), "loud-app's tone is not in the capture")
-    #expect(SoundAndEventTests.frame(of: once, in: heard, from: first + once.count / 2) == nil, "quiet-app was heard too")
+    let found = heard(once, in: samples)
+    let first = try #require(found, "loud-app's tone is not in the capture")
+    let again = heard(once, in: samples, from: first + once.count / 2)
+    #expect(again == nil, "quiet-app was heard too")
   }
 
   @Test(.enabled(if: CanberraRig.hasPulseDriver, "needs root (the driver goes in libcanberra's directory), libcanberra-dev and libcanberra-pulse"))
@@ -146,11 +183,19 @@ struct CanberraDriverTests {
 
     usleep(300_000)
     recorder.terminate(grace: 2)
-    let heard = try readFloats(rig.directory + "/monitor.f32")
-    // The monitor heard the tone twice (the pulse driver's plays: alone, then after cued stopped), never the long sine (cued's).
-    let first = try #require(SoundAndEventTests.frame(of: once, in: heard, from: 0), "the pulse driver's tone is not on the monitor")
-    #expect(SoundAndEventTests.frame(of: once, in: heard, from: first + once.count / 2) != nil, "the tone after cued stopped is not on the monitor")
+    let samples = try readFloats(rig.directory + "/monitor.f32")
+    // The monitor heard the tone twice (the pulse driver's plays: alone, then after cued stopped).
+    let found = heard(once, in: samples)
+    let first = try #require(found, "the pulse driver's tone is not on the monitor")
+    let again = heard(once, in: samples, from: first + once.count / 2)
+    #expect(again != nil, "the tone after cued stopped is not on the monitor")
   }
+}
+
+/// The frame of `capture` at or after `from` where `expected` is heard whole, sample for sample
+/// (SoundAndEventTests.frame), kept out of #expect so that a failure does not print the samples.
+func heard(_ expected: [Float], in capture: [Float], from: Int = 0) -> Int? {
+  SoundAndEventTests.frame(of: expected, in: capture, from: from)
 }
 
 /// The driver and the test program, built by the Makefile (`make canberra canberra-play`), the
