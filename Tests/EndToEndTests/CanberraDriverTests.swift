@@ -45,12 +45,17 @@ struct CanberraDriverTests {
         "play", "2", "event.id=cued-test-tone", "canberra.volume=-6.0206", "wait", "2",
         "play", "3", "event.id=no-such-sound",
         "play", "4", "event.id=cued-test-tone", "canberra.enable=0",
+        // A name cued refuses as one is not found, as libcanberra finds no file for it.
+        "play", "5", "event.id=../cued-test-tone",
+        "play", "6", "event.id=cued-test-tone", "canberra.volume=loud",
+        "cache", "event.id=cued-test-tone",
         "playing", "1",
       ], socket: capture.daemon.socket)
     #expect(
       output == [
         "open: Success", "play 1: Success", "finished 1: Success", "play 2: Success", "finished 2: Success",
-        "play 3: File or data not found", "play 4: Sound disabled", "playing 1: 0",
+        "play 3: File or data not found", "play 4: Sound disabled", "play 5: File or data not found", "play 6: Invalid argument",
+        "cache: Operation not supported", "playing 1: 0",
       ], "\(output)")
     let samples = try capture.finish()
     let once = try AudioFileDecoder.decode(path: Harness.fixture(Self.tone)).buffer.toArray()

@@ -339,8 +339,8 @@ static int write_line(struct cued *p, cued_line *line) {
   return ret;
 }
 
-// Sends the request `line` holds after its id (it begins `{"id":` + the id, which this writes) and
-// waits for the reply in `w` (at most `seconds`). CA_ERROR_DISCONNECTED: no reply will come.
+// Sends a request with a new id, `body` being its members after the id (",\"op\":…}"), and waits for
+// the reply in `w` (at most `seconds`). CA_ERROR_DISCONNECTED: no reply will come.
 static int request(struct cued *p, const char *body, struct waiter *w, int seconds) {
   pthread_mutex_lock(&p->lock);
   if (!p->connected) {
@@ -720,6 +720,8 @@ int cued_driver_play(ca_context *c, uint32_t id, ca_proplist *props, ca_finish_c
   ret = CA_ERROR_DISCONNECTED;  // not played by cued (yet)
   if (is_connected(p) && event) {
     ret = play_one(p, "event", event, volume, id, cb, userdata);
+    // A name cued does not take as one (`../bell`) is one the theme has no sound for, as in libcanberra.
+    if (ret == CA_ERROR_INVALID) ret = CA_ERROR_NOTFOUND;
     // libcanberra plays media.filename when the theme has no sound for event.id.
     if (ret == CA_ERROR_NOTFOUND && file) ret = CA_ERROR_DISCONNECTED;
   }
