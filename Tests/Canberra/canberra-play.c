@@ -14,6 +14,7 @@
 //   playing ID            ca_context_playing              prints "playing ID: 0" or "playing ID: 1"
 //   cache KEY=VALUE...    ca_context_cache_full           prints "cache: RESULT"
 //   sleep MS
+//   until PATH            until the file PATH exists (at most 30 s): the test's go-ahead
 //
 // RESULT is ca_strerror's text ("Success", "Canceled", "Sound disabled", …). At the end the context
 // is destroyed (sounds still playing then finish with "Destroyed").
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 enum { kMaxID = 1024 };
@@ -119,6 +121,12 @@ int main(int argc, char **argv) {
       long ms = strtol(argv[at++], NULL, 10);
       struct timespec pause = {ms / 1000, (ms % 1000) * 1000000L};
       nanosleep(&pause, NULL);
+    } else if (!strcmp(command, "until")) {
+      if (at >= argc) return usage("until needs a path");
+      struct stat status;
+      struct timespec pause = {0, 10000000L};
+      for (int tries = 0; tries < 3000 && stat(argv[at], &status) != 0; tries++) nanosleep(&pause, NULL);
+      at++;
     } else {
       return usage("unknown command");
     }
