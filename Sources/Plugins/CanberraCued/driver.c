@@ -710,7 +710,7 @@ int cued_driver_play(ca_context *c, uint32_t id, ca_proplist *props, ca_finish_c
   int ret = CA_SUCCESS;
   if (decibels && (volume = volume_from_decibels(decibels)) < 0) ret = CA_ERROR_INVALID;
   if (ret == CA_SUCCESS && !event && !file) ret = CA_ERROR_INVALID;
-  if (ret == CA_SUCCESS && ((event && !cued_utf8_valid(event)) || (file && !cued_utf8_valid(file)))) ret = CA_ERROR_INVALID;
+  if (ret == CA_SUCCESS && event && !cued_utf8_valid(event)) ret = CA_ERROR_INVALID;
   if (ret != CA_SUCCESS) goto done;
   // media.role has no counterpart in cued (a theme event's group is its [cues.NAME] table's): noted only.
   debug("play %u: event.id=%s media.filename=%s volume=%g media.role=%s", id, event ? event : "-", file ? file : "-", volume,
@@ -727,9 +727,11 @@ int cued_driver_play(ca_context *c, uint32_t id, ca_proplist *props, ca_finish_c
   }
   if (ret == CA_ERROR_DISCONNECTED && file && is_connected(p) && p->file_play) {
     ret = absolute_file(file, &path);
-    if (ret == CA_SUCCESS) ret = play_one(p, "file", path, volume, id, cb, userdata);
+    // A path that is not UTF-8 cannot be said in JSON: the next driver opens it itself.
+    if (ret == CA_SUCCESS) ret = cued_utf8_valid(path) ? play_one(p, "file", path, volume, id, cb, userdata) : CA_ERROR_DISCONNECTED;
   }
-  // cued is not running, the connection ended, or (a daemon older than file-play) it plays no files.
+  // cued is not running, the connection ended, or it cannot play the file (a daemon older than
+  // file-play, a path that is not UTF-8).
   if (ret == CA_ERROR_DISCONNECTED) ret = play_through_fallback(p, id, props, cb, userdata);
 done:
   free(event);
