@@ -45,8 +45,9 @@ public struct DaemonConfiguration: Sendable {
   public var allowedGroup: UInt32? = nil
   /// Lets clients name MP3 files outside the sound directories (`--allow-any-path`).
   public var allowAnyPath = false
-  /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`).
-  public var soundTheme = "freedesktop"
+  /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`); `desktop`: the
+  /// desktop's own, with its event-sounds switch (`SoundThemeChoice`).
+  public var soundTheme = "desktop"
   /// Scale every voice so that its cue sounds at `loudnessTargetLUFS` (`--loudness-normalize`).
   public var loudnessNormalize = false
   /// The integrated loudness (EBU R128, LUFS) cues are normalised to.

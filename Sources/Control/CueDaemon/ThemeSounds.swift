@@ -14,12 +14,18 @@ import CueProtocol
 /// time, as `fstat` said of the descriptor it was read through). So a file replaced, rewritten in
 /// place or reached through a re-pointed symlink is decoded afresh at its next play, with or
 /// without a reload, and an unchanged one never twice. A reload reads the theme's `index.theme`
-/// files again (the theme may be another).
+/// files again (the theme may be another), and so does each change of the desktop's settings
+/// while cued follows them (`follow`).
+///
+/// While the desktop's event sounds are off (`SoundThemeChoice.eventSounds`), a play is silent with
+/// the reason `event-sounds-off` before any lookup: nothing is looked up or decoded.
 final class ThemeSounds {
   /// The most decoded theme files kept; past it the one played least recently is let go.
   var cacheLimit = 64
 
-  private(set) var theme: String
+  /// The theme in force, where it came from, and the event-sounds switch.
+  private(set) var choice: SoundThemeChoice
+  var theme: String { choice.name }
   private var resolver: SoundThemeResolver
   /// A decoded file: the path the lookup found and what `stat` said of the file behind it.
   private struct Key: Hashable {
@@ -47,13 +53,13 @@ final class ThemeSounds {
     theme: String, gate: VoiceGate, files: PathDecoder, events: EventRouter, ids: IDAllocator,
     environment: @escaping (String) -> String? = { ProcessInfo.environment($0) }
   ) {
-    self.theme = theme
+    choice = SoundThemeChoice(configured: theme, desktop: nil)
     self.gate = gate
     self.files = files
     self.events = events
     self.ids = ids
     self.environment = environment
-    resolver = Self.resolver(theme: theme, environment: environment)
+    resolver = Self.resolver(theme: choice.name, environment: environment)
   }
 
   static func resolver(theme: String, environment: (String) -> String?) -> SoundThemeResolver {
@@ -68,16 +74,21 @@ final class ThemeSounds {
   /// The decodes kept for the file at `path` (at most one: a newer version lets the older go).
   func kept(_ path: String) -> [Cue] { cache.filter { $0.key.path == path }.map(\.value) }
 
-  /// A reload: the theme may be another, its index.theme files may have changed. What was decoded
-  /// stays: each play checks its file's identity, and past `cacheLimit` the least recent goes.
-  func reload(theme: String) {
-    self.theme = theme
-    resolver = Self.resolver(theme: theme, environment: environment)
+  /// A reload, or a change of the desktop's settings: the theme may be another, its index.theme
+  /// files may have changed, event sounds may be on or off. What was decoded stays: each play
+  /// checks its file's identity, and past `cacheLimit` the least recent goes.
+  func follow(_ choice: SoundThemeChoice) {
+    self.choice = choice
+    resolver = Self.resolver(theme: choice.name, environment: environment)
   }
 
   /// Plays the theme's sound for `event`; nil when the reply comes once its file is decoded. The
-  /// play goes through the gate under the rules of `[cues.EVENT]` (the level, its group, …).
+  /// play goes through the gate under the rules of `[cues.EVENT]` (the level, its group, …), after
+  /// the desktop's event-sounds switch.
   func play(_ p: PlayParameters, event: String, waiter: Waiter, client: String?, arrival: UInt64) throws(ProtocolError) -> PlayReply? {
+    guard choice.eventSounds else {
+      return gate.silentOneShot(p, cue: event, reason: .eventSoundsOff, owner: waiter.client, events: events)
+    }
     switch resolver.resolve(event) {
     case .notFound:
       let places = resolver.baseDirectories.map { $0 + "/sounds" }.joined(separator: ", ")

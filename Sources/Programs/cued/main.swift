@@ -117,6 +117,7 @@ struct Cued {
     daemon.commandLine = commandLineValues
     daemon.configPath = configPathInUse
     daemon.applyTables(values)
+    daemon.followDesktopSettings()
     try daemon.bindSocket()
     daemon.loadCues()
     try daemon.startAudio()
