@@ -33,7 +33,8 @@ let package = Package(
     // Libraries that not every run uses are not linked: each C face loads its own with dlopen when
     // first needed (cued_pw_load, cued_pa_load when that backend is chosen or probed by `--device
     // auto`, as SDL and miniaudio load theirs; cued_sdbus_load at the first RTKit request;
-    // cued_sf_load at the first file that is not an MP3), so `--device null` with MP3 cues maps none
+    // cued_sf_load at the first file that is not an MP3; cued_gs_load when the desktop's sound settings are
+    // followed and their schema is installed), so `--device null` with MP3 cues on a server maps none
     // of them (nor the X11, D-Bus and crypto libraries libpulse pulls in, nor libsndfile's encoders),
     // and the Debian package only recommends the sound-server clients. This target is that dlopen/dlsym.
     .target(name: "CLibraryLoading", path: "Sources/System/CLibraryLoading"),

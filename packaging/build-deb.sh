@@ -84,6 +84,7 @@ chmod 0644 "$DEB_ROOT/DEBIAN/md5sums"
 # libpipewire and libpulse are not among them: cued loads them (dlopen) only when that output is
 # chosen, so control.in recommends them with the rest. libsndfile is loaded (dlopen) too, at the first
 # cue that is not an MP3, but every install may meet one (a sound theme's .oga): it is a dependency.
+# GLib (libgio) is loaded only to follow a desktop's sound settings, where it is always installed: recommended.
 if ldd "$DEB_ROOT"/usr/bin/* | grep -q '/opt/swift'; then
   echo "build-deb.sh: a binary needs a library from /opt/swift (build with --static-swift-stdlib):" >&2
   ldd "$DEB_ROOT"/usr/bin/* | grep '/opt/swift' >&2

@@ -1,10 +1,12 @@
 #ifndef CUED_LIBRARY_LOADING_H
 #define CUED_LIBRARY_LOADING_H
 // Loads a client library when it is first needed (a sound server's when its backend is chosen,
-// libsystemd's sd-bus when RTKit is first asked), as SDL and miniaudio load
+// libsystemd's sd-bus when RTKit is first asked, libsndfile at the first file that is not an MP3,
+// GLib's GSettings when the desktop's sound settings are followed), as SDL and miniaudio load
 // theirs: dlopen by soname, then dlsym of each function the backend's C face calls, into that face's
-// table of function pointers. For the faces (CPipeWireShims, CPulseShims, CSDBus), which each keep one
-// `cued_library` and call `cued_library_load` from their own loader; Swift never calls it.
+// table of function pointers. For the faces (CPipeWireShims, CPulseShims, CSDBus, CSndfile,
+// CGSettings), which each keep a `cued_library` per library and call `cued_library_load` from their
+// own loader; Swift never calls it.
 
 #include <pthread.h>
 #include <stddef.h>
