@@ -267,10 +267,10 @@ public final class Daemon<Device: OutputDevice> {
       }
     }
     let choice = SoundThemeChoice(configured: configured, desktop: desktopSettings)
-    if let refused = choice.refusedName {
-      logger.warning("the desktop's sound theme '\(refused)' is not a theme name; playing events from \(choice.name)")
-    }
     if choice != themeSounds.choice || !soundThemeLogged {
+      if let refused = choice.refusedName {
+        logger.warning("the desktop's sound theme '\(refused)' is not a theme name; playing events from \(choice.name)")
+      }
       logger.info("sound theme: \(choice.summary)")
       soundThemeLogged = true
     }
