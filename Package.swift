@@ -11,7 +11,8 @@ import PackageDescription
 //                     (ALSA, PipeWire, PulseAudio, RealTime: sd-bus for RTKit). The sound-server faces and sd-bus
 //                     load their library when chosen (dlopen), never linked.
 //   Sources/Control   CueDaemon: the daemon's control side (socket server, cues, the voice gate, players, paging, …);
-//                     CueTOML: the TOML 1.0 parser that reads cued.toml in process.
+//                     CueTOML: the TOML 1.0 parser that reads cued.toml in process; CGSettings: the desktop's
+//                     sound settings through GSettings (GLib loaded with dlopen when followed, never linked).
 //   Sources/Client    CueClient: the client library (links no audio library).
 //   Sources/Programs  cued, cuectl, cued-carousel: what is installed.
 //   Sources/Plugins   libcanberra-cued.so, the libcanberra driver: C built by the Makefile (`make canberra`), not
@@ -34,7 +35,8 @@ let package = Package(
     // Libraries that not every run uses are not linked: each C face loads its own with dlopen when
     // first needed (cued_pw_load, cued_pa_load when that backend is chosen or probed by `--device
     // auto`, as SDL and miniaudio load theirs; cued_sdbus_load at the first RTKit request;
-    // cued_sf_load at the first Ogg or WAV file, cued_flac_load at the first FLAC file), so `--device
+    // cued_sf_load at the first Ogg or WAV file, cued_flac_load at the first FLAC file; cued_gs_load
+    // when the desktop's sound settings are followed and their schema is installed), so `--device
     // null` with MP3 cues maps none of them (nor the X11, D-Bus and crypto libraries libpulse pulls
     // in, nor libsndfile's encoders), and the Debian package only recommends the sound-server clients.
     // This target is that dlopen/dlsym.
@@ -93,10 +95,17 @@ let package = Package(
     // The TOML 1.0 parser for cued.toml: bytes in, values out; no Foundation and no other module, so
     // that its tests and any fuzzer build it alone.
     .target(name: "CueTOML", path: "Sources/Control/CueTOML"),
+    // A plain-C face of GSettings (libgio, libgobject, libglib), for the desktop's sound theme and its
+    // event-sounds switch (`sound-theme = "desktop"`, the default). Not linked: dlopen when a daemon
+    // follows the desktop and the schema is installed, so a server, or a daemon with a theme of its
+    // own, maps none of GLib; the few prototypes are declared in the face, so building needs no
+    // libglib2.0-dev.
+    .target(name: "CGSettings", dependencies: ["CLibraryLoading"], path: "Sources/Control/CGSettings"),
     .target(
       name: "CueDaemon",
       dependencies: [
-        "CueCore", "CueDecoding", "CueOutput", "CueProtocol", "CuePosix", "CueTOML", .product(name: "Logging", package: "swift-log"),
+        "CueCore", "CueDecoding", "CueOutput", "CueProtocol", "CuePosix", "CueTOML", "CGSettings",
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "Sources/Control/CueDaemon"),
 

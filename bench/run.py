@@ -317,7 +317,9 @@ def shell_to_sound(quick):
 def idle_backends(quick):
     """Idle RSS with each output backend, after a cue played and the device closed again: VmRSS,
     the shared libraries mapped, and whether a sound server's client library is among them (the
-    PipeWire and PulseAudio clients are loaded only when their backend is chosen)."""
+    PipeWire and PulseAudio clients are loaded only when their backend is chosen). Each daemon
+    follows the desktop's sound settings (the default) where their schema is installed, which loads
+    GLib (libgio); `null-pinned` is the null device with a theme of its own, which loads none."""
     work = tempfile.mkdtemp(prefix="cued-bench-idle-")
     script = os.path.join(ROOT, "scripts", "pipewire-env.sh")
     pulse, pulse_env = pulse_server()
@@ -328,13 +330,13 @@ def idle_backends(quick):
         # ALSA's own null PCM, alone: no card needed, libasound's code path. Not the stock alsa.conf:
         # where the pulseaudio package is installed its conf.d hook makes libasound load libpulse.
         f.write("pcm.quiet { type null }\n")
-    backends = [("null", "null", {}), ("alsa", "alsa:quiet", {"ALSA_CONFIG_PATH": conf}),
-                ("pulseaudio", "pulseaudio:t", pulse_env)]
+    backends = [("null", "null", {}, []), ("null-pinned", "null", {}, ["--sound-theme", "freedesktop"]),
+                ("alsa", "alsa:quiet", {"ALSA_CONFIG_PATH": conf}, []), ("pulseaudio", "pulseaudio:t", pulse_env, [])]
     if pw_env:
-        backends.append(("pipewire", "pipewire", pw_env))
+        backends.append(("pipewire", "pipewire", pw_env, []))
     try:
-        for name, device, env in backends:
-            daemon = Daemon(device=device, extra=["--idle-timeout", "0.5"], env=env)
+        for name, device, env, extra in backends:
+            daemon = Daemon(device=device, extra=["--idle-timeout", "0.5", *extra], env=env)
             daemon.request("play", cue="pico")
             time.sleep(2 if quick else 5)
             pid = daemon.process.pid
@@ -343,7 +345,7 @@ def idle_backends(quick):
             rss = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{pid}/status").read()).group(1))
             record(benchmark="idle-rss", backend=name, rss_mib=round(rss / 1024, 2), libraries=len(libraries),
                    libpulse=any("libpulse" in l for l in libraries), libpipewire=any("libpipewire" in l for l in libraries),
-                   libsystemd=any("libsystemd" in l for l in libraries))
+                   libsystemd=any("libsystemd" in l for l in libraries), libgio=any("libgio" in l for l in libraries))
             daemon.stop()
     finally:
         pulse.terminate()

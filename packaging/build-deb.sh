@@ -92,6 +92,7 @@ chmod 0644 "$DEB_ROOT/DEBIAN/md5sums"
 # Ogg or WAV cue, but every install may meet one (a sound theme's .oga): it is a dependency. So is
 # libflac12, which cued loads at the first FLAC cue (libsndfile1 depends on it already; named here
 # because cued loads it itself, and a FLAC cue must not depend on what libsndfile happens to need).
+# GLib (libgio) is loaded only to follow a desktop's sound settings, where it is always installed: recommended.
 if ldd "$DEB_ROOT"/usr/bin/* | grep -q '/opt/swift'; then
   echo "build-deb.sh: a binary needs a library from /opt/swift (build with --static-swift-stdlib):" >&2
   ldd "$DEB_ROOT"/usr/bin/* | grep '/opt/swift' >&2

@@ -53,6 +53,9 @@
 #   rtkit, python3-dbus, python3-gi
 #          (--test) the real rtkit-daemon on a private system bus, and the stand-in polkit authority
 #          it asks (Tests/RealtimeKitTestSupport): real-time through RTKit, tested unprivileged
+#   libglib2.0-bin, dconf-service, dconf-gsettings-backend
+#          (--test) gsettings and glib-compile-schemas, and dconf on a private session bus: the
+#          desktop's sound settings as GNOME keeps them (DesktopSettingsTests, the transcripts)
 set -euo pipefail
 
 profile=run
@@ -115,7 +118,7 @@ elif [[ "$profile" != run ]]; then
   esac
   packages+=(pulseaudio-utils libasound2-plugins pipewire pipewire-bin wireplumber dbus bubblewrap systemd
     dpkg-dev binutils lintian socat netcat-openbsd sound-theme-freedesktop libcanberra0 libcanberra-dev strace tmux
-    rtkit python3-dbus python3-gi)
+    rtkit python3-dbus python3-gi libglib2.0-bin dconf-service dconf-gsettings-backend)
 fi
 if [[ "$profile" == tools ]]; then
   packages+=(sox libsox-fmt-all lame mpg123 opus-tools flac stress-ng)

@@ -17,8 +17,9 @@ let sampleStatus = StatusReply(
   voices: 3, voiceLimit: 32, plays: 120, underruns: 0, framesWritten: 576_000, cues: 5, cueBytes: 1_048_576, clients: 2,
   players: 1, sounds: 0, systemVolume: 0.8, systemMuted: false, deviceCurrentTime: 12.25,
   triggerLatency: .init(count: 120, p50Us: 850, p99Us: 2100.5, maxUs: 3000),
-  paging: .init([.played: 4, .tooSoon: 1, .unchanged: 2]), eventsDropped: 0, refusedConnections: 0,
-  socket: "/run/user/1000/cued/cued.sock", scheduling: .init(policy: "other", refused: "Operation not permitted"))
+  paging: .init([.played: 4, .tooSoon: 1, .unchanged: 2]), silenced: .init([.eventSoundsOff: 2]), eventsDropped: 0, refusedConnections: 0,
+  socket: "/run/user/1000/cued/cued.sock", scheduling: .init(policy: "other", refused: "Operation not permitted"),
+  soundTheme: .init(name: "Yaru", source: .desktop, eventSounds: false, schema: "org.gnome.desktop.sound"))
 
 /// Every op's reply, and each shape a reply takes (optional fields present and absent).
 let replySamples: [ReplySample] = [
@@ -37,6 +38,9 @@ let replySamples: [ReplySample] = [
     line: #"{"id":1,"ok":true,"groups":[{"name":"ui","volume":0.5,"muted":true,"ducked":0.25,"atQuiet":false}]}"#),
   ReplySample(
     op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 8, silenced: .cooldown)), line: #"{"id":1,"ok":true,"voice":8,"played":false,"reason":"cooldown"}"#),
+  ReplySample(
+    op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 9, silenced: .eventSoundsOff)),
+    line: #"{"id":1,"ok":true,"voice":9,"played":false,"reason":"event-sounds-off"}"#),
   ReplySample(
     op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 8, variation: "blip/b")), line: #"{"id":1,"ok":true,"voice":8,"played":true,"variation":"blip/b"}"#),
   ReplySample(op: StopRequest.op, body: ReplyBody(StopReply(stopped: 2)), line: #"{"id":1,"ok":true,"stopped":2}"#),
@@ -66,7 +70,7 @@ let replySamples: [ReplySample] = [
   ReplySample(
     op: StatusRequest.op, body: ReplyBody(sampleStatus),
     line:
-      #"{"id":1,"ok":true,"version":"0.2.0","pid":4242,"uptime":12.5,"device":{"name":"default","backend":"alsa","state":"lost","error":"No such device","format":"S16_LE","rate":48000,"periodFrames":240,"bufferFrames":960,"delayFrames":0,"opens":2,"losses":1},"voices":3,"voiceLimit":32,"plays":120,"underruns":0,"framesWritten":576000,"cues":5,"cueBytes":1048576,"clients":2,"players":1,"sounds":0,"systemVolume":0.8,"systemMuted":false,"deviceCurrentTime":12.25,"triggerLatency":{"count":120,"p50Us":850,"p99Us":2100.5,"maxUs":3000},"paging":{"played":4,"ignored":0,"too-soon":1,"late":0,"unbound":0,"merged":0,"unchanged":2,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/run/user/1000/cued/cued.sock","scheduling":{"policy":"other","refused":"Operation not permitted"}}"#
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":4242,"uptime":12.5,"device":{"name":"default","backend":"alsa","state":"lost","error":"No such device","format":"S16_LE","rate":48000,"periodFrames":240,"bufferFrames":960,"delayFrames":0,"opens":2,"losses":1},"voices":3,"voiceLimit":32,"plays":120,"underruns":0,"framesWritten":576000,"cues":5,"cueBytes":1048576,"clients":2,"players":1,"sounds":0,"systemVolume":0.8,"systemMuted":false,"deviceCurrentTime":12.25,"triggerLatency":{"count":120,"p50Us":850,"p99Us":2100.5,"maxUs":3000},"paging":{"played":4,"ignored":0,"too-soon":1,"late":0,"unbound":0,"merged":0,"unchanged":2,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0,"event-sounds-off":2},"eventsDropped":0,"refusedConnections":0,"socket":"/run/user/1000/cued/cued.sock","scheduling":{"policy":"other","refused":"Operation not permitted"},"soundTheme":{"name":"Yaru","source":"desktop","eventSounds":false,"schema":"org.gnome.desktop.sound"}}"#
   ),
   ReplySample(
     op: StatusRequest.op,
@@ -74,7 +78,7 @@ let replySamples: [ReplySample] = [
       StatusReply(
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s")),
     line:
-      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other"}}"#
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0,"event-sounds-off":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other"}}"#
   ),
   // Real-time from RTKit after SCHED_FIFO was refused; and neither.
   ReplySample(
@@ -82,9 +86,9 @@ let replySamples: [ReplySample] = [
     body: ReplyBody(
       StatusReply(
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s",
-        scheduling: .init(policy: "rr", priority: 15, via: "rtkit"))),
+        scheduling: .init(policy: "rr", priority: 15, via: "rtkit"), soundTheme: .init(name: "freedesktop", source: .config))),
     line:
-      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"rr","priority":15,"via":"rtkit"}}"#
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0,"event-sounds-off":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"rr","priority":15,"via":"rtkit"},"soundTheme":{"name":"freedesktop","source":"config","eventSounds":true}}"#
   ),
   ReplySample(
     op: StatusRequest.op,
@@ -93,7 +97,7 @@ let replySamples: [ReplySample] = [
         pid: 1, uptime: 0, device: .init(name: "null", backend: "null", state: .closed), voiceLimit: 32, systemVolume: 1, socket: "/tmp/s",
         scheduling: .init(policy: "other", refused: "Operation not permitted", rtkit: "not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"))),
     line:
-      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other","refused":"Operation not permitted","rtkit":"not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"}}"#
+      #"{"id":1,"ok":true,"version":"0.2.0","pid":1,"uptime":0,"device":{"name":"null","backend":"null","state":"closed","delayFrames":0,"opens":0,"losses":0},"voices":0,"voiceLimit":32,"plays":0,"underruns":0,"framesWritten":0,"cues":0,"cueBytes":0,"clients":0,"players":0,"sounds":0,"systemVolume":1,"systemMuted":false,"deviceCurrentTime":0,"triggerLatency":{"count":0,"p50Us":0,"p99Us":0,"maxUs":0},"paging":{"played":0,"ignored":0,"too-soon":0,"late":0,"unbound":0,"merged":0,"unchanged":0,"failed":0,"outOfOrder":0,"settled":0},"silenced":{"unknown":0,"cooldown":0,"cap":0,"level":0,"muted":0,"group-muted":0,"too-late":0,"event-sounds-off":0},"eventsDropped":0,"refusedConnections":0,"socket":"/tmp/s","scheduling":{"policy":"other","refused":"Operation not permitted","rtkit":"not running (org.freedesktop.DBus.Error.ServiceUnknown: x)"}}"#
   ),
   ReplySample(
     op: ReloadRequest.op,

@@ -29,13 +29,15 @@ struct LayeringTests {
     if binary == "cued-fuzz-decode" { #expect(libraries.contains { $0.hasPrefix("libmpg123") }) }
   }
 
-  /// The daemon links ALSA, which every run may use, and neither sound server's client library: those
-  /// are loaded (dlopen) when that backend is chosen or probed (BackendLoadingTests sees it happen).
-  @Test func theDaemonLinksNoSoundServerClient() throws {
+  /// The daemon links ALSA, which every run may use, and neither sound server's client library nor
+  /// GLib: those are loaded (dlopen) when that backend is chosen or probed, and when the desktop's
+  /// sound settings are followed (BackendLoadingTests and DesktopSettingsTests see it happen).
+  @Test func theDaemonLinksNoSoundServerClientNorGLib() throws {
     let libraries = try Self.needed("cued")
     #expect(libraries.contains { $0.hasPrefix("libasound") }, "cued: \(libraries)")
     for library in libraries {
       #expect(!library.hasPrefix("libpulse") && !library.hasPrefix("libpipewire"), "cued links \(library)")
+      #expect(!library.hasPrefix("libgio") && !library.hasPrefix("libglib") && !library.hasPrefix("libgobject"), "cued links \(library)")
     }
   }
 }

@@ -262,7 +262,8 @@ struct SoundAndEventTests {
 
   @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme"), "needs sound-theme-freedesktop"))
   func cuectlPlaysSoundThemeEvents() throws {
-    let (daemon, _) = try DaemonTests.start()
+    // Pinned: the machine's desktop settings (a distribution's default theme) may name another.
+    let (daemon, _) = try DaemonTests.start(["--sound-theme", "freedesktop"])
     defer { daemon.stop() }
     let played = try daemon.cuectl(["play", "--event", "complete"])
     #expect(played.status == 0 && UInt64(played.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) != nil, "\(played)")

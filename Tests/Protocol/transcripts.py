@@ -42,7 +42,13 @@ Options of a transcript (words split as a shell would):
     config                the fenced block before this one (TOML) is the daemon's config file
                           (--config instead of --no-config)
 File actions: copy:FILE[>NAME] (from --sounds), remove:NAME, text:NAME (a file that is not
-audio), link:NAME>TARGET (a symlink).
+audio), link:NAME>TARGET (a symlink), desktop:KEY=VALUE (a key of the desktop's sound settings,
+org.gnome.desktop.sound, set to a GVariant: desktop:event-sounds=false).
+
+Every daemon follows a desktop of its own (cued's default `sound-theme = "desktop"`): GNOME's sound
+schema as Tests/Fixtures/desktop-schemas declares it, compiled into the scratch directory
+(GSETTINGS_SCHEMA_DIR, so neither the machine's schemas nor a distribution's defaults show), and
+GLib's keyfile backend in the scratch directory, which the desktop: actions write.
 
 In a block whose lines all start with "A: ", "B: "…, each letter is a connection of its own (one
 daemon), and "A: (closes its connection)" closes A. "$ COMMAND" lines run with the document's
@@ -87,6 +93,7 @@ DOC_SOUNDS = "/tmp/docs/sounds"
 DOC_DATA = "/tmp/docs/data"
 # Every daemon runs with these (the document's introduction names them); a block's daemon= option
 # replaces or adds to them. --sounds and --socket are the scratch ones.
+DESKTOP_SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "desktop-schemas")
 DAEMON_DEFAULTS = ["--device", "null", "--idle-timeout", "1", "--realtime-priority", "0", "--no-config"]
 DAEMON_EVENTS = set(schema_check.SCHEMA["$defs"]["events"])
 OPTIONS = {"session", "daemon", "sounds", "setup", "before", "together", "pause-after", "unordered", "elided",
@@ -429,7 +436,7 @@ class Daemon:
         # DOC_DATA) and the XDG defaults, where sound-theme-freedesktop is installed.
         os.makedirs(self.directory + "/data", exist_ok=True)
         environment = dict(os.environ, XDG_DATA_HOME=self.directory + "/data", XDG_DATA_DIRS="/usr/local/share:/usr/share",
-                           LC_ALL="C.UTF-8")
+                           LC_ALL="C.UTF-8", **self.desktop_environment())
         self.process = subprocess.Popen(
             [cued, "--sounds", self.sounds, "--socket", self.socket] + arguments,
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment)
@@ -450,12 +457,36 @@ class Daemon:
         connection.close()
         return line is not None
 
+    def desktop_environment(self):
+        """The private desktop: the fixture schemas compiled here, GLib's keyfile backend here."""
+        schemas = self.directory + "/schemas"
+        if not os.path.isdir(schemas):
+            if shutil.which("glib-compile-schemas") is None:
+                raise RuntimeError("glib-compile-schemas is not installed (scripts/install-deps.sh installs it)")
+            os.makedirs(schemas)
+            subprocess.run(["glib-compile-schemas", "--strict", "--targetdir=" + schemas, DESKTOP_SCHEMAS], check=True)
+        return {"GSETTINGS_SCHEMA_DIR": schemas, "GSETTINGS_BACKEND": "keyfile", "XDG_CONFIG_HOME": self.directory + "/config",
+                "XDG_CURRENT_DESKTOP": ""}
+
+    def set_desktop(self, key, value):
+        """A key of org.gnome.desktop.sound in the keyfile GLib's keyfile backend reads (and watches)."""
+        path = self.directory + "/config/glib-2.0/settings/keyfile"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        lines = open(path).read().splitlines() if os.path.exists(path) else ["[org/gnome/desktop/sound]"]
+        lines = [line for line in lines if not line.startswith(key + "=")] + ["%s=%s" % (key, value)]
+        with open(path + ".new", "w") as file:
+            file.write("\n".join(lines) + "\n")
+        os.rename(path + ".new", path)
+
     def act(self, actions):
-        """File actions: copy:FILE[>NAME], remove:NAME, text:NAME, link:NAME>TARGET."""
+        """File actions: copy:FILE[>NAME], remove:NAME, text:NAME, link:NAME>TARGET, desktop:KEY=VALUE."""
         for action in filter(None, actions.split(",")):
             verb, _, argument = action.partition(":")
             name, _, target = argument.partition(">")
-            if verb == "copy":
+            if verb == "desktop":
+                key, _, value = argument.partition("=")
+                self.set_desktop(key, value)
+            elif verb == "copy":
                 shutil.copyfile(os.path.join(self.source, name), os.path.join(self.sounds, target or name))
             elif verb == "remove":
                 os.remove(os.path.join(self.sounds, name))

@@ -53,6 +53,16 @@ public final class Daemon<Device: OutputDevice> {
   /// The one admission path of every play.
   let gate: VoiceGate
 
+  /// Starts watching the desktop's sound settings, handing each change to its argument (on the
+  /// watch's thread): the first reading, or why there is none. Set by `followDesktopSettings()`;
+  /// nil (in-process tests): there is no desktop to follow.
+  var desktopWatch:
+    ((@escaping @Sendable (DesktopSoundSettings) -> Void) -> Result<DesktopSoundSettings, DesktopSettingsWatch.Unavailable>)? = nil
+  /// The desktop's sound settings as last read; nil before a watch started, or when none could.
+  private(set) var desktopSettings: DesktopSoundSettings? = nil
+  private var desktopWatchTried = false
+  private let environment: (String) -> String?
+
   /// From a request's last byte arriving to its voice's first frame handed to the device.
   var triggerLatency = LatencyHistogram()
   var status: DaemonStatus<Device> { DaemonStatus(daemon: self) }
@@ -105,6 +115,7 @@ public final class Daemon<Device: OutputDevice> {
   ) throws(StartupError) {
     self.logger = logger
     self.clock = clock
+    self.environment = environment
     startedAt = clock.nanoseconds()
     do {
       engineWakeups = try EventFDSignals()
@@ -228,10 +239,59 @@ public final class Daemon<Device: OutputDevice> {
       levels.set(CueRule.systemGroup, volume: values.systemVolume, muted: values.systemMuted)
     }
     reloader.refresh = { [unowned self] configuration in
-      themeSounds.reload(theme: configuration.soundTheme)
+      followSoundTheme()
       // Watched afresh, with a config file or without: the directories may be others, and one made since is watched now.
       soundWatcher.watch(configuration.soundDirectories, enabled: configuration.watchSounds)
     }
+  }
+
+  // MARK: - The desktop's sound settings
+
+  /// Follows the desktop's sound theme and event-sounds switch while `sound-theme` is `desktop`:
+  /// read through GSettings (`DesktopSettingsWatch`), when a schema for them is installed, and
+  /// heard as they change. GLib is loaded only then, the first time `desktop` is in force.
+  public func followDesktopSettings() {
+    desktopWatch = { [environment] post in
+      let schemas = DesktopSoundSchemas.candidates(currentDesktop: environment("XDG_CURRENT_DESKTOP"))
+      let directories = DesktopSoundSchemas.directories(environment: environment)
+      guard DesktopSoundSchemas.firstNamed(schemas, in: directories, read: DesktopSoundSchemas.readCompiled) != nil else {
+        return .failure(
+          DesktopSettingsWatch.Unavailable(
+            reason: "no GSettings schema for them is installed (\(schemas.joined(separator: ", ")); Debian: gsettings-desktop-schemas)"))
+      }
+      return DesktopSettingsWatch.start(schemas: schemas, post: post).map(\.0)
+    }
+    followSoundTheme()
+  }
+
+  /// Puts the sound theme in force: `sound-theme`, and the desktop's settings when it follows them
+  /// (the watch started the first time). Logged when the choice changes.
+  func followSoundTheme() {
+    let configured = configuration.soundTheme
+    if configured == SoundThemeChoice.followDesktop, !desktopWatchTried, let start = desktopWatch {
+      desktopWatchTried = true
+      switch start({ [work] settings in work.post(.desktopSound(settings)) }) {
+      case .success(let settings): desktopSettings = settings
+      case .failure(let unavailable): logger.info("the desktop's sound settings are not followed: \(unavailable.reason)")
+      }
+    }
+    let choice = SoundThemeChoice(configured: configured, desktop: desktopSettings)
+    if choice != themeSounds.choice || !soundThemeLogged {
+      if let refused = choice.refusedName {
+        logger.warning("the desktop's sound theme '\(refused)' is not a theme name; playing events from \(choice.name)")
+      }
+      logger.info("sound theme: \(choice.summary)")
+      soundThemeLogged = true
+    }
+    themeSounds.follow(choice)
+  }
+  private var soundThemeLogged = false
+
+  /// The watch read a change: follow it (while `sound-theme` is `desktop`).
+  func desktopSoundChanged(_ settings: DesktopSoundSettings) {
+    guard settings != desktopSettings else { return }
+    desktopSettings = settings
+    followSoundTheme()
   }
 
   // MARK: - Start-up
@@ -409,6 +469,8 @@ public final class Daemon<Device: OutputDevice> {
       switch result {
       case .reload(let scan):
         reloader.finished(scan)
+      case .desktopSound(let settings):
+        desktopSoundChanged(settings)
       case .decoded(let token, let outcome):
         // A deferred reply (the first `play` of a file or theme event, `player.prepare`, `sound.create`) comes
         // before the events its request caused (the device's `opened`, the voice's `started`).

@@ -48,8 +48,9 @@ public struct DaemonConfiguration: Sendable {
   /// Watch the sound directories and add or remove cues as files come and go (`watch-sounds`;
   /// `--no-watch-sounds` turns it off).
   public var watchSounds = true
-  /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`).
-  public var soundTheme = "freedesktop"
+  /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`); `desktop`: the
+  /// desktop's own, with its event-sounds switch (`SoundThemeChoice`).
+  public var soundTheme = "desktop"
   /// Scale every voice so that its cue sounds at `loudnessTargetLUFS` (`--loudness-normalize`).
   public var loudnessNormalize = false
   /// The integrated loudness (EBU R128, LUFS) cues are normalised to.

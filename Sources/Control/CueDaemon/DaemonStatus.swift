@@ -53,7 +53,8 @@ struct DaemonStatus<Device: OutputDevice> {
       deviceCurrentTime: Double(device.heardFrame()) / Double(daemon.configuration.sampleRate),
       triggerLatency: daemon.triggerLatency.summary, paging: daemon.paging.counts, silenced: daemon.rules.silenced,
       eventsDropped: clients.eventsDropped, refusedConnections: clients.refusedConnections,
-      socket: daemon.servedSocket ?? daemon.configuration.socketPath, scheduling: StatusReply.Scheduling(daemon.audioThread.scheduling))
+      socket: daemon.servedSocket ?? daemon.configuration.socketPath, scheduling: StatusReply.Scheduling(daemon.audioThread.scheduling),
+      soundTheme: daemon.themeSounds.choice.status)
   }
 }
 

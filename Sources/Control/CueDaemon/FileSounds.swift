@@ -75,6 +75,12 @@ final class FileSounds {
     return nil
   }
 
+  /// A play that is silent for `reason` before any file is looked at (the desktop's event sounds
+  /// are off): a voice id, the reply and the `finished` that say why.
+  func silent(_ p: PlayParameters, cue: String, reason: SilenceReason, owner: UInt64) -> PlayReply {
+    gate.silentOneShot(p, cue: cue, reason: reason, owner: owner, events: events)
+  }
+
   private func start(
     _ p: PlayParameters, rule: String, cue: Cue, file: String, owner: UInt64, client: String?, arrival: UInt64
   ) throws(ProtocolError) -> PlayReply {

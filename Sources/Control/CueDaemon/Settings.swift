@@ -322,10 +322,11 @@ public enum Settings {
         "A burst of changes is taken together 0.2 s after the last one. Directories that do not exist when cued starts (or reloads) are not watched.",
       sets: \.watchSounds),
     Setting(
-      "sound-theme", .text, default: "freedesktop", valueName: "name", .reloadable,
-      help: "The freedesktop sound theme that play with an event name looks in (its parents and freedesktop after it)",
+      "sound-theme", .text, default: "desktop", valueName: "name", .reloadable,
+      help:
+        "The freedesktop sound theme that play with an event name looks in (its parents and freedesktop after it); desktop: the desktop's own, and its event-sounds switch",
       details:
-        "Looked up as libcanberra does: $XDG_DATA_HOME/sounds, then each of $XDG_DATA_DIRS/sounds; the locale from LC_ALL, LC_MESSAGES or LANG; the stereo profile.",
+        "desktop follows the desktop's sound settings as they change (org.gnome.desktop.sound's theme-name and event-sounds, read through GSettings; Cinnamon's and MATE's own schemas on those desktops): with event sounds off, plays of events are silent (event-sounds-off) and cues still sound. Without a desktop setting to read it is freedesktop. Any other name pins that theme and reads nothing from the desktop. Looked up as libcanberra does: $XDG_DATA_HOME/sounds, then each of $XDG_DATA_DIRS/sounds; the locale from LC_ALL, LC_MESSAGES or LANG; the stereo profile.",
       sets: \.soundTheme),
     Setting(
       "loudness-normalize", .boolean, default: false, .reloadable,

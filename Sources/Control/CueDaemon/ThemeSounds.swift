@@ -11,19 +11,25 @@ import CueProtocol
 /// Every play looks the name up afresh, and `FileSounds` knows each decode by its file's path and
 /// identity, so a file replaced, rewritten in place or reached through a re-pointed symlink is
 /// decoded afresh at its next play, with or without a reload, and an unchanged one never twice. A
-/// reload reads the theme's `index.theme` files again (the theme may be another).
+/// reload reads the theme's `index.theme` files again (the theme may be another), and so does each
+/// change of the desktop's settings while cued follows them (`follow`).
+///
+/// While the desktop's event sounds are off (`SoundThemeChoice.eventSounds`), a play is silent with
+/// the reason `event-sounds-off` before any lookup: nothing is looked up or decoded.
 final class ThemeSounds {
-  private(set) var theme: String
+  /// The theme in force, where it came from, and the event-sounds switch.
+  private(set) var choice: SoundThemeChoice
+  var theme: String { choice.name }
   private var resolver: SoundThemeResolver
   /// The decoded files, shared with `play` of a `file`.
   let files: FileSounds
   private let environment: (String) -> String?
 
   init(theme: String, files: FileSounds, environment: @escaping (String) -> String? = { ProcessInfo.environment($0) }) {
-    self.theme = theme
+    choice = SoundThemeChoice(configured: theme, desktop: nil)
     self.files = files
     self.environment = environment
-    resolver = Self.resolver(theme: theme, environment: environment)
+    resolver = Self.resolver(theme: choice.name, environment: environment)
   }
 
   static func resolver(theme: String, environment: (String) -> String?) -> SoundThemeResolver {
@@ -32,16 +38,21 @@ final class ThemeSounds {
       locale: SoundThemeResolver.locale(environment: environment), files: PosixSoundThemeFiles())
   }
 
-  /// A reload: the theme may be another, its index.theme files may have changed. What was decoded
-  /// stays: each play checks its file's identity, and past `FileSounds.cacheLimit` the least recent goes.
-  func reload(theme: String) {
-    self.theme = theme
-    resolver = Self.resolver(theme: theme, environment: environment)
+  /// A reload, or a change of the desktop's settings: the theme may be another, its index.theme
+  /// files may have changed, event sounds may be on or off. What was decoded stays: each play
+  /// checks its file's identity, and past `FileSounds.cacheLimit` the least recent goes.
+  func follow(_ choice: SoundThemeChoice) {
+    self.choice = choice
+    resolver = Self.resolver(theme: choice.name, environment: environment)
   }
 
   /// Plays the theme's sound for `event`; nil when the reply comes once its file is decoded. The
-  /// play goes through the gate under the rules of `[cues.EVENT]` (the level, its group, …).
+  /// play goes through the gate under the rules of `[cues.EVENT]` (the level, its group, …), after
+  /// the desktop's event-sounds switch.
   func play(_ p: PlayParameters, event: String, waiter: Waiter, client: String?, arrival: UInt64) throws(ProtocolError) -> PlayReply? {
+    guard choice.eventSounds else {
+      return files.silent(p, cue: event, reason: .eventSoundsOff, owner: waiter.client)
+    }
     switch resolver.resolve(event) {
     case .notFound:
       let places = resolver.baseDirectories.map { $0 + "/sounds" }.joined(separator: ", ")

@@ -123,11 +123,20 @@ extension VoiceGate {
     case .started(let id, let stole):
       return PlayReply(voice: id.rawValue, stole: stole?.rawValue, file: file, variation: choice.variation)
     case .silent(let reason):
-      let id = VoiceID(voices.ids.make())
-      events.emit(
-        .finished(Event.Finished(voice: id.rawValue, cue: choice.cue.name, origin: .oneShot, reason: FinishReason(reason))),
-        alsoTo: p.notify ? [owner] : [])
-      return PlayReply(voice: id.rawValue, file: file, silenced: reason)
+      return silentOneShot(p, cue: choice.cue.name, file: file, reason: reason, owner: owner, events: events, counted: true)
     }
+  }
+
+  /// A one-shot play that is silent for `reason` (counted unless the gate already did): a voice id
+  /// of its own, a `finished` with that reason under the name `cue` (to its owner when `notify`),
+  /// and the reply that says why.
+  func silentOneShot(
+    _ p: PlayParameters, cue: String, file: String? = nil, reason: SilenceReason, owner: UInt64, events: EventRouter, counted: Bool = false
+  ) -> PlayReply {
+    if !counted { rules.count(reason) }
+    let id = VoiceID(voices.ids.make())
+    events.emit(
+      .finished(Event.Finished(voice: id.rawValue, cue: cue, origin: .oneShot, reason: FinishReason(reason))), alsoTo: p.notify ? [owner] : [])
+    return PlayReply(voice: id.rawValue, file: file, silenced: reason)
   }
 }

@@ -7,6 +7,8 @@ enum WorkResult: Sendable {
   case reload(LibraryScan)
   /// A file decoded for a player or system sound made from a path; `token` says which request.
   case decoded(token: UInt64, Result<Cue, DecodeError>)
+  /// The desktop's sound settings changed (read on the thread that watches them).
+  case desktopSound(DesktopSoundSettings)
 }
 
 /// Runs jobs on their own short-lived threads and hands their results to the control loop, which polls `doneFD`.
@@ -27,11 +29,14 @@ final class WorkQueue: Sendable {
 
   /// Runs `job` in the background; its result arrives through `take()`.
   func run(_ job: @escaping @Sendable () -> WorkResult) {
-    Threads.spawn {
-      let result = job()
-      self.results.withLock { $0.append(result) }
-      self.done.signal()
-    }
+    Threads.spawn { self.post(job()) }
+  }
+
+  /// Hands `result` to the control loop from a thread of the caller's own (one that watches
+  /// something, rather than a job of `run`).
+  func post(_ result: WorkResult) {
+    results.withLock { $0.append(result) }
+    done.signal()
   }
 
   /// Every result that arrived, in order; clears the notification.

@@ -286,6 +286,7 @@ struct Status: ParsableCommand {
     lines.append("paging:    \(decisions.joined(separator: ", "))")
     let silent = SilenceReason.allCases.map { "\($0.rawValue) \(status.silenced[$0])" }
     lines.append("silent:    \(silent.joined(separator: ", ")) (plays that did not sound, by reason)")
+    if let theme = status.soundTheme { lines.append("theme:     \(theme.summary)") }
     lines.append("uptime:    \(formatSeconds(status.uptime))")
     lines.append("cues:      \(status.cues) (\(formatBytes(status.cueBytes)))")
     lines.append(

@@ -118,6 +118,9 @@ struct Cued {
     daemon.configPath = configPathInUse
     daemon.applyTables(values)
     try daemon.bindSocket()
+    // After the socket: GLib's dconf backend makes $XDG_RUNTIME_DIR/dconf, so the runtime directory
+    // is checked (and a missing or foreign one refused) before anything of GLib's runs.
+    daemon.followDesktopSettings()
     daemon.loadCues()
     try daemon.startAudio()
     try daemon.run()

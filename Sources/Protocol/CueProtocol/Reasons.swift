@@ -18,6 +18,9 @@ public enum SilenceReason: String, CaseIterable, Sendable {
   case groupMuted = "group-muted"
   /// It could not start before its deadline (a paging binding's `deadline`).
   case tooLate = "too-late"
+  /// A sound-theme event while the desktop's event sounds are off (its `event-sounds` switch,
+  /// followed with `sound-theme = "desktop"`); cues are the program's own sounds and still play.
+  case eventSoundsOff = "event-sounds-off"
 }
 
 /// Why a voice finished (the `reason` of a `finished` event).
@@ -38,6 +41,7 @@ public enum FinishReason: String, CaseIterable, Sendable {
   case cooldown, cap, level, muted
   case groupMuted = "group-muted"
   case tooLate = "too-late"
+  case eventSoundsOff = "event-sounds-off"
 
   /// The finish of a play that was silent for `reason`.
   public init(_ reason: SilenceReason) {
@@ -54,6 +58,8 @@ public enum CompletionReason: String, CaseIterable, Sendable {
   case cooldown, cap, level, muted
   case groupMuted = "group-muted"
   case tooLate = "too-late"
+  /// Never for a system sound (it plays a cue); here so that every finish reason has its completion.
+  case eventSoundsOff = "event-sounds-off"
 
   /// The completion reason for a voice that finished for `reason`.
   public init(_ reason: FinishReason) {

@@ -167,6 +167,59 @@ public struct StatusReply: ReplyFields {
     }
   }
 
+  /// The sound theme `play` with an `event` looks in now, where that choice came from, and whether
+  /// event sounds are on (the desktop's switch, when cued follows the desktop).
+  public struct SoundTheme: Sendable, Equatable {
+    /// Where the theme came from.
+    public enum Source: String, CaseIterable, Sendable {
+      /// The desktop's own setting (`sound-theme = "desktop"`, read through GSettings).
+      case desktop
+      /// A theme named in the config file or on the command line (`sound-theme = "NAME"`).
+      case config
+      /// `freedesktop`: cued follows the desktop, but no desktop setting could be read.
+      case `default`
+    }
+
+    public var name: String
+    public var source: Source
+    /// False while the desktop's event sounds are off: `play` with an `event` is then silent.
+    public var eventSounds: Bool
+    /// With `desktop`: the GSettings schema whose keys are read (`org.gnome.desktop.sound`).
+    public var schema: String?
+
+    public init(name: String, source: Source, eventSounds: Bool = true, schema: String? = nil) {
+      (self.name, self.source, self.eventSounds, self.schema) = (name, source, eventSounds, schema)
+    }
+
+    var json: JSONValue {
+      var members: [(String, JSONValue)] = [("name", .string(name)), ("source", .string(source.rawValue)), ("eventSounds", .bool(eventSounds))]
+      if let schema { members.append(("schema", .string(schema))) }
+      return .object(members)
+    }
+
+    /// One line for people: `Yaru, the desktop's (org.gnome.desktop.sound); event sounds off: events
+    /// are silent`, `freedesktop, from sound-theme`, `freedesktop (no desktop setting to follow)`.
+    public var summary: String {
+      var text: String
+      switch source {
+      case .desktop: text = "\(name), the desktop's" + (schema.map { " (\($0))" } ?? "")
+      case .config: text = "\(name), from sound-theme"
+      case .default: text = "\(name) (no desktop setting to follow)"
+      }
+      if !eventSounds { text += "; event sounds off: events are silent" }
+      return text
+    }
+
+    init(json: JSONValue) throws(ProtocolError) {
+      var fields = FieldReader(json)
+      let what = "the status reply's soundTheme"
+      name = try required(fields.string("name"), "name", in: what)
+      source = try required(fields.value("source", as: Source.self), "source", in: what)
+      eventSounds = try required(fields.bool("eventSounds"), "eventSounds", in: what)
+      schema = try fields.string("schema")
+    }
+  }
+
   /// Request-to-first-frame latency of plays: the count and percentiles, in microseconds.
   public struct Latency: Sendable, Equatable {
     public var count: Int
@@ -230,6 +283,8 @@ public struct StatusReply: ReplyFields {
   public var socket: String
   /// What the scheduler granted the audio thread.
   public var scheduling: Scheduling
+  /// The sound theme of `play` with an `event`; nil from daemons before it was reported.
+  public var soundTheme: SoundTheme?
 
   /// The audio thread's scheduling: `fifo` or `rr` at a priority with who granted it, or `other`
   /// (time-sharing) with the reason when real-time was asked for and refused, and why RTKit did
@@ -301,9 +356,10 @@ public struct StatusReply: ReplyFields {
     sounds: Int = 0, systemVolume: Double = 1, systemMuted: Bool = false, deviceCurrentTime: Double = 0,
     triggerLatency: Latency = Latency(), paging: PagingCounts = PagingCounts(), silenced: SilencedCounts = SilencedCounts(),
     eventsDropped: Int = 0,
-    refusedConnections: Int = 0, socket: String, scheduling: Scheduling = Scheduling(policy: "other")
+    refusedConnections: Int = 0, socket: String, scheduling: Scheduling = Scheduling(policy: "other"), soundTheme: SoundTheme? = nil
   ) {
     self.scheduling = scheduling
+    self.soundTheme = soundTheme
     self.version = version
     self.pid = pid
     self.uptime = uptime
@@ -341,7 +397,7 @@ public struct StatusReply: ReplyFields {
       ("silenced", silenced.json),
       ("eventsDropped", .int(eventsDropped)), ("refusedConnections", .int(refusedConnections)), ("socket", .string(socket)),
       ("scheduling", scheduling.json),
-    ]
+    ] + (soundTheme.map { [("soundTheme", $0.json)] } ?? [])
   }
 
   public init(reply: JSONValue) throws(ProtocolError) {
@@ -377,5 +433,6 @@ public struct StatusReply: ReplyFields {
     refusedConnections = try count("refusedConnections")
     socket = try required(fields.string("socket"), "socket", in: what)
     scheduling = try fields.object("scheduling").map { (json) throws(ProtocolError) in try Scheduling(json: json) } ?? Scheduling(policy: "other")
+    soundTheme = try fields.object("soundTheme").map { (json) throws(ProtocolError) in try SoundTheme(json: json) }
   }
 }

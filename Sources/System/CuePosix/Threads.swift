@@ -36,11 +36,16 @@ public enum Threads {
   }
 
   /// Runs `body` on a new detached thread (`pthread_create` with PTHREAD_CREATE_DETACHED), with a
-  /// stack of `stackBytes` when given (a thread that only waits needs far less than the default 8 MiB).
-  public static func start(stackBytes: Int? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+  /// stack of `stackBytes` when given (a thread that only waits needs far less than the default 8 MiB),
+  /// named `name` when given (at most 15 bytes show, `pthread_setname_np`).
+  public static func start(name: String? = nil, stackBytes: Int? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
     var thread = pthread_t()
-    let rc = create(&thread, detached: true, stackBytes: stackBytes, Box(body))
-    if rc != 0 { throw SystemError("pthread_create", code: rc) }
+    let named: @Sendable () -> Void = {
+      if let name { cued_set_thread_name(name) }
+      body()
+    }
+    let rc = create(&thread, detached: true, stackBytes: stackBytes, Box(named))
+    if rc != 0 { throw SystemError("pthread_create\(name.map { "(\($0))" } ?? "")", code: rc) }
   }
 
   /// Runs `body` on a new detached thread; when no thread can be had, runs it on the calling

@@ -1,11 +1,12 @@
 #ifndef CUED_LIBRARY_LOADING_H
 #define CUED_LIBRARY_LOADING_H
 // Loads a library when it is first needed (a sound server's when its backend is chosen,
-// libsystemd's sd-bus when RTKit is first asked, libsndfile and libFLAC at the first file of theirs),
-// as SDL and miniaudio load theirs: dlopen by soname, then dlsym of each function the C face calls,
-// into that face's table of function pointers. For the faces (CPipeWireShims, CPulseShims, CSDBus,
-// CSndfile, CFLAC), which each keep one `cued_library` and call `cued_library_load` from their own
-// loader; Swift never calls it.
+// libsystemd's sd-bus when RTKit is first asked, libsndfile and libFLAC at the first file of theirs,
+// GLib's GSettings when the desktop's sound settings are followed), as SDL and miniaudio load
+// theirs: dlopen by soname, then dlsym of each function the C face calls, into that face's table
+// of function pointers. For the faces (CPipeWireShims, CPulseShims, CSDBus, CSndfile, CFLAC,
+// CGSettings), which each keep a `cued_library` per library and call `cued_library_load` from
+// their own loader; Swift never calls it.
 
 #include <pthread.h>
 #include <stddef.h>
