@@ -333,9 +333,9 @@ class AsyncClient:
 
     async def _sync_subscription(self, force: bool = False) -> List[str]:
         if self._writer is None or self.server is None:
+            await self.connect()  # which sends it
             if not force:
                 return []
-            await self.connect()
         if self._subscription_lock is None:
             self._subscription_lock = asyncio.Lock()
         async with self._subscription_lock:

@@ -400,9 +400,9 @@ class Client:
     def _sync_subscription(self, force: bool = False) -> List[str]:
         """Gives the daemon the subscription the streams and `subscribe()` add up to."""
         if self._sock is None or self.server is None:
+            self.connect()  # which sends it
             if not force:
-                return []  # connecting sends it
-            self.connect()
+                return []
         with self._subscription_lock:
             with self._lock:
                 wanted: Subscription = self._core.wanted()
