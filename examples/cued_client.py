@@ -12,6 +12,7 @@ import os
 import queue
 import sys
 import time
+from typing import Optional
 
 try:
     import cued
@@ -20,10 +21,10 @@ except ImportError:
     import cued
 
 
-def demo(socket_path):
+def demo(socket_path: Optional[str]) -> None:
     """Plays, pauses and resumes a player, plays a system sound; exits non-zero on any surprise."""
     with cued.Client(socket_path, name="cued_client.py") as client:
-        hello = client.server
+        hello = client.connect()  # connected already: the hello reply
         ops = hello.capabilities.ops if hello.capabilities else []
         print("cued %s, protocol %d, %d ops" % (hello.version, hello.protocol, len(ops)))
         for op in ("player.create", "player.pause", "sound.play"):
@@ -34,7 +35,7 @@ def demo(socket_path):
             client.play("pico", volume=0.5)
             finished = client.play_to_end("pico")
             assert finished.successfully and finished.reason == "end", finished
-            print("play: voice %d finished (%s)" % (finished.voice, finished.reason))
+            print("play: voice %s finished (%s)" % (finished.voice, finished.reason))
 
             # A player that loops until paused: play, pause (its reply says where), resume, stop.
             player = client.create_player("pico", number_of_loops=-1)
@@ -53,7 +54,7 @@ def demo(socket_path):
 
         # A system sound: play with a completion, dispose right away (it still plays out).
         sound = client.create_sound("pico")
-        completions = queue.Queue()
+        completions: "queue.Queue[cued.CompletionEvent]" = queue.Queue()
         played = sound.play(completions.put)
         sound.dispose()
         completion = completions.get(timeout=5)

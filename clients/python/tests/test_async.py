@@ -128,7 +128,7 @@ class AsyncClientTests(unittest.IsolatedAsyncioTestCase):
             results = await pager.flick(2, velocity=9)
             self.assertEqual([r.decision for r in results][:2], ["played", "played"])
             self.assertTrue(results[-1].settled)
-            messages = []
+            messages: List[str] = []
             while len(messages) < 8:
                 event = await stream.wait_for("paging", carousel="pager")
                 assert isinstance(event, cued.PagingEvent)

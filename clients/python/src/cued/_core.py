@@ -9,7 +9,7 @@ from typing import (
 
 from ._json import JSONObject, decode_line, encode_line
 from ._ops import Call
-from .errors import CuedError, ProtocolViolation, error_from_reply
+from .errors import CuedError, ProtocolViolation, RequestError, error_from_reply
 from .events import (
     SUBSCRIBABLE_KINDS, CompletionEvent, DisconnectedEvent, Event, FinishedEvent, ReconnectedEvent, parse_event,
 )
@@ -75,11 +75,17 @@ class Core:
         self.base: Subscription = None
         #: The subscription the daemon has for this connection now.
         self.sent: Subscription = None
+        #: A refusal that came with "id": null before any request (limit-reached, access-denied):
+        #: every request of this connection fails with it.
+        self.refusal: Optional[RequestError] = None
 
     # --- requests ---------------------------------------------------------------------------------
 
     def begin(self, call: Call[Any], settle: Settle) -> Tuple[int, bytes]:
-        """Registers a request; its id and its line, to be written next."""
+        """Registers a request; its id and its line, to be written next. Raises the connection's
+        refusal, if the daemon refused it."""
+        if self.refusal is not None:
+            raise self.refusal
         request_id = self._next_id
         self._next_id += 1
         line = encode_line(call.message(request_id))
@@ -97,7 +103,7 @@ class Core:
         self._buffer = b""
         self.sent = None
         for entry in pending.values():
-            entry.settle(None, error)
+            entry.settle(None, self.refusal or error)
         for waiter in waiters:
             waiter.lost(error)
         self.dispatch(DisconnectedEvent(reason, {"event": "disconnected", "reason": reason}))
@@ -121,7 +127,9 @@ class Core:
             return
         entry = self._take(message.get("id"))
         if entry is None:
-            return  # a reply to a request that timed out, or a refusal with nobody waiting
+            if message.get("id") is None and message.get("ok") is False:
+                self.refusal = error_from_reply(message)  # the connection's: nobody asked yet
+            return  # else a reply to a request that timed out
         if message.get("ok") is not True:
             entry.settle(None, error_from_reply(message))
             return

@@ -135,14 +135,16 @@ class AsyncClient:
             except OSError as error:
                 raise Unreachable(self.socket_path, error.strerror or str(error)) from None
             self._writer = writer
+            self._core.refusal = None
             self._reader_task = asyncio.ensure_future(self._read(reader, writer))
-            self.server = await self._send(_ops.hello(self.name))
+            hello = await self._send(_ops.hello(self.name))
+            self.server = hello
             self._core.sent = None
             await self._sync_subscription()
             if self._was_connected:
                 self._core.dispatch(ReconnectedEvent({"event": "reconnected"}))
             self._was_connected = True
-            return self.server
+            return hello
 
     async def close(self) -> None:
         """Closes the connection, as `Client.close` does."""
@@ -212,14 +214,17 @@ class AsyncClient:
 
         writer = self._writer
         if writer is None:
-            raise Disconnected(self.socket_path, "not connected")
+            raise self._core.refusal or Disconnected(self.socket_path, "not connected")
         request_id, line = self._core.begin(call, settle)
         try:
             writer.write(line)
             await writer.drain()
         except OSError as error:
             self._core.cancel(request_id)
-            raise Disconnected(self.socket_path, error.strerror or str(error)) from None
+            task = self._reader_task
+            if task is not None:  # a daemon at its client limit answers and closes at once
+                await asyncio.wait([task], timeout=1)
+            raise self._core.refusal or Disconnected(self.socket_path, error.strerror or str(error)) from None
         try:
             return cast(T, await asyncio.wait_for(future, self.timeout))
         except asyncio.TimeoutError:

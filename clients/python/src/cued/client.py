@@ -183,9 +183,11 @@ class Client:
                 raise Unreachable(self.socket_path, error.strerror or str(error)) from None
             with self._lock:
                 self._sock = sock
+                self._core.refusal = None
             self._reader = threading.Thread(target=self._read, args=(sock,), name="cued-reader", daemon=True)
             self._reader.start()
-            self.server = self._send(_ops.hello(self.name))
+            hello = self._send(_ops.hello(self.name))
+            self.server = hello
             with self._lock:
                 self._core.sent = None
             self._sync_subscription()
@@ -193,7 +195,7 @@ class Client:
                 with self._lock:
                     self._core.dispatch(ReconnectedEvent({"event": "reconnected"}))
             self._was_connected = True
-            return self.server
+            return hello
 
     def close(self) -> None:
         """Closes the connection: its players are destroyed and its system sounds disposed of (not
@@ -273,20 +275,28 @@ class Client:
             with self._lock:
                 sock = self._sock
                 if sock is None:
-                    raise Disconnected(self.socket_path, "not connected")
+                    raise self._core.refusal or Disconnected(self.socket_path, "not connected")
                 request_id, line = self._core.begin(call, settle)
             try:
                 sock.sendall(line)
             except OSError as error:
                 with self._lock:
                     self._core.cancel(request_id)
-                raise Disconnected(self.socket_path, error.strerror or str(error)) from None
+                raise self._refusal_or(Disconnected(self.socket_path, error.strerror or str(error))) from None
         try:
             return cast(T, future.result(self.timeout))
         except concurrent.futures.TimeoutError:
             with self._lock:
                 self._core.cancel(request_id)
             raise RequestTimeout(call.op, self.timeout or 0) from None
+
+    def _refusal_or(self, error: Exception) -> Exception:
+        """What a failed write means: the daemon's refusal, once the reader has read it (a daemon at
+        its client limit answers and closes at once), or `error`."""
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(1)
+        return self._core.refusal or error
 
     def call_until(
         self, call: Call[Any],
