@@ -98,6 +98,26 @@ class Daemon:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
+class SharedDaemon:
+    """One daemon for a test module: `setUpModule = shared.start`, `tearDownModule = shared.stop`."""
+
+    def __init__(self) -> None:
+        self._daemon: Optional[Daemon] = None
+
+    @property
+    def daemon(self) -> Daemon:
+        assert self._daemon is not None, "the module's daemon starts in setUpModule"
+        return self._daemon
+
+    def start(self) -> None:
+        self._daemon = Daemon()
+
+    def stop(self) -> None:
+        if self._daemon is not None:
+            self._daemon.stop()
+            self._daemon = None
+
+
 class FakeDaemon:
     """A stand-in daemon for what a real one cannot be made to send (PROTOCOL.md, section 5: `busy`
     from a full queue, `access-denied`, `internal`): `answer(request line)` gives the lines to send

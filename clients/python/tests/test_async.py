@@ -4,28 +4,19 @@ from __future__ import annotations
 import asyncio
 import os
 import unittest
-from typing import List, Optional
+from typing import List
 
 import cued
-from support import Daemon
+from support import SharedDaemon
 
-daemon: Optional[Daemon] = None
-
-
-def setUpModule() -> None:
-    global daemon
-    daemon = Daemon()
-
-
-def tearDownModule() -> None:
-    if daemon is not None:
-        daemon.stop()
+shared = SharedDaemon()
+setUpModule = shared.start
+tearDownModule = shared.stop
 
 
 class AsyncClientTests(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self) -> None:
-        assert daemon is not None
-        self.daemon = daemon
+        self.daemon = daemon = shared.daemon
         self.client = await cued.connect_async(daemon.socket, name="py-async-tests")
 
     async def asyncTearDown(self) -> None:

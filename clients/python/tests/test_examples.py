@@ -14,7 +14,7 @@ import termios
 import threading
 import time
 import unittest
-from typing import List, Optional
+from typing import List
 
 import cued
 from support import REPOSITORY, Daemon
@@ -23,19 +23,11 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examp
 
 
 class ExampleTests(unittest.TestCase):
-    daemon: Daemon
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.daemon = Daemon()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.daemon.stop()
-
     def test_the_repositorys_python_example(self) -> None:
+        daemon = Daemon()
+        self.addCleanup(daemon.stop)
         result = subprocess.run(
-            [sys.executable, os.path.join(REPOSITORY, "examples", "cued_client.py"), "--socket", self.daemon.socket],
+            [sys.executable, os.path.join(REPOSITORY, "examples", "cued_client.py"), "--socket", daemon.socket],
             capture_output=True, text=True, timeout=60)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("paused at", result.stdout)

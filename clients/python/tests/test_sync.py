@@ -7,30 +7,21 @@ import os
 import threading
 import time
 import unittest
-from typing import Any, List, Optional
+from typing import Any, List
 
 import cued
-from support import Daemon
+from support import Daemon, SharedDaemon
 
-daemon: Optional[Daemon] = None
-
-
-def setUpModule() -> None:
-    global daemon
-    daemon = Daemon()
-
-
-def tearDownModule() -> None:
-    if daemon is not None:
-        daemon.stop()
+shared = SharedDaemon()
+setUpModule = shared.start
+tearDownModule = shared.stop
 
 
 class ClientTestCase(unittest.TestCase):
     client: cued.Client
 
     def setUp(self) -> None:
-        assert daemon is not None
-        self.daemon = daemon
+        self.daemon = daemon = shared.daemon
         self.client = cued.Client(daemon.socket, name="py-tests")
         self.addCleanup(self.client.close)
 
@@ -75,6 +66,13 @@ class OpsTests(ClientTestCase):
         self.assertEqual(self.client.stop(loop.voice, fade=0.01), 1)
         self.assertEqual(self.client.stop(cue="wrap"), 0)
         self.assertGreaterEqual(self.client.stop(all=True), 0)
+
+    def test_play_of_a_file_where_the_daemon_has_it(self) -> None:
+        hello = self.client.connect()
+        if hello.capabilities is None or "file-play" not in hello.capabilities.features:
+            self.skipTest("this cued has no play of a file (the feature file-play)")
+        finished = self.client.play_to_end(file=os.path.join(self.daemon.sounds, "tick.mp3"), volume=0.5)
+        self.assertEqual((finished.reason, finished.successfully), ("end", True))
 
     def test_play_to_end_returns_the_voices_finished_event(self) -> None:
         finished = self.client.play_to_end("tick", loops=1)

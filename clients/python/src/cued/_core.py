@@ -4,7 +4,7 @@ streams and waiters that want it), and the subscription the open streams add up 
 from __future__ import annotations
 
 from typing import (
-    Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar,
+    Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple, TypeVar,
 )
 
 from ._json import JSONObject, decode_line, encode_line
@@ -223,4 +223,3 @@ def subscription_call(wanted: Subscription) -> Call[Any]:
         return _ops.unsubscribe()
     kinds, ids = wanted
     return _ops.subscribe(kinds, ids)
-

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, cast
 
 from .errors import ProtocolViolation
 
@@ -34,68 +34,60 @@ def _missing(obj: Mapping[str, Any], key: str, kind: str) -> ProtocolViolation:
     return ProtocolViolation("expected %s %r in %r" % (kind, key, dict(obj)))
 
 
-def opt_int(obj: Mapping[str, Any], key: str) -> Optional[int]:
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: What each type accepts (JSON numbers with an integral value are integers: 1.0 is 1).
+_INTEGER: Tuple[str, Callable[[Any], bool]] = ("an integer", lambda value: _is_number(value) and value == int(value))
+_NUMBER: Tuple[str, Callable[[Any], bool]] = ("a number", _is_number)
+_STRING: Tuple[str, Callable[[Any], bool]] = ("a string", lambda value: isinstance(value, str))
+_BOOLEAN: Tuple[str, Callable[[Any], bool]] = ("a boolean", lambda value: isinstance(value, bool))
+
+
+def _value(obj: Mapping[str, Any], key: str, rule: Tuple[str, Callable[[Any], bool]], required: bool) -> Any:
+    """The field `key` if it is of the rule's type; None when absent (an error when `required`)."""
+    kind, accepts = rule
     value = obj.get(key)
-    if value is None:
+    if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        raise _missing(obj, key, "an integer")
-    return int(value)
+    if value is None or not accepts(value):
+        raise _missing(obj, key, kind)
+    return value
+
+
+def opt_int(obj: Mapping[str, Any], key: str) -> Optional[int]:
+    value = _value(obj, key, _INTEGER, False)
+    return None if value is None else int(value)
 
 
 def req_int(obj: Mapping[str, Any], key: str) -> int:
-    value = opt_int(obj, key)
-    if value is None:
-        raise _missing(obj, key, "an integer")
-    return value
+    return int(_value(obj, key, _INTEGER, True))
 
 
 def opt_float(obj: Mapping[str, Any], key: str) -> Optional[float]:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _missing(obj, key, "a number")
-    return float(value)
+    value = _value(obj, key, _NUMBER, False)
+    return None if value is None else float(value)
 
 
 def req_float(obj: Mapping[str, Any], key: str) -> float:
-    value = opt_float(obj, key)
-    if value is None:
-        raise _missing(obj, key, "a number")
-    return value
+    return float(_value(obj, key, _NUMBER, True))
 
 
 def opt_str(obj: Mapping[str, Any], key: str) -> Optional[str]:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _missing(obj, key, "a string")
-    return value
+    return cast(Optional[str], _value(obj, key, _STRING, False))
 
 
 def req_str(obj: Mapping[str, Any], key: str) -> str:
-    value = opt_str(obj, key)
-    if value is None:
-        raise _missing(obj, key, "a string")
-    return value
+    return cast(str, _value(obj, key, _STRING, True))
 
 
 def opt_bool(obj: Mapping[str, Any], key: str) -> Optional[bool]:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        raise _missing(obj, key, "a boolean")
-    return value
+    return cast(Optional[bool], _value(obj, key, _BOOLEAN, False))
 
 
 def req_bool(obj: Mapping[str, Any], key: str) -> bool:
-    value = opt_bool(obj, key)
-    if value is None:
-        raise _missing(obj, key, "a boolean")
-    return value
+    return cast(bool, _value(obj, key, _BOOLEAN, True))
 
 
 def str_list(obj: Mapping[str, Any], key: str) -> List[str]:
@@ -111,7 +103,7 @@ def float_list(obj: Mapping[str, Any], key: str) -> Optional[List[float]]:
     value = obj.get(key)
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+    if not isinstance(value, list) or not all(_is_number(v) for v in value):
         raise _missing(obj, key, "an array of numbers")
     return [float(v) for v in value]
 

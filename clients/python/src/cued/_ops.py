@@ -267,4 +267,3 @@ def sound_dispose(sound: int, now: bool = False) -> Call[int]:
 def carousel(name: str, event: str, event_fields: Mapping[str, Any]) -> Call[PagingResult]:
     """A carousel line (docs/PROTOCOL.md, 4b): `event` with its fields, for the carousel `name`."""
     return Call("carousel", {"event": event, **fields(**event_fields)}, PagingResult.from_json, carousel=name)
-

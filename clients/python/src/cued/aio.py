@@ -8,6 +8,7 @@ want it and to callbacks (a callback that returns an awaitable is run as a task)
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import sys
@@ -362,8 +363,7 @@ class AsyncEventStream:
         self._queue: asyncio.Queue[Optional[Event]] = asyncio.Queue()
         push: Callable[[Event], None] = self._queue.put_nowait
         if callback is not None:
-            def push(event: Event) -> None:
-                _run_callback(callback, event)
+            push = functools.partial(_run_callback, callback)
         self._sink = Sink(push, kinds, ids, subscribe)
         self.closed = False
 

@@ -25,7 +25,6 @@ class CarouselMessage:
     fields: Dict[str, Any] = field(default_factory=dict)
 
 
-
 def drag_began() -> CarouselMessage:
     """scrollViewWillBeginDragging."""
     return CarouselMessage("drag-began")
@@ -35,7 +34,10 @@ def will_end_dragging(velocity: float, target_page: Optional[int] = None) -> Car
     """scrollViewWillEndDragging: the release `velocity` in pages per second (positive towards
     the next page, kept within ±1000) and the page it will come to rest on."""
     bounded = max(-MAXIMUM_VELOCITY, min(MAXIMUM_VELOCITY, velocity))
-    return CarouselMessage("will-end-dragging", {"velocity": bounded, **({} if target_page is None else {"targetPage": target_page})})
+    values: Dict[str, Any] = {"velocity": bounded}
+    if target_page is not None:
+        values["targetPage"] = target_page
+    return CarouselMessage("will-end-dragging", values)
 
 
 def drag_ended(decelerate: bool) -> CarouselMessage:

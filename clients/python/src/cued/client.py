@@ -9,6 +9,7 @@ make calls themselves.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import os
 import queue
@@ -440,8 +441,7 @@ class EventStream:
         self._queue: queue.Queue[Optional[Event]] = queue.Queue()
         push: Callable[[Event], None] = self._queue.put
         if callback is not None:
-            def push(event: Event) -> None:
-                client._dispatch(callback, event)
+            push = functools.partial(client._dispatch, callback)
         self._sink = Sink(push, kinds, ids, subscribe)
         self.closed = False
 
@@ -661,4 +661,3 @@ def connect(socket_path: Optional[str] = None, *, name: Optional[str] = None, ti
     client = Client(socket_path, name=name, timeout=timeout)
     client.connect()
     return client
-
