@@ -67,6 +67,20 @@ class OpsTests(ClientTestCase):
         self.assertEqual(self.client.stop(cue="wrap"), 0)
         self.assertGreaterEqual(self.client.stop(all=True), 0)
 
+    def test_play_of_a_sound_theme_event_and_one_the_theme_silences(self) -> None:
+        if not os.path.exists("/usr/share/sounds/freedesktop/stereo/message-new-instant.oga"):
+            self.skipTest("no freedesktop sound theme (Debian: sound-theme-freedesktop)")
+        played = self.client.play(event="message-new-instant", volume=0.5)
+        self.assertTrue(played.played)
+        self.assertEqual(played.file, "/usr/share/sounds/freedesktop/stereo/message-new-instant.oga")
+        # The daemon's XDG_DATA_HOME is its scratch directory's data/: a .disabled file there silences a name.
+        theme = os.path.join(self.daemon.directory, "data", "sounds", "freedesktop", "stereo")
+        os.makedirs(theme, exist_ok=True)
+        open(os.path.join(theme, "py-quiet.disabled"), "w").close()
+        with self.assertRaises(cued.EventDisabled) as caught:
+            self.client.play(event="py-quiet")
+        self.assertEqual(caught.exception.code, "event-disabled")
+
     def test_play_of_a_file_where_the_daemon_has_it(self) -> None:
         hello = self.client.connect()
         if hello.capabilities is None or "file-play" not in hello.capabilities.features:
