@@ -6,7 +6,7 @@ CONFIG ?= debug
 DEVICE ?= auto
 BUILD_FLAGS ?=
 
-.PHONY: all deps test-deps tool-deps package-deps build release run test sounds fixtures clean bench bench-quick
+.PHONY: all deps test-deps tool-deps package-deps build release run test sounds fixtures clean bench bench-quick canberra canberra-play
 
 all: build
 
@@ -24,6 +24,7 @@ package-deps:
 
 build: deps
 	$(SWIFT) build -c $(CONFIG) $(BUILD_FLAGS)
+	@$(MAKE) --no-print-directory canberra
 
 release:
 	@$(MAKE) build CONFIG=release
@@ -78,7 +79,8 @@ clean:
 	rm -rf .build .build-test.log
 
 # --- Installation and the Debian package (packaging/) ---------------------------------------------
-#   make install [PREFIX=/usr/local] [DESTDIR=…]   binaries, sounds, units, man pages, completions
+#   make install [PREFIX=/usr/local] [DESTDIR=…]   binaries, sounds, units, man pages, completions, the
+#                                                  libcanberra driver (in CANBERRA_PLUGINDIR, below)
 #   make install-user                              the same into ~/.local, units into ~/.config/systemd/user
 #   make uninstall [PREFIX=…] [DESTDIR=…]          removes what the install's manifest lists
 #   make deb                                       dist/cued_<version>-<revision>_<arch>.deb
@@ -106,32 +108,69 @@ DEB_FILE = dist/cued_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_WORK = $(abspath $(BUILD_DIR))/deb
 DEB_ROOT = $(DEB_WORK)/debian/cued
 
+# --- libcanberra-cued.so: the libcanberra driver (Sources/Plugins/CanberraCued, docs/CLIENT.md) -----
+# Plain C built by cc, not SwiftPM: SwiftPM links every dynamic library product with swiftc, which adds
+# the Swift runtime (libswiftCore.so, swiftrt.o) even to a C-only one, and this library is loaded into
+# any program that plays a libcanberra sound. It needs only libc and libm, and links no libcanberra:
+# the ca_* functions it calls resolve in the process that loaded it. Only the eight cued_driver_*
+# entry points are exported.
+#   make canberra        $(BUILD_DIR)/canberra/libcanberra-cued.so (make build makes it too)
+#   make canberra-play   $(BUILD_DIR)/canberra/canberra-play: plays through the real libcanberra (needs libcanberra-dev)
+# CANBERRA_PLUGINDIR is where libcanberra looks for drivers (its compiled-in path; Debian:
+# /usr/lib/<multiarch>/libcanberra-0.30), whatever PREFIX is; empty: the driver is not installed.
+ifeq ($(origin CC),default)
+CC := $(shell command -v cc >/dev/null 2>&1 && echo cc || echo clang)
+endif
+CANBERRA_DIR = $(BUILD_DIR)/canberra
+CANBERRA_SOURCES = $(wildcard Sources/Plugins/CanberraCued/*.c)
+CANBERRA_HEADERS = $(wildcard Sources/Plugins/CanberraCued/*.h)
+CANBERRA_CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+# -z nodelete: libcanberra unloads a driver whose open failed and loads it again at the next play;
+# kept loaded, the driver remembers a daemon that did not answer (driver.c, hold_off) across them.
+CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--as-needed
+CANBERRA_PLUGINDIR ?= $(shell packaging/install.sh canberra-plugindir)
+
+canberra: $(CANBERRA_DIR)/libcanberra-cued.so
+
+$(CANBERRA_DIR)/libcanberra-cued.so: $(CANBERRA_SOURCES) $(CANBERRA_HEADERS) Makefile
+	@mkdir -p $(CANBERRA_DIR)
+	$(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) -lm
+
+canberra-play: $(CANBERRA_DIR)/canberra-play
+
+$(CANBERRA_DIR)/canberra-play: Tests/Canberra/canberra-play.c
+	@mkdir -p $(CANBERRA_DIR)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -pthread -o $@ $< $$(pkg-config --cflags --libs libcanberra)
+
 INSTALL_ENV = PREFIX="$(PREFIX)" DESTDIR="$(if $(DESTDIR),$(abspath $(DESTDIR)))" BINDIR="$(BINDIR)" \
   DATADIR="$(DATADIR)" MANDIR="$(MANDIR)" DOCDIR="$(DOCDIR)" BASH_COMPLETIONDIR="$(BASH_COMPLETIONDIR)" \
   ZSH_COMPLETIONDIR="$(ZSH_COMPLETIONDIR)" FISH_COMPLETIONDIR="$(FISH_COMPLETIONDIR)" \
   SYSTEMD_USER_UNITDIR="$(SYSTEMD_USER_UNITDIR)" SYSTEMD_SYSTEM_UNITDIR="$(SYSTEMD_SYSTEM_UNITDIR)" \
   SWIFT="$(SWIFT)" RELEASE_FLAGS="$(RELEASE_FLAGS)" SCRATCH_PATH="$(SCRATCH_PATH)" \
-  STAGE="$(BUILD_DIR)/install-staging"
+  STAGE="$(BUILD_DIR)/install-staging" CANBERRA_DRIVER_FILE="$(CANBERRA_DIR)/libcanberra-cued.so" \
+  CANBERRA_PLUGINDIR="$(CANBERRA_PLUGINDIR)"
 
 .PHONY: install-stage install install-user uninstall uninstall-user deb
 
 # Release binaries, man pages (swift-argument-parser's generate-manual) and completions, staged in
 # $(BUILD_DIR)/install-staging.
-install-stage: deps
+install-stage: deps canberra
 	@$(INSTALL_ENV) packaging/install.sh stage
 
 install: install-stage
 	@$(INSTALL_ENV) packaging/install.sh install
 
-# User units only (the system-wide pair needs root): systemctl --user daemon-reload afterwards.
+# User units only (the system-wide pair needs root): systemctl --user daemon-reload afterwards. No
+# libcanberra driver either: libcanberra looks for it only in its own directory, which is root's.
 install-user:
-	@$(MAKE) install PREFIX="$(HOME)/.local" DESTDIR= SYSTEMD_USER_UNITDIR="$(HOME)/.config/systemd/user" SYSTEMD_SYSTEM_UNITDIR=
+	@$(MAKE) install PREFIX="$(HOME)/.local" DESTDIR= SYSTEMD_USER_UNITDIR="$(HOME)/.config/systemd/user" SYSTEMD_SYSTEM_UNITDIR= \
+	  CANBERRA_PLUGINDIR=
 
 uninstall:
 	@$(INSTALL_ENV) packaging/install.sh uninstall
 
 uninstall-user:
-	@$(MAKE) uninstall PREFIX="$(HOME)/.local" DESTDIR=
+	@$(MAKE) uninstall PREFIX="$(HOME)/.local" DESTDIR= CANBERRA_PLUGINDIR=
 
 # Debian puts zsh functions of packages in vendor-completions (site-functions is for /usr/local).
 deb: package-deps

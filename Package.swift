@@ -14,6 +14,8 @@ import PackageDescription
 //                     CueTOML: the TOML 1.0 parser that reads cued.toml in process.
 //   Sources/Client    CueClient: the client library (links no audio library).
 //   Sources/Programs  cued, cuectl, cued-carousel: what is installed.
+//   Sources/Plugins   libcanberra-cued.so, the libcanberra driver: C built by the Makefile (`make canberra`), not
+//                     here: SwiftPM links the Swift runtime into every dynamic library product.
 // Development tools (benchmarks, the soak driver, fuzzers, the PipeWire probe) live in Tools/ and are never installed.
 let package = Package(
   name: "cued",

@@ -36,6 +36,10 @@ rm -f "$DEB_ROOT/usr/share/cued/install-manifest.txt"
 for bin in "$DEB_ROOT"/usr/bin/*; do
   strip --remove-section=.comment --remove-section=.note "$bin"
 done
+# The libcanberra driver (a shared object: only what linking needs stays, as dh_strip does for libraries).
+canberra_driver=$(find "$DEB_ROOT/usr/lib" -path '*/libcanberra-*/libcanberra-cued.so' 2>/dev/null | head -n 1)
+[[ -n "$canberra_driver" ]] || { echo "build-deb.sh: no libcanberra-cued.so under $DEB_ROOT/usr/lib" >&2; exit 1; }
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$canberra_driver"
 "$DEB_ROOT/usr/bin/cued" --version >/dev/null
 "$DEB_ROOT/usr/bin/cuectl" --version >/dev/null
 
@@ -80,7 +84,9 @@ chmod 0644 "$DEB_ROOT/DEBIAN/conffiles"
   | xargs -0 md5sum) >"$DEB_ROOT/DEBIAN/md5sums"
 chmod 0644 "$DEB_ROOT/DEBIAN/md5sums"
 
-# Depends: the shared libraries the binaries need (the Swift runtime is linked in: none from /opt/swift).
+# Depends: the shared libraries the binaries and the libcanberra driver need (the Swift runtime is
+# linked in: none from /opt/swift; the driver's ca_* calls resolve in libcanberra, which loads it:
+# the package Enhances libcanberra0 rather than depending on it).
 # libpipewire and libpulse are not among them: cued loads them (dlopen) only when that output is
 # chosen, so control.in recommends them with the rest. libsndfile is loaded (dlopen) too, at the first
 # Ogg or WAV cue, but every install may meet one (a sound theme's .oga): it is a dependency. So is
@@ -93,7 +99,7 @@ if ldd "$DEB_ROOT"/usr/bin/* | grep -q '/opt/swift'; then
 fi
 mkdir -p "$work/debian"
 printf 'Source: cued\nMaintainer: %s\n\nPackage: cued\nArchitecture: any\n' "$DEB_MAINTAINER" >"$work/debian/control"
-shlibs=$(cd "$work" && dpkg-shlibdeps -O --warnings=0 debian/cued/usr/bin/* | sed -n 's/^shlibs:Depends=//p')
+shlibs=$(cd "$work" && dpkg-shlibdeps -O --warnings=0 debian/cued/usr/bin/* "${canberra_driver#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
 [[ -n "$shlibs" ]] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 # adduser: postinst makes the cued system user and group.
 depends="adduser, libsndfile1, libflac12, $shlibs"

@@ -8,11 +8,14 @@
 #                                    install created, if they are empty. Nothing else.
 #   packaging/install.sh man-page BIN   prints packaging/man/cued.1 with the OPTIONS list of the cued
 #                                    binary BIN (from its settings table) in place of the @OPTIONS@ line
+#   packaging/install.sh canberra-plugindir   prints the directory libcanberra loads its drivers from
 #
 # Settings come from the environment (the Makefile passes them all): PREFIX, DESTDIR, BINDIR, DATADIR,
 # MANDIR, DOCDIR, BASH_COMPLETIONDIR, ZSH_COMPLETIONDIR, FISH_COMPLETIONDIR, SYSTEMD_USER_UNITDIR,
 # SYSTEMD_SYSTEM_UNITDIR (empty: system units are skipped, as for install-user), SWIFT, RELEASE_FLAGS,
-# SCRATCH_PATH (empty: SwiftPM's .build) and STAGE.
+# SCRATCH_PATH (empty: SwiftPM's .build), STAGE, CANBERRA_DRIVER_FILE (the built libcanberra-cued.so,
+# `make canberra`) and CANBERRA_PLUGINDIR (where it goes, outside PREFIX: libcanberra looks only in
+# its own directory; empty: not installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +34,7 @@ cd "$(dirname "$0")/.."
 : "${RELEASE_FLAGS=--static-swift-stdlib -Xlinker -z -Xlinker now}"
 : "${SCRATCH_PATH:=}"
 : "${STAGE:=${SCRATCH_PATH:-.build}/install-staging}"
+: "${CANBERRA_DRIVER_FILE:=${SCRATCH_PATH:-.build}/canberra/libcanberra-cued.so}"
 MANIFEST="$DATADIR/cued/install-manifest.txt"
 tmp=""
 
@@ -41,6 +45,21 @@ die() { echo "install.sh: $*" >&2; exit 1; }
 executables() {
   tr '\n' ' ' <Package.swift | grep -o '\.executable( *name: *"[^"]*"' | sed 's/.*"\(.*\)"$/\1/'
 }
+
+# libcanberra's driver directory: CA_PLUGIN_PATH, compiled in as $libdir/libcanberra-$version
+# (Debian: /usr/lib/x86_64-linux-gnu/libcanberra-0.30). libcanberra-dev's pkg-config file says both;
+# without it, the multiarch library directory and 0.30, libcanberra's last release since 2012.
+canberra_plugindir() {
+  local libdir version multiarch
+  if libdir=$(pkg-config --variable=libdir libcanberra 2>/dev/null) && [[ -n "$libdir" ]]; then
+    version=$(pkg-config --modversion libcanberra)
+    echo "$libdir/libcanberra-$version"
+    return
+  fi
+  multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || true)
+  echo "/usr/lib${multiarch:+/$multiarch}/libcanberra-0.30"
+}
+[[ -v CANBERRA_PLUGINDIR ]] || CANBERRA_PLUGINDIR=$(canberra_plugindir)
 
 scratch_args=()
 [[ -n "$SCRATCH_PATH" ]] && scratch_args=(--scratch-path "$SCRATCH_PATH")
@@ -113,7 +132,11 @@ stage() {
     fi
   done
   printf '%s\n' "${tools[@]}" >"$STAGE/executables"
-  echo "staged in $STAGE: $(ls "$STAGE/bin" | tr '\n' ' ')"
+  # The libcanberra driver, built by `make canberra` (plain C: the Makefile says why).
+  [[ -f "$CANBERRA_DRIVER_FILE" ]] || die "no $CANBERRA_DRIVER_FILE (run: make canberra)"
+  mkdir -p "$STAGE/lib"
+  cp "$CANBERRA_DRIVER_FILE" "$STAGE/lib/libcanberra-cued.so"
+  echo "staged in $STAGE: $(ls "$STAGE/bin" "$STAGE/lib" | grep -v : | tr '\n' ' ')"
 }
 
 # --- install ------------------------------------------------------------------------------------
@@ -201,6 +224,13 @@ install_all() {
     [[ -f "$f" ]] && put 0644 "$f" "$FISH_COMPLETIONDIR/$(basename "$f")"
   done
 
+  # libcanberra's driver, where libcanberra looks (outside PREFIX); CANBERRA_PLUGINDIR= skips it.
+  if [[ -n "${CANBERRA_PLUGINDIR:-}" ]]; then
+    put 0644 "$STAGE/lib/libcanberra-cued.so" "$CANBERRA_PLUGINDIR/libcanberra-cued.so"
+  else
+    echo "  (skipped the libcanberra driver: CANBERRA_PLUGINDIR is empty)"
+  fi
+
   for f in README.md LICENSE docs/*.md docs/protocol.schema.json; do [[ -f "$f" ]] && put 0644 "$f" "$DOCDIR/$(basename "$f")"; done
   [[ -f systemd/cued.toml.example ]] && put 0644 systemd/cued.toml.example "$DOCDIR/examples/cued.toml.example"
 
@@ -260,6 +290,7 @@ case "${1:-}" in
   install) install_all ;;
   uninstall) uninstall_all ;;
   executables) executables ;;
+  canberra-plugindir) canberra_plugindir ;;
   man-page) [[ -n "${2:-}" ]] || die "usage: $0 man-page CUED-BINARY"; man_page "$2" ;;
-  *) die "usage: $0 stage|install|uninstall|executables|man-page CUED-BINARY" ;;
+  *) die "usage: $0 stage|install|uninstall|executables|canberra-plugindir|man-page CUED-BINARY" ;;
 esac

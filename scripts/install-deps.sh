@@ -47,6 +47,9 @@
 #   python3-venv  (--test) the virtual environment the Python client's tests install it into
 #   sound-theme-freedesktop, libcanberra0, strace
 #          (--test) the real sound theme, and libcanberra traced as its oracle (SoundThemeTests)
+#   libcanberra-dev, libcanberra-pulse
+#          (--test) the real libcanberra driving cued's driver (CanberraDriverTests: canberra-play links
+#          it through pkg-config), and the driver it falls over to when cued is not running
 #   tmux   (--test) the terminal carousel's tests
 #   rtkit, python3-dbus, python3-gi
 #          (--test) the real rtkit-daemon on a private system bus, and the stand-in polkit authority
@@ -103,13 +106,16 @@ elif [[ "$profile" != run ]]; then
   if [[ -z "$pulse_server" ]]; then
     if [[ -n "$pipewire_stack" ]]; then pulse_server=pipewire-pulse; else pulse_server=pulseaudio; fi
   fi
+  # libcanberra-pulse needs pulseaudio or pipewire-pulse: with neither (a PipeWire machine without its
+  # pulse server), it is left out, and so is the one test that falls over to it.
   case "$pulse_server" in
-    pulseaudio) packages+=(pulseaudio) ;;
-    pipewire-pulse) ;;  # pipewire (below) ships the pulse module; the test set-up runs it privately
+    pulseaudio) packages+=(pulseaudio libcanberra-pulse) ;;
+    # pipewire (below) ships the pulse module; the test set-up runs it privately
+    pipewire-pulse) if installed pipewire-pulse; then packages+=(libcanberra-pulse); fi ;;
     *) die "CUED_TEST_PULSE_SERVER is '$pulse_server': give pulseaudio or pipewire-pulse" ;;
   esac
   packages+=(pulseaudio-utils libasound2-plugins pipewire pipewire-bin wireplumber dbus bubblewrap systemd
-    dpkg-dev binutils lintian socat netcat-openbsd python3-venv sound-theme-freedesktop libcanberra0 strace tmux
+    dpkg-dev binutils lintian socat netcat-openbsd python3-venv sound-theme-freedesktop libcanberra0 libcanberra-dev strace tmux
     rtkit python3-dbus python3-gi)
 fi
 if [[ "$profile" == tools ]]; then

@@ -123,6 +123,12 @@ struct InstallTests {
       FileManager.default.contents(atPath: root + "/share/doc/cued/protocol.schema.json")
         == FileManager.default.contents(atPath: Harness.repositoryRoot + "/docs/protocol.schema.json"))
 
+    // The libcanberra driver, where libcanberra looks for drivers (outside PREFIX), as built: C, no Swift runtime.
+    let driver = destdir + CanberraRig.pluginDirectory + "/libcanberra-cued.so"
+    #expect(FileManager.default.fileExists(atPath: driver), "no \(driver)")
+    let linked = try run("/usr/bin/readelf", ["-d", driver]).stdout
+    #expect(linked.contains("libc.so.6") && !linked.contains("swift"), "\(linked)")
+
     // The units, user ones and system ones apart, running /usr/local/bin/cued.
     let units = try Self.units()
     #expect(units.contains { $0.source.hasSuffix("/cued.service") && $0.scope == "user" }, "no user cued.service in systemd/")
@@ -234,6 +240,8 @@ struct InstallTests {
       #expect(listing.contains(path + "\n"), "\(path) not in the package")
     }
     #expect(!listing.contains("install-manifest"), "make install's manifest does not belong in the package")
+    #expect(listing.contains("." + CanberraRig.pluginDirectory + "/libcanberra-cued.so\n"), "the libcanberra driver is not in the package")
+    #expect(try run("/usr/bin/dpkg-deb", ["-f", deb, "Enhances"]).stdout.contains("libcanberra0"))
     let depends = try run("/usr/bin/dpkg-deb", ["-f", deb, "Depends"]).stdout
     for library in ["libasound2", "libmpg123-0", "libebur128-1", "libsndfile1", "libflac12", "libc6"] { #expect(depends.contains(library), "Depends: \(depends)") }
     #expect(!depends.contains("swift"), "Depends: \(depends)")

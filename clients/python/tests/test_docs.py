@@ -1,4 +1,4 @@
-"""The Python examples of docs/CLIENT.md (section 7) run against a real cued, as written: the
+"""The Python examples of docs/CLIENT.md (its Python section) run against a real cued, as written: the
 document cannot show code that does not work."""
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from support import REPOSITORY, SharedDaemon
 def python_section() -> str:
     with open(os.path.join(REPOSITORY, "docs", "CLIENT.md")) as file:
         guide = file.read()
-    return guide[guide.index("\n## 7. Python\n"):]
+    heading = re.search(r"^## \d+\. Python$", guide, re.M)
+    assert heading is not None, "docs/CLIENT.md has no Python section"
+    return guide[heading.start():]
 
 
 def blocks(language: str) -> List[str]:
