@@ -54,6 +54,9 @@ test: test-deps
 	  echo "CUED_TEST_PULSE_SERVER=pipewire-pulse $(SWIFT) test --filter '$(PULSE_SUITES)'"; \
 	  CUED_TEST_PULSE_SERVER=pipewire-pulse $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PULSE_SUITES)'; \
 	fi
+	# The Python client package (clients/python), pip-installed into a scratch venv as a user installs
+	# it, type-checked, and tested against this build's cued.
+	clients/python/run-tests.sh "$$($(SWIFT) build --show-bin-path $(BUILD_FLAGS))/cued"
 
 # The transcripts of docs/PROTOCOL.md, rewritten where they differ from what this build's daemon
 # sends (Tests/Protocol/transcripts.py --update; `make test` checks them). Read the diff: the prose

@@ -44,6 +44,7 @@
 #   bubblewrap, systemd   (--test) the service's sandbox; systemd-analyze, systemd-socket-activate
 #   dpkg-dev, binutils, lintian  (--test) make deb and its check in the install tests
 #   socat, netcat-openbsd (--test) the shell transcripts of docs/PROTOCOL.md
+#   python3-venv  (--test) the virtual environment the Python client's tests install it into
 #   sound-theme-freedesktop, libcanberra0, strace
 #          (--test) the real sound theme, and libcanberra traced as its oracle (SoundThemeTests)
 #   libcanberra-dev, libcanberra-pulse
@@ -117,7 +118,7 @@ elif [[ "$profile" != run ]]; then
     *) die "CUED_TEST_PULSE_SERVER is '$pulse_server': give pulseaudio or pipewire-pulse" ;;
   esac
   packages+=(pulseaudio-utils libasound2-plugins pipewire pipewire-bin wireplumber dbus bubblewrap systemd
-    dpkg-dev binutils lintian socat netcat-openbsd sound-theme-freedesktop libcanberra0 libcanberra-dev strace tmux
+    dpkg-dev binutils lintian socat netcat-openbsd python3-venv sound-theme-freedesktop libcanberra0 libcanberra-dev strace tmux
     rtkit python3-dbus python3-gi libglib2.0-bin dconf-service dconf-gsettings-backend)
 fi
 if [[ "$profile" == tools ]]; then

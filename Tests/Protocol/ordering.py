@@ -4,7 +4,7 @@
 Each check pipelines its requests (one write holding several lines) and looks at the order of
 the lines that come back. Run by Tests/EndToEndTests/OutsideClientTests.swift against a daemon
 whose sound directory (--sounds) holds pico, tick, wrap (MP3s) and notes.txt (not an MP3), with a
-short idle window (0.3 s). Standard library only; uses examples/cued_client.py.
+short idle window (0.3 s). Standard library only; uses wire.py beside it.
 
     Tests/Protocol/ordering.py --socket PATH --sounds DIR
 """
@@ -12,8 +12,8 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
-from cued_client import Client  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire import Client  # noqa: E402
 
 failures = []
 

@@ -12,8 +12,7 @@ Exits 1 and names each line that fails, with why.
 A daemon FILE may be the daemon's protocol trace (CUED_PROTOCOL_LOG): lines `SERIAL > LINE` (what
 connection SERIAL sent) and `SERIAL < LINE` (what the daemon sent it). Then each success reply is
 checked against its own request's reply schema (`$defs/replies/OP`, found by the connection and the
-id), not merely against some reply: a `sound.play` reply with a field only `play` has is refused. Tests/Protocol/ordering.py and
-examples/cued_client.py's run use `validate` directly.
+id), not merely against some reply: a `sound.play` reply with a field only `play` has is refused.
 """
 import json
 import os
