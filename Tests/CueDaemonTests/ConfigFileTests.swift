@@ -67,6 +67,21 @@ struct ConfigFileTests {
     #expect(values.groups?["ui"]?.volume == 0.5)
   }
 
+  /// `[groups.NAME] roles`: a list of role names, each role in one group only.
+  @Test func aGroupsRolesAreReadAndARoleInTwoGroupsIsRefused() throws {
+    let values = try Self.load("[groups.assistive]\nroles = [\"a11y\", \"screen-reader.1\", \"a11y\"]\n[groups.calls]\nroles = [\"phone\"]\n")
+    #expect(values.groups?["assistive"]?.roles == ["a11y", "screen-reader.1"])
+    #expect(values.groups?["calls"]?.roles == ["phone"])
+    Self.expectRefused(
+      "[groups.alpha]\nroles = [\"a11y\"]\n\n[groups.beta]\nvolume = 0.5\nroles = [\"test\", \"a11y\"]\n", line: 6,
+      "[groups.beta] roles lists 'a11y', which [groups.alpha] lists too")
+    let usage = "[groups.ui] roles must be a list of media role names (letters, digits, '-', '_' and '.', at most 64 bytes)"
+    Self.expectRefused("[groups.ui]\nroles = \"a11y\"\n", line: 2, usage)
+    Self.expectRefused("[groups.ui]\nmuted = true\nroles = [1]\n", line: 3, usage)
+    Self.expectRefused("[groups.ui]\nroles = [\"screen reader\"]\n", line: 2, usage)
+    Self.expectRefused("[groups.ui]\nroles = [\"\"]\n", line: 2, usage)
+  }
+
   @Test func aSyntaxErrorNamesTheLineAndColumn() {
     Self.expectRefused("device = \"null\"\nmax-voices = 01\n", line: 2, "TOML syntax (column 14): 01: a number cannot start with 0")
     Self.expectRefused("[cues.a]\ncooldown = 1\n[cues.a]\n", line: 3, "TOML syntax (column 1): the table [cues.a] is defined twice")

@@ -90,12 +90,13 @@ final class VoicePathRig {
 
   /// Starts a looping play of `tone` by `origin`; whether it sounds and why not, as its reply says.
   @discardableResult
-  func play(_ origin: PlayOrigin, volume: Double = 1) -> (played: Bool, reason: String?) {
+  func play(_ origin: PlayOrigin, volume: Double = 1, role: String? = nil) -> (played: Bool, reason: String?) {
     let n = id()
     switch origin {
     case .oneShot, .themeEvent, .file:
       let what = [PlayOrigin.oneShot: #""cue":"tone""#, .themeEvent: #""event":"tone""#, .file: #""file":"\#(file)""#][origin]!
-      let r = reply(#"{"id":\#(n),"op":"play",\#(what),"loops":-1,"volume":\#(volume)}"#, id: n)
+      let withRole = role.map { #","role":"\#($0)""# } ?? ""
+      let r = reply(#"{"id":\#(n),"op":"play",\#(what),"loops":-1,"volume":\#(volume)\#(withRole)}"#, id: n)
       return (r["played"] == .bool(true), r["reason"]?.stringValue)
     case .paging:
       page += 1
@@ -215,6 +216,54 @@ struct VoicePathTests {
 
   /// The issue's case: a player at volume 1, then 0.2, then a group change: the group scales the
   /// player's own volume (0.2 × 0.99), and ducking does the same and gives it back.
+  /// The plays that take a `role`: a cue, a theme event, a file.
+  static let rolePlays: [PlayOrigin] = [.oneShot, .themeEvent, .file]
+
+  /// A role a group lists puts every kind of play without a group of its own in that group: its
+  /// volume, its mute (`group-muted`); a role no group lists leaves the play in `default`.
+  @Test(arguments: rolePlays)
+  func aRolesGroupTakesEveryKindOfPlayWithoutAGroupOfItsOwn(origin: PlayOrigin) throws {
+    let rig = try VoicePathRig("[groups.assistive]\nroles = [\"a11y\", \"test\"]\nvolume = 0.5\n")
+    #expect(rig.play(origin, role: "a11y") == (true, nil))
+    Self.expectLevel(rig.peak(), 0.5, "\(origin) in the role's group at 0.5")
+    #expect(rig.embedded.daemon.voices.voices.values.map(\.group) == ["assistive"])
+    rig.ask(#""op":"group","group":"assistive","muted":true"#)
+    Self.expectLevel(rig.peak(), 0, "the role's group muted")
+    #expect(rig.play(origin, role: "test") == (false, "group-muted"))
+    #expect(rig.embedded.daemon.rules.silenced[.groupMuted] == 1)
+    // A role no group lists, and no role: the default group, at full volume.
+    rig.ask(#""op":"stop","all":true"#)
+    for role in ["phone", nil] {
+      #expect(rig.play(origin, role: role) == (true, nil))
+      Self.expectLevel(rig.peak(after: 20), 1, "\(origin) with the role \(role ?? "none")")
+      #expect(rig.embedded.daemon.voices.voices.values.filter { !$0.stopping }.map(\.group) == [CueRule.defaultGroup])
+      rig.ask(#""op":"stop","all":true"#)
+    }
+  }
+
+  /// A cue (or theme event) whose `[cues.NAME]` table names a group plays there whatever its role.
+  @Test(arguments: [PlayOrigin.oneShot, .themeEvent])
+  func aSoundWithItsOwnGroupIgnoresTheRole(origin: PlayOrigin) throws {
+    let rig = try VoicePathRig("[groups.ui]\nvolume = 0.25\n[groups.assistive]\nroles = [\"a11y\"]\nmuted = true\n[cues.tone]\ngroup = \"ui\"\n")
+    #expect(rig.play(origin, role: "a11y") == (true, nil))
+    Self.expectLevel(rig.peak(), 0.25, "\(origin) in its own group")
+    #expect(rig.embedded.daemon.voices.voices.values.map(\.group) == ["ui"])
+  }
+
+  /// A role's group's `at-quiet` lets its plays sound at `quiet`, as a cue's group's does.
+  @Test func aRolesGroupsAtQuietApplies() throws {
+    let rig = try VoicePathRig("[groups.assistive]\nroles = [\"a11y\"]\nat-quiet = true\n")
+    rig.ask(#""op":"level","level":"quiet""#)
+    #expect(rig.play(.oneShot) == (false, "level"))
+    #expect(rig.play(.oneShot, role: "a11y") == (true, nil))
+  }
+
+  @Test func helloSaysPlayRole() throws {
+    let rig = try VoicePathRig()
+    let features = rig.ask(#""op":"hello""#)["capabilities"]?["features"]?.arrayValue ?? []
+    #expect(features.contains(.string("play-role")))
+  }
+
   @Test func aPlayersVolumeSurvivesGroupChangesAndDucking() throws {
     let rig = try VoicePathRig(
       """

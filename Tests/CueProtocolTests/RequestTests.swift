@@ -21,6 +21,23 @@ struct RequestTests {
     #expect(try decode(JSONWriter.write(expected.json(id: .number(7)))).get().request == expected)
   }
 
+  @Test func everyKindOfPlayTakesARoleAndRoundTrips() throws {
+    for (what, parameters) in [
+      (#""cue":"pico""#, PlayParameters(cue: "pico")), (#""event":"bell""#, PlayParameters(event: "bell")),
+      (#""file":"/a.wav""#, PlayParameters(file: "/a.wav")),
+    ] {
+      var expected = parameters
+      expected.role = "a11y"
+      let request = Request.play(expected)
+      #expect(try decode(#"{"op":"play",\#(what),"role":"a11y"}"#).get().request == request)
+      #expect(try decode(JSONWriter.write(request.json(id: .number(1)))).get().request == request)
+    }
+    // Without one, none; the longest and every character allowed.
+    #expect(try decode(#"{"op":"play","cue":"pico"}"#).get().request.body(as: PlayRequest.self)?.parameters.role == nil)
+    let longest = String(repeating: "a", count: 60) + "-_.9"
+    #expect(try decode(#"{"op":"play","cue":"pico","role":"\#(longest)"}"#).get().request.body(as: PlayRequest.self)?.parameters.role == longest)
+  }
+
   @Test func defaultsFollowAVAudioPlayer() throws {
     let envelope = try decode(#"{"op":"play","cue":"pico"}"#).get()
     #expect(envelope.id == nil)
@@ -81,6 +98,11 @@ struct RequestTests {
       Bad(line: #"{"id":1,"op":"play","cue":"a","extra":1}"#, code: .invalidRequest, mentions: "extra"),
       Bad(line: #"{"id":1,"op":"play","event":".bell"}"#, code: .invalidRequest, mentions: "not starting with '.'"),
       Bad(line: #"{"id":1,"op":"play","cue":"a","notify":"yes"}"#, code: .invalidRequest, mentions: "notify"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","role":7}"#, code: .invalidRequest, mentions: "role"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","role":""}"#, code: .invalidRequest, mentions: "media role"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","role":"screen reader"}"#, code: .invalidRequest, mentions: "media role"),
+      Bad(line: #"{"id":1,"op":"play","event":"bell","role":"a/b"}"#, code: .invalidRequest, mentions: "media role"),
+      Bad(line: #"{"id":1,"op":"play","cue":"a","role":"\#(String(repeating: "r", count: 65))"}"#, code: .invalidRequest, mentions: "64 bytes"),
       Bad(line: #"{"id":1,"op":"play","file":"ding.wav"}"#, code: .invalidRequest, mentions: "absolute path"),
       Bad(line: #"{"id":1,"op":"play","file":""}"#, code: .invalidRequest, mentions: "absolute path"),
       Bad(line: #"{"id":1,"op":"play","file":"/tmp/a\u0000b"}"#, code: .invalidRequest, mentions: "no NUL"),

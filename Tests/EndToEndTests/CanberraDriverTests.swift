@@ -126,26 +126,41 @@ struct CanberraDriverTests {
     #expect(span > 4_800 && span < 76_800, "sounded for \(span) frames")
   }
 
+  /// The application's name reaches its `[clients.NAME]` ceiling, and `media.role` the group whose
+  /// `roles` list it (the theme event has no `[cues.NAME]` group of its own).
   @Test(.enabled(if: CanberraRig.canInstall, "needs root (the driver goes in libcanberra's directory) and libcanberra-dev"))
-  func aClientCeilingSilencesThatApplicationByItsName() throws {
+  func aClientCeilingSilencesThatApplicationByItsNameAndARolesGroupHalvesItsSounds() throws {
     let rig = try CanberraRig()
     try rig.theme(["cued-test-tone": Harness.fixture(Self.tone)])
     let capture = try PacedCapture(
-      cues: ["pico": "tone-48000-mono.mp3"], config: "[clients.quiet-app]\nceiling = \"silent\"\n", environment: rig.themeEnvironment)
+      cues: ["pico": "tone-48000-mono.mp3"],
+      config: "[clients.quiet-app]\nceiling = \"silent\"\n[groups.quietroles]\nroles = [\"test\"]\nvolume = 0.5\n",
+      environment: rig.themeEnvironment)
     // The same context renamed: the driver says hello again with the new name.
     let output = try rig.play(
       [
         "name", "quiet-app", "play", "1", "event.id=cued-test-tone",
         "name", "loud-app", "play", "2", "event.id=cued-test-tone", "wait", "2",
+        "play", "3", "event.id=cued-test-tone", "media.role=test", "wait", "3",
+        // A role cued would refuse as one is left out: the sound plays in the default group.
+        "play", "4", "event.id=cued-test-tone", "media.role=not a role", "wait", "4",
       ], socket: capture.daemon.socket)
-    #expect(output == ["play 1: Sound disabled", "play 2: Success", "finished 2: Success"], "\(output)")
+    #expect(
+      output == [
+        "play 1: Sound disabled", "play 2: Success", "finished 2: Success", "play 3: Success", "finished 3: Success",
+        "play 4: Success", "finished 4: Success",
+      ], "\(output)")
     #expect((try capture.daemon.status()["silenced"] as? [String: Any])?["level"] as? Int == 1)
     let samples = try capture.finish()
     let once = try AudioFileDecoder.decode(path: Harness.fixture(Self.tone)).buffer.toArray()
     let found = heard(once, in: samples)
     let first = try #require(found, "loud-app's tone is not in the capture")
+    let halved = heard(once.map { $0 * 0.5 }, in: samples, from: first + once.count / 2)
+    let half = try #require(halved, "the tone with media.role=test is not in the capture at half volume (its group's)")
     let again = heard(once, in: samples, from: first + once.count / 2)
-    #expect(again == nil, "quiet-app was heard too")
+    #expect(again.map { $0 > half } == true, "the tone with a role no group takes is not heard at full volume after the halved one")
+    let more = heard(once, in: samples, from: (again ?? first) + once.count / 2)
+    #expect(more == nil, "quiet-app was heard too")
   }
 
   @Test(.enabled(if: CanberraRig.hasPulseDriver, "needs root (the driver goes in libcanberra's directory), libcanberra-dev and libcanberra-pulse"))

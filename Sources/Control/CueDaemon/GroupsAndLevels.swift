@@ -23,6 +23,9 @@ public struct GroupSettings: Sendable, Equatable {
   public var muted = false
   public var atQuiet = false
   public var duck: Ducking? = nil
+  /// The media roles (`play`'s `role`, libcanberra's `media.role`) it plays when the sound has no
+  /// group of its own; a role is in one group at most.
+  public var roles: [String] = []
 }
 
 /// `[clients.NAME]`: what a client that says `hello` with that name may do.
@@ -56,10 +59,20 @@ public struct QuietHours: Sendable, Equatable {
 }
 
 extension ConfigFile {
-  /// Reads the `[groups.NAME]` tables (Settings.groupKeys), and checks that each ducks a group that exists.
+  /// Reads the `[groups.NAME]` tables (Settings.groupKeys), and checks that each ducks a group that
+  /// exists and that no role is in two groups.
   static func interpretGroups(_ value: JSONValue, path: String, locator: KeyLocator) throws(ConfigError) -> [String: GroupSettings] {
     let groups = try namedTables(value, kind: "groups", path: path, locator: locator, Settings.groupKeys)
-    for (name, group) in groups {
+    var roleGroups: [String: String] = [:]
+    // In name order, so that the message is the same whichever way the tables were read.
+    for (name, group) in groups.sorted(by: { $0.key < $1.key }) {
+      for role in group.roles {
+        if let other = roleGroups.updateValue(name, forKey: role), other != name {
+          throw ConfigError(
+            path: path, line: locator.line(of: "roles", in: "groups." + name),
+            message: "[groups.\(name)] roles lists '\(role)', which [groups.\(other)] lists too; a role plays in one group: remove it from one")
+        }
+      }
       if let target = group.duck?.group, groups[target] == nil, !CueRule.builtInGroups.contains(target) {
         throw ConfigError(
           path: path, line: locator.line(of: "duck", in: "groups." + name),
@@ -138,6 +151,11 @@ final class GroupsAndLevels {
   }
 
   func settings(_ group: String) -> GroupSettings { groups[group] ?? GroupSettings() }
+
+  /// The group whose `roles` list `role`, if one does.
+  func group(forRole role: String) -> String? {
+    groups.first { $0.value.roles.contains(role) }?.key
+  }
   func volume(_ group: String) -> Double { volumes[group] ?? settings(group).volume }
   func isMuted(_ group: String) -> Bool { mutes[group] ?? settings(group).muted }
 

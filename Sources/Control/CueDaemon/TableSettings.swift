@@ -70,7 +70,23 @@ extension Settings {
           guard let fields = value.objectValue else { throw context.fail(key, duckUsage) }
           group.duck = try duckKeys.read(fields, context.inside(key, naming: "duck's "))
         }),
+      TableKey(
+        "roles", .structured("list of strings"), help: "The media roles (`play`'s `role`) it plays", default: "none",
+        read: { (value, group, key, context) throws(ConfigError) in group.roles = try roles(value, key, context) }),
     ])
+
+  /// `roles = ["a11y", "phone"]`: media role names, each once.
+  static func roles(_ value: JSONValue, _ key: String, _ context: TableContext) throws(ConfigError) -> [String] {
+    let usage =
+      "roles must be a list of media role names (letters, digits, '-', '_' and '.', at most \(PlayParameters.maximumRoleBytes) bytes), like [\"a11y\", \"phone\"]"
+    guard let items = value.arrayValue else { throw context.fail(key, usage) }
+    var result: [String] = []
+    for item in items {
+      guard let role = item.stringValue, PlayParameters.isRoleName(role) else { throw context.fail(key, usage) }
+      if !result.contains(role) { result.append(role) }
+    }
+    return result
+  }
 
   static let duckUsage = "duck must be a table like { group = \"ui\", by = -12, attack = 0.02, release = 0.3 } (another group)"
 

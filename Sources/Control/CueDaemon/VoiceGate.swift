@@ -5,6 +5,8 @@ import CueProtocol
 /// event, a paging binding, a player's `play`, a system sound's `play` (as feedbackd's trigger
 /// handler is for every event: the effective level first, then the rest).
 ///
+/// A play's group is its cue's table's; without one, the group whose `roles` list the play's
+/// `role` (a client's `media.role`), else the origin's (`default`, `system` for system sounds).
 /// A play is checked once, in this order: the cue's `muted`; the level in force (quiet hours
 /// included) against the client's ceiling and what the cue may play at (`important`, its group's
 /// `at-quiet`, `breaks-silence`); its group's mute; for fire-and-forget plays the repeat rules
@@ -26,6 +28,9 @@ final class VoiceGate {
     var repeatRules = true
     /// The group when the cue's table names none (`system` for system sounds).
     var fallbackGroup = CueRule.defaultGroup
+    /// What the sound is for (`play`'s `role`): when the cue's table names no group, the group
+    /// whose `roles` list it plays it, before `fallbackGroup`.
+    var role: String? = nil
     /// Voices to stop (fading) in the same step, once the start is sure (paging's retrigger).
     var replacing: [(VoiceID, VoiceEndReason)] = []
     /// Refused (`busy`) when opening the device took the start past this (daemon clock, ns).
@@ -52,7 +57,7 @@ final class VoiceGate {
   func start(_ play: Play) throws(ProtocolError) -> Outcome {
     let rule = rules.rule(for: play.rule)
     var request = play.request
-    request.group = rule.group == CueRule.defaultGroup ? play.fallbackGroup : rule.group
+    request.group = rule.group != CueRule.defaultGroup ? rule.group : play.role.flatMap(levels.group(forRole:)) ?? play.fallbackGroup
     request.priority = rule.priority
     request.lowestLevel = levels.lowestLevel(important: rule.important, group: request.group, client: play.client)
     request.ceiling = levels.ceiling(for: play.client)
@@ -119,7 +124,7 @@ extension VoiceGate {
       loops: LoopCount(numberOfLoops: p.loops), owner: owner, notify: p.notify)
     request.rate = max(0.5, min(2, choice.rateFactor))
     request.requestArrival = arrival
-    switch try start(Play(request: request, rule: rule, client: client)) {
+    switch try start(Play(request: request, rule: rule, client: client, role: p.role)) {
     case .started(let id, let stole):
       return PlayReply(voice: id.rawValue, stole: stole?.rawValue, file: file, variation: choice.variation)
     case .silent(let reason):

@@ -71,6 +71,7 @@ struct cued {
   struct waiter *waiters; // oldest first
   struct voice *voices;
   int file_play;          // the daemon's play takes "file"
+  int play_role;          // the daemon's play takes "role"
   char *client;           // the name the last hello gave
   ca_context *fallback;   // the next driver's context, once one was opened
 };
@@ -408,6 +409,7 @@ static int say_hello(struct cued *p, const char *name) {
     return CA_ERROR_NOTAVAILABLE;  // limit-reached, access-denied: as if it were not running
   }
   p->file_play = w.reply.file_play;
+  p->play_role = w.reply.play_role;
   return CA_SUCCESS;
 }
 
@@ -623,8 +625,9 @@ static int silent_error(const char *reason) {
   return CA_ERROR_NOTAVAILABLE;
 }
 
-// One play request: `what` is "event" or "file". CA_ERROR_DISCONNECTED when cued did not answer.
-static int play_one(struct cued *p, const char *what, const char *value, double volume, uint32_t id,
+// One play request: `what` is "event" or "file", with media.role as its role when cued takes one
+// (`role`: NULL for none). CA_ERROR_DISCONNECTED when cued did not answer.
+static int play_one(struct cued *p, const char *what, const char *value, double volume, const char *role, uint32_t id,
                     ca_finish_callback_t cb, void *userdata) {
   cued_line body;
   cued_line_init(&body);
@@ -635,6 +638,10 @@ static int play_one(struct cued *p, const char *what, const char *value, double 
   if (volume < 1) {
     cued_line_raw(&body, ",\"volume\":");
     cued_line_fraction(&body, volume);
+  }
+  if (role) {
+    cued_line_raw(&body, ",\"role\":");
+    cued_line_string(&body, role);
   }
   cued_line_raw(&body, ",\"notify\":true}");
   if (body.failed) {
@@ -712,14 +719,16 @@ int cued_driver_play(ca_context *c, uint32_t id, ca_proplist *props, ca_finish_c
   if (ret == CA_SUCCESS && !event && !file) ret = CA_ERROR_INVALID;
   if (ret == CA_SUCCESS && event && !cued_utf8_valid(event)) ret = CA_ERROR_INVALID;
   if (ret != CA_SUCCESS) goto done;
-  // media.role has no counterpart in cued (a theme event's group is its [cues.NAME] table's): noted only.
   debug("play %u: event.id=%s media.filename=%s volume=%g media.role=%s", id, event ? event : "-", file ? file : "-", volume,
         role ? role : "-");
 
   connect_to_cued(p);  // again, if the connection ended
+  // media.role goes to a cued that takes it (play-role), as its role: the user's [groups.NAME] roles
+  // choose the group. A role cued would refuse as one (not a plain name) is left out, not fatal.
+  const char *sent_role = role && p->play_role && cued_role_valid(role) ? role : NULL;
   ret = CA_ERROR_DISCONNECTED;  // not played by cued (yet)
   if (is_connected(p) && event) {
-    ret = play_one(p, "event", event, volume, id, cb, userdata);
+    ret = play_one(p, "event", event, volume, sent_role, id, cb, userdata);
     // A name cued does not take as one (`../bell`) is one the theme has no sound for, as in libcanberra.
     if (ret == CA_ERROR_INVALID) ret = CA_ERROR_NOTFOUND;
     // libcanberra plays media.filename when the theme has no sound for event.id.
@@ -728,7 +737,7 @@ int cued_driver_play(ca_context *c, uint32_t id, ca_proplist *props, ca_finish_c
   if (ret == CA_ERROR_DISCONNECTED && file && is_connected(p) && p->file_play) {
     ret = absolute_file(file, &path);
     // A path that is not UTF-8 cannot be said in JSON: the next driver opens it itself.
-    if (ret == CA_SUCCESS) ret = cued_utf8_valid(path) ? play_one(p, "file", path, volume, id, cb, userdata) : CA_ERROR_DISCONNECTED;
+    if (ret == CA_SUCCESS) ret = cued_utf8_valid(path) ? play_one(p, "file", path, volume, sent_role, id, cb, userdata) : CA_ERROR_DISCONNECTED;
   }
   // cued is not running, the connection ended, or it cannot play the file (a daemon older than
   // file-play, a path that is not UTF-8).

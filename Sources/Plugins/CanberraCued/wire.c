@@ -83,6 +83,15 @@ void cued_line_fraction(cued_line *line, double value) {
   append(line, text, length);
 }
 
+int cued_role_valid(const char *text) {
+  size_t length = 0;
+  for (const char *c = text; *c; c++, length++) {
+    int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.';
+    if (!ok || length >= 64) return 0;
+  }
+  return length > 0;
+}
+
 int cued_utf8_valid(const char *text) {
   const unsigned char *p = (const unsigned char *)text;
   while (*p) {
@@ -271,6 +280,7 @@ static int capabilities_member(scanner *s, const char *key, cued_message *m, int
     }
     if (read_string(s, feature, sizeof feature) < 0) return -1;
     if (strcmp(feature, "file-play") == 0) m->file_play = 1;
+    if (strcmp(feature, "play-role") == 0) m->play_role = 1;
   } while (take(s, ','));
   return take(s, ']') ? 0 : -1;
 }

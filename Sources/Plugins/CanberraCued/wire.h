@@ -24,6 +24,8 @@ void cued_line_fraction(cued_line *line, double value);
 
 // Whether `text` is valid UTF-8 (JSON strings must be; a file name need not be).
 int cued_utf8_valid(const char *text);
+// Whether `text` is a role cued's play takes: 1 to 64 bytes of ASCII letters, digits, '-', '_', '.'.
+int cued_role_valid(const char *text);
 
 // What the driver reads of one line from cued. Strings are cut to their buffers, which hold every
 // value cued sends in them; a member the line lacks is left as cued_parse set it (0, empty, -1).
@@ -39,6 +41,7 @@ typedef struct {
   char reason[24];    // a silent play's or a finished event's "reason"
   char code[32];      // an error reply's "error"."code"
   int file_play;      // a hello reply's capabilities.features holds "file-play" (play takes "file")
+  int play_role;      // … and "play-role" (play takes "role")
 } cued_message;
 
 // 0, or -1 when `line` (without its '\n') is not one JSON object.

@@ -136,6 +136,9 @@ public enum ProtocolFeature: String, CaseIterable, Sendable {
   case variations
   /// `play` takes `file`: a sound file's absolute path, decoded once and kept.
   case filePlay = "file-play"
+  /// `play` takes `role` (libcanberra's `media.role`): the config's `[groups.NAME] roles` choose
+  /// the group of a sound that has none of its own.
+  case playRole = "play-role"
 }
 
 /// `ping`: `pong`, always true.

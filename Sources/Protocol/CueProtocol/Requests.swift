@@ -64,6 +64,12 @@ public struct PlayRequest: RequestFields {
         "\"loops\" is \(loops); the most is \(PlayParameters.maximumLoops) (use -1 to loop until stopped)")
     }
     let notify = try fields.bool("notify") ?? false
+    let role = try fields.string("role")
+    if let role, !PlayParameters.isRoleName(role) {
+      throw ProtocolError(
+        .invalidRequest,
+        "\"role\" must be a media role of letters, digits, '-', '_' and '.' (1 to \(PlayParameters.maximumRoleBytes) bytes), like event, a11y or phone (libcanberra's media.role)")
+    }
     if let event {
       parameters = PlayParameters(event: event, volume: volume, pan: pan, loops: loops, notify: notify)
     } else if let file {
@@ -71,6 +77,7 @@ public struct PlayRequest: RequestFields {
     } else {
       parameters = PlayParameters(cue: cue ?? "", volume: volume, pan: pan, loops: loops, notify: notify)
     }
+    parameters.role = role
   }
 
   public var fields: [(String, JSONValue)] {
@@ -87,6 +94,7 @@ public struct PlayRequest: RequestFields {
     if p.pan != 0 { members.append(("pan", .number(p.pan))) }
     if p.loops != 0 { members.append(("loops", .number(Double(p.loops)))) }
     if p.notify { members.append(("notify", .bool(true))) }
+    if let role = p.role { members.append(("role", .string(role))) }
     return members
   }
 }
@@ -219,6 +227,9 @@ public struct PlayParameters: Sendable, Equatable {
   public var loops: Int
   /// Send a `finished` event for this voice on this connection.
   public var notify: Bool
+  /// What the sound is for, as libcanberra's and PulseAudio's `media.role` (`event`, `a11y`,
+  /// `phone`): the group whose `roles` list it plays it, when its sound has no group of its own.
+  public var role: String? = nil
 
   public init(cue: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
     self.cue = cue
@@ -254,15 +265,27 @@ public struct PlayParameters: Sendable, Equatable {
   /// The largest finite loop count accepted.
   public static let maximumLoops = 1_000_000
 
+  /// The longest `role` accepted, in bytes.
+  public static let maximumRoleBytes = 64
+
+  /// Whether `name` can be a `role` (and a `[groups.NAME] roles` entry): 1 to `maximumRoleBytes`
+  /// bytes of letters, digits, `-`, `_` and `.`.
+  public static func isRoleName(_ name: String) -> Bool {
+    (1...maximumRoleBytes).contains(name.utf8.count) && name.utf8.allSatisfy(isNameByte)
+  }
+
+  /// A letter, digit, `-`, `_` or `.` (ASCII).
+  static func isNameByte(_ byte: UInt8) -> Bool {
+    (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2d || byte == 0x5f
+      || byte == 0x2e
+  }
+
   /// Whether `name` can be a sound-theme event name: 1 to 128 bytes of letters, digits, `-`, `_`
   /// and `.`, not starting with a dot (the Sound Naming Specification's names are lowercase words
   /// joined by dashes; a slash could lead out of the theme).
   public static func isEventName(_ name: String) -> Bool {
     guard (1...128).contains(name.utf8.count), name.first != "." else { return false }
-    return name.utf8.allSatisfy { byte in
-      (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2d || byte == 0x5f
-        || byte == 0x2e
-    }
+    return name.utf8.allSatisfy(isNameByte)
   }
 }
 

@@ -88,6 +88,14 @@ class OpsTests(ClientTestCase):
         finished = self.client.play_to_end(file=os.path.join(self.daemon.sounds, "tick.mp3"), volume=0.5)
         self.assertEqual((finished.reason, finished.successfully), ("end", True))
 
+    def test_a_plays_role_goes_to_the_group_the_config_gives_it(self) -> None:
+        roles = Daemon(config='[groups.assistive]\nroles = ["a11y"]\nmuted = true\n')
+        self.addCleanup(roles.stop)
+        with cued.Client(roles.socket) as c:
+            silent = c.play("tick", role="a11y")
+            self.assertEqual((silent.played, silent.reason), (False, "group-muted"))
+            self.assertTrue(c.play("tick", role="phone").played)
+
     def test_play_to_end_returns_the_voices_finished_event(self) -> None:
         finished = self.client.play_to_end("tick", loops=1)
         self.assertIsInstance(finished, cued.FinishedEvent)

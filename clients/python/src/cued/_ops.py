@@ -76,14 +76,16 @@ def ping() -> Call[bool]:
 def play(
     cue: Optional[str] = None, *, event: Optional[str] = None, file: Optional[str] = None,
     volume: Optional[float] = None, pan: Optional[float] = None, loops: Optional[int] = None,
-    notify: Optional[bool] = None,
+    notify: Optional[bool] = None, role: Optional[str] = None,
 ) -> Call[PlayResult]:
     """Starts a voice: of a cue, of the sound theme's sound for an `event` name (as libcanberra's
     `event.id`), or of a sound `file` (a daemon that takes `file`). Give exactly one of them.
     `volume` 0…1, `pan` -1…1, `loops` as AVAudioPlayer's numberOfLoops (0 once, n: n+1 times,
-    negative: until stopped), `notify`: a `finished` event for this connection when it ends."""
+    negative: until stopped), `notify`: a `finished` event for this connection when it ends,
+    `role`: what the sound is for, as libcanberra's `media.role` (a daemon with the feature
+    `play-role`; the config's `[groups.NAME] roles` choose its group)."""
     return Call(
-        "play", fields(cue=cue, event=event, file=file, volume=volume, pan=pan, loops=loops, notify=notify),
+        "play", fields(cue=cue, event=event, file=file, volume=volume, pan=pan, loops=loops, notify=notify, role=role),
         PlayResult.from_json, deferrable=event is not None or file is not None)
 
 
