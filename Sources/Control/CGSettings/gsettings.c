@@ -1,7 +1,6 @@
 // The C face of GSettings for Swift (see include/CGSettings.h for why it is loaded and declared here).
 #include "CGSettings.h"
 #include "CLibraryLoading.h"
-#include <stdatomic.h>
 
 // GLib's typedefs, as its headers spell them: gboolean is int, gulong unsigned long.
 typedef void (*g_callback)(void);
@@ -55,18 +54,16 @@ static const cued_library_symbol gio_symbols[] = {
 static cued_library glib = CUED_LIBRARY_INIT("libglib-2.0.so.0", glib_symbols);
 static cued_library gobject = CUED_LIBRARY_INIT("libgobject-2.0.so.0", gobject_symbols);
 static cued_library gio = CUED_LIBRARY_INIT("libgio-2.0.so.0", gio_symbols);
-static _Atomic int loaded;  // 1 once all three tables are filled
 
 int cued_gs_load(char *error, size_t capacity) {
   // In dependency order; each is loaded once, and a failure is kept (cued_library_load).
   if (cued_library_load(&glib, error, capacity) != 0) return -1;
   if (cued_library_load(&gobject, error, capacity) != 0) return -1;
-  if (cued_library_load(&gio, error, capacity) != 0) return -1;
-  atomic_store_explicit(&loaded, 1, memory_order_release);
-  return 0;
+  return cued_library_load(&gio, error, capacity);
 }
 
-static int ready(void) { return atomic_load_explicit(&loaded, memory_order_acquire) == 1; }
+// libgio is loaded last, only once libglib and libgobject are: it stands for all three.
+static int ready(void) { return cued_library_ready(&gio); }
 
 cued_gs_schema_source *cued_gs_schema_source_get_default(void) { return ready() ? schema_source_get_default() : NULL; }
 
