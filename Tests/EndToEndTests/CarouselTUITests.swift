@@ -273,13 +273,15 @@ struct CarouselTUITests {
   }
 
   /// A daemon on the null sink with the test cues bound by default, a subscriber to its `paging`
-  /// events, and the carousel in tmux with `extra` options.
-  fileprivate static func rig(_ extra: [String], in dir: String, startPage: Int = 1) throws -> (DaemonProcess, ProtocolClient, TmuxSession) {
+  /// events (and `kinds` more), and the carousel in tmux with `extra` options.
+  fileprivate static func rig(
+    _ extra: [String], in dir: String, startPage: Int = 1, kinds: [String] = []
+  ) throws -> (DaemonProcess, ProtocolClient, TmuxSession) {
     let sounds = try Harness.soundDirectory(
       in: dir, ["page-next": "tone-48000-mono.mp3", "page-prev": "tone-22050-mono.mp3", "wrap": "tone-44100-stereo.mp3", "tick": "tone-8000-mono.mp3"])
     let daemon = try DaemonProcess(socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null"], logPath: dir + "/cued.log")
     let subscriber = try ProtocolClient(socket: daemon.socket)
-    try subscriber.request("subscribe", [("kinds", .array([.string("paging")]))])
+    try subscriber.request("subscribe", [("kinds", .array((["paging"] + kinds).map { .string($0) }))])
     let tmux = try TmuxSession(command: carouselCommand(socket: daemon.socket, extra), in: dir)
     try tmux.waitForScreen("page \(startPage), connected to cued") { $0.contains("page \(startPage) of") && $0.contains("cued is listening") }
     return (daemon, subscriber, tmux)
@@ -334,11 +336,12 @@ struct CarouselTUITests {
 
   /// A flick is heard page by page as it coasts: the release says where it is going
   /// (`will-end-dragging`'s target) and each page goes out, and is played, as the middle of the
-  /// screen reaches it, between the release and the coast's end (on the carousel's clock).
+  /// screen reaches it, between the release and the coast's end (on the carousel's clock); each
+  /// page's sound is mixed (its `started`), one after the other.
   @Test func aFlickIsHeardPageByPageAsItCoasts() throws {
     let dir = Harness.temporaryDirectory()
     let trace = dir + "/trace.jsonl"
-    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "7", "--flick-pages", "3", "--trace", trace], in: dir)
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "7", "--flick-pages", "3", "--trace", trace], in: dir, kinds: ["started"])
     defer {
       tmux.kill()
       daemon.stop()
@@ -368,6 +371,12 @@ struct CarouselTUITests {
       #expect(event["decision"] == "played" && event["cue"] == "page-next", "\(JSONWriter.write(event))")
     }
     #expect(events[7]["settled"] == true)
+    let heard = try [events[5], events[6]].map { page in
+      let voice = try #require(page["voice"]?.intValue, "\(JSONWriter.write(page))")
+      let started = try subscriber.waitForEvent("started") { $0["voice"]?.intValue == voice }
+      return try #require(started["deviceTime"]?.doubleValue)
+    }
+    #expect(heard[0] < heard[1], "page 3's sound at \(heard[0]) s, page 4's at \(heard[1]) s")
     try tmux.waitForScreen("page 4") { Self.shows(page: 4, of: 7, $0) && Self.column(of: "page 4/7", in: $0) == 56 }
     #expect(try tmux.screen().contains("○ ○ ○ ● ○ ○ ○"))
     // Sent as the cards got there: after the release's drag-ended, before the coast ended, in order.
@@ -385,7 +394,7 @@ struct CarouselTUITests {
   /// (and heard), and nothing pages back; the release snaps to that page, which the screen shows.
   @Test func aCaughtFlickEndsOnThePageShownAndThatIsTheLastPageHeard() throws {
     let dir = Harness.temporaryDirectory()
-    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "9", "--flick-pages", "5"], in: dir)
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "9", "--flick-pages", "5"], in: dir, kinds: ["started"])
     defer {
       tmux.kill()
       daemon.stop()
@@ -411,6 +420,8 @@ struct CarouselTUITests {
     #expect(pages.allSatisfy { $0["decision"] == "played" }, "\(pages.map(JSONWriter.write))")
     #expect(names.last == "settled")
     let lastHeard = try #require(pages.last?["to"]?.intValue)
+    let lastVoice = try #require(pages.last?["voice"]?.intValue)
+    _ = try subscriber.waitForEvent("started") { $0["voice"]?.intValue == lastVoice }
     // The screen shows the page heard last, centred.
     try tmux.waitForScreen("page \(lastHeard + 1), the last page heard") {
       Self.shows(page: lastHeard + 1, of: 9, $0) && Self.column(of: "page \(lastHeard + 1)/9", in: $0) == 56
