@@ -150,8 +150,8 @@ public struct ScrollTracker: Sendable, Equatable {
   }
 
   /// The view rests at `contentOffset` without a page change being sent: a pager that announced a
-  /// target page (the flick's, at the release) and was stopped short of it, where changing back
-  /// would sound the pages it never reached in reverse.
+  /// target page ahead of the view (a key's slide, at the key) and was stopped short of it, where
+  /// changing back would sound the pages it never reached in reverse.
   public mutating func rest(atOffset contentOffset: Double) {
     index = index(atOffset: contentOffset)
   }
