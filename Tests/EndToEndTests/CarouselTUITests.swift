@@ -577,8 +577,10 @@ struct CarouselTUITests {
     let subscriber = try ProtocolClient(socket: daemon.socket)
     try subscriber.request("subscribe", [("kinds", .array([.string("paging")]))])
     let tmux = try TmuxSession(
-      command: Self.carouselCommand(socket: daemon.socket, ["--pages", "4", "--no-loop", "--auto", "0.3", "--crawl", "4"]), in: dir)
+      command: Self.carouselCommand(socket: daemon.socket, ["--pages", "4", "--no-loop", "--auto", "1.5", "--crawl", "4"]), in: dir)
     defer { tmux.kill() }
+    // Connected before the crawl begins (1.5 s after the start), so that none of its lines is lost.
+    try tmux.waitForScreen("a connection to cued") { $0.contains("cued is listening") }
     let events = try Self.lifecycle(subscriber)
     #expect(
       Self.names(events) == ["page-changed", "page-changed", "page-changed", "scroll-animation-ended", "settled"],
