@@ -22,6 +22,11 @@ struct ExampleBlock: Sendable, CustomStringConvertible {
   let marker: ExampleMarker?
 
   var description: String { "\(document):\(line)" }
+
+  /// The options of a `run` marker (none for another).
+  var options: [String: String] {
+    if case .run(let options)? = marker { options } else { [:] }
+  }
 }
 
 enum ExampleMarker: Sendable, Equatable {
