@@ -139,7 +139,7 @@ struct DocumentedExampleTests {
     let session = try rig.start()
     let started = try StartedCues(socket: session.daemon.socket)
     let output = try await session.run(block, options: options)
-    try session.waitUntilQuiet()
+    try session.waitUntilQuiet(block)
     let cues = started.drain()
     let samples = try session.finish()
     withExtendedLifetime(canberra) {}
@@ -328,10 +328,16 @@ final class ExampleSession {
     return output
   }
 
-  /// Waits until no voice plays (at most 15 s: an example that leaves a loop playing fails on its capture).
-  func waitUntilQuiet() throws {
+  /// Waits until no voice plays; an example that leaves one playing (a loop it never stops) fails
+  /// after 15 s.
+  func waitUntilQuiet(_ block: ExampleBlock) throws {
     let deadline = Date().addingTimeInterval(15)
-    while Date() < deadline, (try daemon.status()["voices"] as? Int ?? 0) > 0 { usleep(20_000) }
+    var voices = try daemon.status()["voices"] as? Int ?? 0
+    while voices > 0, Date() < deadline {
+      usleep(20_000)
+      voices = try daemon.status()["voices"] as? Int ?? 0
+    }
+    #expect(voices == 0, "\(block) left \(voices) voice(s) playing")
   }
 
   /// Stops cued (so that everything it played is in the file) and returns the capture.
