@@ -340,10 +340,12 @@ final class ExampleSession {
     #expect(voices == 0, "\(block) left \(voices) voice(s) playing")
   }
 
-  /// Stops cued (so that everything it played is in the file) and returns the capture.
+  /// Stops cued (so that everything it played is in the file) and returns the capture (the file,
+  /// a few MB, is removed; cued's log stays).
   func finish() throws -> [Float] {
     daemon.stop()
     guard FileManager.default.fileExists(atPath: capture) else { return [] }  // the device never opened
+    defer { try? FileManager.default.removeItem(atPath: capture) }
     return try readFloats(capture)
   }
 }
