@@ -184,8 +184,8 @@ let package = Package(
     .testTarget(
       name: "EndToEndTests",
       dependencies: [
-        "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "cued-fuzz-config", "CueDecoding", "CueProtocol", "CuePosix",
-        "DaemonTestSupport", "RealtimeKitTestSupport",
+        "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "cued-fuzz-config", "CueClient", "CueDecoding", "CueProtocol",
+        "CuePosix", "DaemonTestSupport", "RealtimeKitTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]

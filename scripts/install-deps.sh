@@ -51,6 +51,9 @@
 #          (--test) the real libcanberra driving cued's driver (CanberraDriverTests: canberra-play links
 #          it through pkg-config), and the driver it falls over to when cued is not running
 #   tmux   (--test) the terminal carousel's tests
+#   gnome-session-canberra, xvfb
+#          (--test) canberra-gtk-play, on an X display of its own: the libcanberra example of README.md
+#          and docs/CLIENT.md, run as written (DocumentedExampleTests)
 #   rtkit, python3-dbus, python3-gi
 #          (--test) the real rtkit-daemon on a private system bus, and the stand-in polkit authority
 #          it asks (Tests/RealtimeKitTestSupport): real-time through RTKit, tested unprivileged
@@ -119,7 +122,7 @@ elif [[ "$profile" != run ]]; then
   esac
   packages+=(pulseaudio-utils libasound2-plugins pipewire pipewire-bin wireplumber dbus bubblewrap systemd
     dpkg-dev binutils lintian socat netcat-openbsd python3-venv sound-theme-freedesktop libcanberra0 libcanberra-dev strace tmux
-    rtkit python3-dbus python3-gi libglib2.0-bin dconf-service dconf-gsettings-backend)
+    gnome-session-canberra xvfb rtkit python3-dbus python3-gi libglib2.0-bin dconf-service dconf-gsettings-backend)
 fi
 if [[ "$profile" == tools ]]; then
   packages+=(sox libsox-fmt-all lame mpg123 opus-tools flac stress-ng)

@@ -1,9 +1,25 @@
-// The examples of docs/CLIENT.md, compiled (and run against a test daemon by
-// DocumentationExampleTests). `everyExampleInTheGuideIsCompiledHere` checks that each ```swift
-// block of the guide appears in this file word for word, so keep the two in step.
+// The Swift examples of README.md and docs/CLIENT.md, compiled, and run and heard by
+// DocumentedExampleTests: each ```swift block of the documents appears in this file word for
+// word (without its imports, which are at the top here), so keep the two in step.
 
 import CueClient
 import CueProtocol
+
+// README.md, "From your program": a program's top-level code, here in a function.
+func readmeExample() async throws {
+let client = CueClient()
+try await client.play(cue: "page-next", pan: 0.6)          // fire-and-forget
+
+let tick = try await client.makeSystemSound(cue: "tick")    // System Sound Services' model
+try await tick.play { playedToTheEnd in print("tick done:", playedToTheEnd) }
+try await tick.dispose()                                    // does not cut the play above
+
+let player = try await client.makePlayer(cue: "wrap")       // AVAudioPlayer's model
+try await player.setNumberOfLoops(3)                        // four times through
+try await player.play()
+try await player.setVolume(0.2, fadeDuration: 0.8)          // a fade while it plays
+_ = await player.events.first { $0.kind == "finished" }     // it stops when the program ends: wait for it
+}
 
 func hello() async throws {
   let client = CueClient()  // $CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock, else /tmp/cued-UID/cued.sock
