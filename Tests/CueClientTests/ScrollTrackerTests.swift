@@ -156,14 +156,4 @@ struct ScrollTrackerTests {
         .scrollAnimationEnded, .pageChanged(from: 0, to: 2, count: 4, reason: .programmatic, direction: .next, animated: false),
       ])
   }
-
-  /// CLIENT.md's example sends what the guide says it sends.
-  @Test func theGuidesAutoScrollAndEdgeExampleSendsWhatItSays() {
-    #expect(
-      boundedPagerWithAutoScroll() == [
-        .pageChanged(from: 0, to: 1, count: 3, reason: .auto, direction: .next), .scrollAnimationEnded, .dragBegan,
-        .pageChanged(from: 1, to: 2, count: 3, reason: .drag, direction: .next), .edge(.end),
-        .willEndDragging(velocity: 0, targetPage: 2), .dragEnded(decelerate: true), .decelerationEnded,
-      ])
-  }
 }

@@ -120,6 +120,21 @@ struct DocumentedExampleTests {
     }
   }
 
+  /// CLIENT.md's auto-scroll and edge example makes no sound (it returns what it would post): it
+  /// is compiled here word for word and sends what the guide says it sends.
+  @Test func theGuidesAutoScrollAndEdgeExampleSendsWhatItSays() throws {
+    let block = try #require(try ExampleBlocks.all().first { $0.code.contains("func boundedPagerWithAutoScroll()") })
+    let compiled = try String(
+      contentsOfFile: Harness.repositoryRoot + "/Tests/EndToEndTests/DocumentationExamples.swift", encoding: .utf8)
+    #expect(compiled.contains(block.code), "\(block) is not in Tests/EndToEndTests/DocumentationExamples.swift word for word")
+    #expect(
+      boundedPagerWithAutoScroll() == [
+        .pageChanged(from: 0, to: 1, count: 3, reason: .auto, direction: .next), .scrollAnimationEnded, .dragBegan,
+        .pageChanged(from: 1, to: 2, count: 3, reason: .drag, direction: .next), .edge(.end),
+        .willEndDragging(velocity: 0, targetPage: 2), .dragEnded(decelerate: true), .decelerationEnded,
+      ])
+  }
+
   @Test(arguments: withoutCanberra)
   func runsAsWrittenAndIsHeard(_ block: ExampleBlock) async throws {
     try await Self.check(block)
