@@ -51,6 +51,7 @@ extension Daemon: OpHandler {
       context.connection.subscription = request.filter
       return SubscribeReply(filter: request.filter)
     }
+    routes.on(MetersRequest.self) { [unowned self] r, context in MetersReply(rate: meterFeed.set(client: context.connection.serial, rate: r.rate)) }
     routes.on(UnsubscribeRequest.self) { _, context in
       context.connection.subscription = nil
       return EmptyReply()
