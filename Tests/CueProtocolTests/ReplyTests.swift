@@ -1,6 +1,10 @@
 import CueProtocol
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One reply body, the op it answers (nil: a carousel message), and the exact line the daemon writes for it today with id 1.
 struct ReplySample: Sendable, CustomTestStringConvertible {
   var op: Op?
@@ -55,6 +59,16 @@ let replySamples: [ReplySample] = [
       ])),
     line:
       #"{"id":1,"ok":true,"voices":[{"voice":4,"cue":"tick","loops":-1,"seconds":1.5,"stopping":false},{"voice":9,"cue":"pico","player":2,"loops":0,"seconds":0.25,"stopping":true}]}"#
+  ),
+  ReplySample(
+    op: VoicesRequest.op,
+    body: ReplyBody(
+      VoicesReply(voices: [
+        VoicesReply.Voice(voice: 5, cue: "wrap", seconds: 2, mix: VoiceMix(group: "alerts", client: "mail", gain: 0.25, pan: -1)),
+        VoicesReply.Voice(voice: 6, cue: "tick", seconds: 0, mix: VoiceMix(group: "default", gain: 1, pan: 0)),
+      ])),
+    line:
+      #"{"id":1,"ok":true,"voices":[{"voice":5,"cue":"wrap","loops":0,"seconds":2,"stopping":false,"group":"alerts","client":"mail","gain":0.25,"pan":-1},{"voice":6,"cue":"tick","loops":0,"seconds":0,"stopping":false,"group":"default","gain":1,"pan":0}]}"#
   ),
   ReplySample(
     op: ListRequest.op,
@@ -245,5 +259,22 @@ struct SchedulingSummaryTests {
   ])
   func summaryNamesThePolicyAndWhoGrantedItOrWhyNot(_ scheduling: StatusReply.Scheduling, _ text: String) {
     #expect(scheduling.summary == text)
+  }
+}
+
+@Suite("A voice's mix read back from its chain")
+struct VoiceMixTests {
+  @Test func gainIsThePowerAndPanTheSinCosLaw() {
+    // Centre, volume 0.5: both channels 0.5.
+    #expect(VoiceMix(group: "g", client: nil, left: 0.5, right: 0.5) == VoiceMix(group: "g", gain: 0.5, pan: 0))
+    // Hard left at unity (the mono law: √2 on the left).
+    #expect(VoiceMix(group: "g", client: nil, left: 2.0.squareRoot(), right: 0) == VoiceMix(group: "g", gain: 1, pan: -1))
+    #expect(VoiceMix(group: "g", client: nil, left: 0, right: 0.3) == VoiceMix(group: "g", gain: 0.2121, pan: 1))
+    // Pan 0.5 of the law: θ = 3π/8.
+    let theta = 3 * Double.pi / 8
+    let half = VoiceMix(group: "g", client: "c", left: 2.0.squareRoot() * cos(theta), right: 2.0.squareRoot() * sin(theta))
+    #expect(half == VoiceMix(group: "g", client: "c", gain: 1, pan: 0.5))
+    // Silence has no side.
+    #expect(VoiceMix(group: "g", client: nil, left: 0, right: 0) == VoiceMix(group: "g", gain: 0, pan: 0))
   }
 }

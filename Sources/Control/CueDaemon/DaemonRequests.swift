@@ -89,7 +89,7 @@ extension Daemon: OpHandler {
       voices: voices.voices.sorted { $0.key.rawValue < $1.key.rawValue }.map { id, voice in
         VoicesReply.Voice(
           voice: id.rawValue, cue: voice.cue.name, origin: voice.origin, loops: voice.loops.numberOfLoops,
-          seconds: Double(now - voice.startedAt) / 1e9, stopping: voice.stopping)
+          seconds: Double(now - voice.startedAt) / 1e9, stopping: voice.stopping, mix: self.voices.mix(of: voice, client: clients.connection(voice.owner)?.name))
       })
   }
 }

@@ -17,6 +17,8 @@ struct TopModel {
     var seenAt: Double
     var stopping: Bool
     var peak: Double = 0
+    /// After the chain (from `voices`; nil until it has been asked, or from an older daemon).
+    var mix: VoiceMix? = nil
   }
 
   /// One play in the recent list: sounded, or silent and why.
@@ -67,7 +69,7 @@ struct TopModel {
     voices = reply.voices.map { v in
       Voice(
         voice: v.voice, cue: v.cue, origin: origin(v.origin, voice: v.voice), loops: v.loops, seconds: v.seconds, seenAt: now,
-        stopping: v.stopping, peak: peaks[v.voice] ?? 0)
+        stopping: v.stopping, peak: peaks[v.voice] ?? 0, mix: v.mix)
     }
   }
 
@@ -183,6 +185,10 @@ struct TopModel {
         ("voice", .number(Double(v.voice))), ("cue", .string(v.cue)), ("origin", .string(v.origin)), ("loops", .number(Double(v.loops))),
         ("stopping", .bool(v.stopping)), ("peak", .number(v.peak)),
       ]
+      if let mix = v.mix {
+        fields += [("group", .string(mix.group)), ("gain", .number(mix.gain)), ("pan", .number(mix.pan))]
+        if let client = mix.client { fields.append(("client", .string(client))) }
+      }
       if let p = progress(of: v, at: now) { fields += [("progress", .number(p.fraction)), ("pass", .number(Double(p.pass)))] }
       return .object(fields)
     })))

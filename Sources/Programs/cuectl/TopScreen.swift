@@ -88,11 +88,13 @@ struct TopScreen {
     let firstGroup = scrolled(selectedGroup, count: model.groups.count, shown: groupRows)
     for index in firstGroup..<min(model.groups.count, firstGroup + groupRows) {
       targets[out.count] = .group(index)
-      out.append(groupLine(model.groups[index], selected: focus == .groups && index == selectedGroup))
+      out.append(groupLine(model.groups[index], selected: interactive && focus == .groups && index == selectedGroup))
     }
 
     var voicesHeading = line()
-    voicesHeading.add(pad("VOICE", 7) + pad("CUE", 13) + pad("ORIGIN", 10) + pad("LOOPS", 6) + pad("PROGRESS", 16) + "PEAK", Self.heading)
+    voicesHeading.add(
+      pad("VOICE", 7) + pad("CUE", 13) + pad("ORIGIN", 10) + (wide ? pad("CLIENT", 14) : "") + pad("GAIN", 7) + pad("PAN", 5) + pad("LOOPS", 6)
+        + pad("PROGRESS", 13) + "PEAK", Self.heading)
     out.append(voicesHeading)
     if model.voices.isEmpty {
       var l = line()
@@ -102,10 +104,12 @@ struct TopScreen {
       let firstVoice = scrolled(selectedVoice, count: model.voices.count, shown: voiceRows)
       for index in firstVoice..<min(model.voices.count, firstVoice + voiceRows) {
         targets[out.count] = .voice(index)
-        out.append(voiceLine(model, model.voices[index], now: now, selected: focus == .voices && index == selectedVoice))
+        out.append(voiceLine(model, model.voices[index], now: now, selected: interactive && focus == .voices && index == selectedVoice))
       }
     }
 
+    // A printed frame has no history to show (it saw no events).
+    if !interactive && model.recent.isEmpty && model.pages.isEmpty { return finish(out, targets: targets, footer: footer()) }
     let half = columns / 2
     var recentHeading = line()
     recentHeading.add("LAST PLAYS", Self.heading)
@@ -224,12 +228,19 @@ struct TopScreen {
     l.add(pad(" " + String(voice.voice), 6), selected ? Self.reverse : nil)
     l.add(pad(voice.cue, 12) + " ", voice.stopping ? Self.dim : Self.bold)
     l.add(pad(voice.origin, 10))
+    if wide { l.add(pad(voice.mix?.client ?? "-", 13) + " ") }
+    if let mix = voice.mix {
+      l.add(pad(mix.gain > 0 ? String(format3: (20 * log10(mix.gain) * 10).rounded() / 10) : "-inf", 7), mix.gain < 0.001 ? Self.dim : nil)
+      l.add(pad(Self.pan(mix.pan), 5))
+    } else {
+      l.add(pad("", 12))
+    }
     l.add(pad(voice.loops < 0 ? "inf" : String(voice.loops), 6))
     if let progress = model.progress(of: voice, at: now) {
-      bar(&l, fraction: progress.fraction, width: 8, style: "36")
-      l.add(" " + pad(voice.loops < 0 ? "#\(progress.pass + 1)" : "\(progress.pass + 1)/\(voice.loops + 1)", 6) + " ")
+      bar(&l, fraction: progress.fraction, width: 7, style: "36")
+      l.add(" " + pad(voice.loops < 0 ? "#\(progress.pass + 1)" : "\(progress.pass + 1)/\(voice.loops + 1)", 5))
     } else {
-      l.add(pad("", 16))
+      l.add(pad("", 13))
     }
     meter(&l, voice.peak, width: max(4, columns - l.visible - 9))
     l.add(" " + Self.decibels(voice.peak))
@@ -296,6 +307,16 @@ struct TopScreen {
 
   private func pad(_ s: String, _ width: Int) -> String {
     s.count >= width ? String(s.prefix(width)) : s + String(repeating: " ", count: width - s.count)
+  }
+
+  /// Room for the client's name.
+  private var wide: Bool { columns >= 100 }
+
+  /// `C`, `L0.5`, `R1`: a pan position.
+  static func pan(_ x: Double) -> String {
+    let tenths = Int((abs(x) * 10).rounded())
+    guard tenths > 0 else { return "C" }
+    return (x < 0 ? "L" : "R") + (tenths == 10 ? "1" : "0.\(tenths)")
   }
 
   /// `0.80`: two decimals.
