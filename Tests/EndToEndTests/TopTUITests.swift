@@ -204,3 +204,20 @@ struct TopTUITests {
     #expect(absent.stderr.contains("cannot reach cued"))
   }
 }
+
+extension TopTUITests {
+  @Test func aCarouselsPageEventsShow() throws {
+    let dir = Harness.temporaryDirectory()
+    let daemon = try Self.daemon(in: dir)
+    defer { daemon.stop() }
+    let tmux = try TmuxSession(command: Self.command(socket: daemon.socket), in: dir, columns: 80, rows: 24)
+    defer { tmux.kill() }
+    try tmux.waitForScreen("the view") { $0.contains("PAGING") }
+    let carousel = try RawClient(socket: daemon.socket)
+    try carousel.send(#"{"carousel":"demo","event":"page-changed","from":0,"to":1,"count":5}"# + "\n")
+    // The decision in the paging column, the cue it played among the last plays.
+    let screen = try tmux.waitForScreen("the page change and its sound") { $0.contains("demo page-changed 0>1") && $0.contains("page-next") }
+    #expect(Self.line(screen, containing: "demo page-changed")?.hasSuffix("played") == true, "\(screen)")
+    #expect(screen.split(separator: "\n").contains { $0.contains("page-next") && $0.contains("played") }, "\(screen)")
+  }
+}
