@@ -58,6 +58,9 @@ final class TmuxSession {
   /// The screen's text now.
   func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", session]).stdout }
 
+  /// The screen now with its attributes and colours as escape sequences (`capture-pane -e`).
+  func screenWithAttributes() throws -> String { try tmux(["capture-pane", "-p", "-e", "-t", session]).stdout }
+
   /// Waits until the screen satisfies `condition` (checked every 50 ms); returns that screen.
   @discardableResult
   func waitForScreen(_ what: String, timeout: Double = 5, _ condition: (String) -> Bool) throws -> String {

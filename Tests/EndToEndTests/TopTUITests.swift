@@ -221,3 +221,22 @@ extension TopTUITests {
     #expect(screen.split(separator: "\n").contains { $0.contains("page-next") && $0.contains("played") }, "\(screen)")
   }
 }
+
+extension TopTUITests {
+  @Test func coloursUnlessNO_COLORSaysNot() throws {
+    let dir = Harness.temporaryDirectory()
+    let daemon = try Self.daemon(in: dir)
+    defer { daemon.stop() }
+    for noColour in [false, true] {
+      // (swift test runs the tests with NO_COLOR=1 in their environment.)
+      let prefix = noColour ? "export NO_COLOR=1; " : "unset NO_COLOR; "
+      let tmux = try TmuxSession(command: prefix + Self.command(socket: daemon.socket), in: dir, columns: 80, rows: 24)
+      defer { tmux.kill() }
+      try tmux.waitForScreen("the view") { $0.contains("level full") }
+      let attributed = try tmux.screenWithAttributes()
+      // The level's name is green, the volume bars too; under NO_COLOR nothing has a colour.
+      let coloured = attributed.contains("\u{1b}[32m") || attributed.contains("\u{1b}[1m\u{1b}[32m") || attributed.contains(";32m")
+      #expect(coloured == !noColour, "NO_COLOR=\(noColour): \(attributed.debugDescription.prefix(600))")
+    }
+  }
+}
