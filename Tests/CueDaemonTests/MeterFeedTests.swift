@@ -90,3 +90,21 @@ struct MeterFeedTests {
     #expect(embedded.daemon.meterFeed.deadline == nil)
   }
 }
+
+@Suite("clients: the connections and what each asked for, in process")
+struct ClientsListingTests {
+  @Test func eachConnectionWithItsNameSubscriptionAndMeters() throws {
+    let embedded = try EmbeddedDaemon()
+    let first = embedded.connect()
+    let second = embedded.connect()
+    _ = first.reply(#"{"id":1,"op":"hello","client":"panel"}"#)
+    _ = first.reply(#"{"id":2,"op":"meters","rate":12}"#)
+    _ = second.reply(#"{"id":1,"op":"subscribe","kinds":["paging"]}"#)
+    let reply = try ClientsReply(reply: second.reply(#"{"id":2,"op":"clients"}"#))
+    #expect(
+      reply.clients == [
+        .init(connection: first.serial, name: "panel", subscribed: false, meters: 12, asking: false),
+        .init(connection: second.serial, subscribed: true, asking: true),
+      ])
+  }
+}

@@ -189,7 +189,7 @@ extension OpTests {
     ("sound.stop", #"unknown op "sound.stop"; the sound ops are sound.create, sound.play, sound.completion, sound.dispose"#),
     (
       "dance",
-      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system, level, group, meters"#
+      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system, level, group, meters, clients"#
     ),
   ])
   func unknownOpMessages(_ name: String, _ message: String) {

@@ -32,6 +32,15 @@ let replySamples: [ReplySample] = [
     line: #"{"id":1,"ok":true,"server":"cued","version":"0.2.0","protocol":1}"#),
   ReplySample(op: PingRequest.op, body: ReplyBody(PingReply()), line: #"{"id":1,"ok":true,"pong":true}"#),
   ReplySample(op: MetersRequest.op, body: ReplyBody(MetersReply(rate: 30)), line: #"{"id":1,"ok":true,"rate":30}"#),
+  ReplySample(
+    op: ClientsRequest.op,
+    body: ReplyBody(
+      ClientsReply(clients: [
+        .init(connection: 1, name: "cuectl-top", subscribed: true, meters: 15), .init(connection: 4, asking: true),
+      ])),
+    line:
+      #"{"id":1,"ok":true,"clients":[{"connection":1,"name":"cuectl-top","subscribed":true,"meters":15,"asking":false},{"connection":4,"subscribed":false,"asking":true}]}"#
+  ),
   ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7,"played":true}"#),
   ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"played":true,"stole":3}"#),
   ReplySample(op: LevelRequest.op, body: ReplyBody(LevelReply(level: .quiet, setBy: "client")), line: #"{"id":1,"ok":true,"level":"quiet","setBy":"client"}"#),

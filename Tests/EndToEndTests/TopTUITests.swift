@@ -50,6 +50,8 @@ struct TopTUITests {
       Self.line($0, containing: "player \(player)") != nil && Self.peak(of: "pico", $0).map { $0 != "-inf" } == true
     }
     #expect(Self.line(first, containing: "pico")?.contains("#") == true, "a looping voice counts its passes: \(first)")
+    // The clients: the test's connection (no hello name: its number) and this view.
+    #expect(Self.line(first, containing: "clients:").map { $0.contains("(this view)") && $0.contains("#") } == true, "\(first)")
     let before = Self.peak(of: "pico", first)
     try tmux.waitForScreen("the meter moving") { Self.peak(of: "pico", $0).map { $0 != before && $0 != "-inf" } == true }
     // The master meter shows the mix.
@@ -198,6 +200,7 @@ struct TopTUITests {
     #expect((voice["peak"]?.doubleValue ?? 0) > 0)
     #expect((snapshot["mix"]?["peak"]?.doubleValue ?? 0) > 0)
     #expect(snapshot["groups"]?.arrayValue?.map { $0["name"] } == [.string("default"), .string("system")])
+    #expect(snapshot["clients"]?.arrayValue?.filter { $0["asking"] == .bool(true) }.count == 1)
     // Nobody there: exit status 3, as every command.
     let absent = try run(Harness.cuectl, ["top", "--once", "--socket", dir + "/absent.sock"])
     #expect(absent.status == 3)

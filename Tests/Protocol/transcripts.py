@@ -162,6 +162,7 @@ RULES = {
     "event:started/deviceTime": scheduled,
     "*/heardIn": Number(0, 1),
     "*/averagePower": levels,
+    "clients/clients[]/connection": same_id,
     "event:meters/mix/*": Number(0, 2),
     "event:meters/voices[]/voice": same_id,
     "event:meters/voices[]/*": Number(0, 2),

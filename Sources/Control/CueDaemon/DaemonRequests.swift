@@ -52,6 +52,7 @@ extension Daemon: OpHandler {
       return SubscribeReply(filter: request.filter)
     }
     routes.on(MetersRequest.self) { [unowned self] r, context in MetersReply(rate: meterFeed.set(client: context.connection.serial, rate: r.rate)) }
+    routes.on(ClientsRequest.self) { [unowned self] _, context in clientsReply(asking: context.connection.serial) }
     routes.on(UnsubscribeRequest.self) { _, context in
       context.connection.subscription = nil
       return EmptyReply()

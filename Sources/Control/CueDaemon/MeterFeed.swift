@@ -44,6 +44,11 @@ final class MeterFeed {
     return askers[client] == nil ? 0 : rate
   }
 
+  /// The rate `client` asked for, if it asks.
+  func rate(of client: UInt64) -> Double? {
+    askers[client].map { 1e9 / Double($0.interval) }
+  }
+
   /// The connection went: its events stop.
   func release(_ client: UInt64) {
     guard askers.removeValue(forKey: client) != nil else { return }

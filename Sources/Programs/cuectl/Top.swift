@@ -87,7 +87,7 @@ enum TopLink {
   static let kinds: Set<EventKind> = [.started, .finished, .completion, .device, .level, .paging, .reloaded]
 
   static func refreshAll(_ connection: CueConnection, _ model: inout TopModel) throws(ClientError) {
-    try refresh([.cues, .status, .level, .groups, .voices], connection, &model)
+    try refresh([.cues, .status, .level, .groups, .voices, .clients], connection, &model)
   }
 
   static func refresh(_ what: Set<TopModel.Refresh>, _ connection: CueConnection, _ model: inout TopModel) throws(ClientError) {
@@ -96,6 +96,13 @@ enum TopLink {
       model.durations = Dictionary(list.cues.map { ($0.name, $0.duration) }, uniquingKeysWith: { a, _ in a })
     }
     if what.contains(.status) { model.status = try connection.send(.status) }
+    if what.contains(.clients) || model.status?["clients"]?.intValue.map({ $0 != model.clients.count }) == true {
+      do {
+        model.clients = try connection.send(Request(ClientsRequest()), as: ClientsReply.self).clients
+      } catch {
+        guard case .refused = error else { throw error }  // an older daemon: no list
+      }
+    }
     if what.contains(.level) { model.level = try connection.send(.level(nil), as: LevelReply.self) }
     if what.contains(.groups) { model.groups = try connection.send(.group(name: nil, volume: nil, muted: nil), as: GroupReply.self).groups }
     if what.contains(.voices) { model.apply(voices: try connection.send(.voices, as: VoicesReply.self), at: MonotonicClock.seconds()) }

@@ -49,6 +49,8 @@ struct TopModel {
   var status: JSONValue? = nil
   var level: LevelReply? = nil
   var groups: [GroupReply.Group] = []
+  /// The connections (`clients`), kept as fresh as `status`'s count of them.
+  var clients: [ClientsReply.Client] = []
   var voices: [Voice] = []
   var durations: [String: Double] = [:]
   var mix: Event.Meters.Level? = nil
@@ -92,7 +94,7 @@ struct TopModel {
         voices.append(Voice(voice: e.voice, cue: e.cue, origin: origin(e.origin, voice: e.voice), loops: 0, seconds: 0, seenAt: now, stopping: false))
       }
       note(Play(at: now, cue: e.cue, voice: e.voice, silentBecause: nil))
-      return [.voices, .groups]
+      return [.voices, .groups, .status]
     case .finished(let e):
       voices.removeAll { $0.voice == e.voice }
       if let voice = e.voice { pagingVoices.remove(voice) }
@@ -140,7 +142,7 @@ struct TopModel {
   }
 
   /// What the loop asks the daemon again after an event.
-  enum Refresh: Hashable { case status, level, groups, voices, cues }
+  enum Refresh: Hashable { case status, level, groups, voices, cues, clients }
 
   private mutating func note(_ play: Play) {
     recent.append(play)
@@ -165,6 +167,15 @@ struct TopModel {
     return value
   }
 
+  private static func json(_ client: ClientsReply.Client) -> JSONValue {
+    var fields: [(String, JSONValue)] = [("connection", .number(Double(client.connection)))]
+    if let name = client.name { fields.append(("name", .string(name))) }
+    fields.append(("subscribed", .bool(client.subscribed)))
+    if let meters = client.meters { fields.append(("meters", .number(meters))) }
+    fields.append(("asking", .bool(client.asking)))
+    return .object(fields)
+  }
+
   /// The snapshot `--json` prints.
   func json(at now: Double) -> JSONValue {
     func level(_ l: Event.Meters.Level?) -> JSONValue {
@@ -174,6 +185,7 @@ struct TopModel {
     if let problem { members.append(("problem", .string(problem))) }
     members.append(("status", status ?? .null))
     members.append(("level", self.level.map { .object($0.fields) } ?? .null))
+    members.append(("clients", .array(clients.map(Self.json))))
     members.append(("groups", .array(groups.map { g in
       .object([
         ("name", .string(g.name)), ("volume", .number(g.volume)), ("muted", .bool(g.muted)), ("ducked", .number(g.ducked)),

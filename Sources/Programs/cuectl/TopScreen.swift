@@ -74,6 +74,7 @@ struct TopScreen {
     out.append(deviceLine(model))
     out.append(levelLine(model))
     out.append(silencedLine(model))
+    out.append(clientsLine(model))
     out.append(masterLine(model))
 
     // What is left for the lists: the footer and three headings come off.
@@ -198,6 +199,22 @@ struct TopScreen {
     for (reason, count) in counts {
       l.add(" \(reason) ", "31")
       l.add("\(count)")
+    }
+    return l
+  }
+
+  /// The connections: each by its hello name (or number), this view's own marked.
+  private func clientsLine(_ model: TopModel) -> Line {
+    var l = Line(width: columns, colour: colour)
+    l.add("clients:")
+    for client in model.clients {
+      l.add(" ")
+      l.add(client.name ?? "#\(client.connection)", client.asking ? Self.dim : Self.bold)
+      var notes: [String] = []
+      if client.asking { notes.append("this view") }
+      if let meters = client.meters, !client.asking { notes.append("meters \(String(format3: meters))/s") }
+      if client.subscribed && !client.asking { notes.append("events") }
+      if !notes.isEmpty { l.add(" (" + notes.joined(separator: ", ") + ")", Self.dim) }
     }
     return l
   }
