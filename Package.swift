@@ -37,7 +37,7 @@ let package = Package(
     // first needed (cued_pw_load, cued_pa_load when that backend is chosen or probed by `--device
     // auto`, as SDL and miniaudio load theirs; cued_sdbus_load at the first RTKit request;
     // cued_sf_load at the first Ogg or WAV file, cued_flac_load at the first FLAC file; cued_gs_load
-    // when the desktop's sound settings are followed and their schema is installed), so `--device
+    // when the desktop's sound settings are followed: in a desktop session, their schema installed), so `--device
     // null` with MP3 cues maps none of them (nor the X11, D-Bus and crypto libraries libpulse pulls
     // in, nor libsndfile's encoders), and the Debian package only recommends the sound-server clients.
     // This target is that dlopen/dlsym.
@@ -98,8 +98,8 @@ let package = Package(
     .target(name: "CueTOML", path: "Sources/Control/CueTOML"),
     // A plain-C face of GSettings (libgio, libgobject, libglib), for the desktop's sound theme and its
     // event-sounds switch (`sound-theme = "desktop"`, the default). Not linked: dlopen when a daemon
-    // follows the desktop and the schema is installed, so a server, or a daemon with a theme of its
-    // own, maps none of GLib; the few prototypes are declared in the face, so building needs no
+    // follows the desktop (in a desktop session, DesktopSettings.swift) and the schema is installed,
+    // so a server, or a daemon with a theme of its own, maps none of GLib; the few prototypes are declared in the face, so building needs no
     // libglib2.0-dev.
     .target(name: "CGSettings", dependencies: ["CLibraryLoading"], path: "Sources/Control/CGSettings"),
     .target(

@@ -15,8 +15,8 @@ struct DesktopSoundSettings: Equatable, Sendable {
 ///
 /// - `sound-theme = "desktop"` (the default) follows the desktop: its `theme-name`, and its
 ///   `event-sounds` switch, which silences theme events (`event-sounds-off`) as it silences
-///   libcanberra's. Without a desktop setting to read (no schema installed, no GLib) it is
-///   `freedesktop`, source `default`.
+///   libcanberra's. Without a desktop setting to read (no desktop session, no schema installed,
+///   no GLib) it is `freedesktop`, source `default`.
 /// - Any other name pins that theme (source `config`) and reads nothing from the desktop: event
 ///   sounds are on. One setting, one source: a theme of cued's own is cued's whole choice.
 ///
