@@ -104,6 +104,17 @@ mkdir -p "$work/debian"
 printf 'Source: cued\nMaintainer: %s\n\nPackage: cued\nArchitecture: any\n' "$DEB_MAINTAINER" >"$work/debian/control"
 shlibs=$(cd "$work" && dpkg-shlibdeps -O --warnings=0 "${binaries[@]#"$work/"}" "${canberra_driver#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
 [[ -n "$shlibs" ]] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# Packed relative relocations (the Makefile's RELEASE_FLAGS: -z pack-relative-relocs) need glibc
+# 2.36's loader, which the binary asks for as the version GLIBC_ABI_DT_RELR; dpkg-shlibdeps reads
+# only the symbols a binary uses, so it may ask for an older libc6: raise it.
+if [[ "$(readelf -V "${binaries[@]}")" == *GLIBC_ABI_DT_RELR* ]]; then
+  libc=$(grep -o 'libc6 (>= [^)]*)' <<<"$shlibs" | head -n 1 | sed 's/libc6 (>= \(.*\))/\1/')
+  if [[ -z "$libc" ]]; then
+    shlibs="$shlibs, libc6 (>= 2.36)"
+  elif dpkg --compare-versions "$libc" lt 2.36; then
+    shlibs=${shlibs/"libc6 (>= $libc)"/"libc6 (>= 2.36)"}
+  fi
+fi
 # adduser: postinst makes the cued system user and group.
 depends="adduser, libsndfile1, libflac12, $shlibs"
 

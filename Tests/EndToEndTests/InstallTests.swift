@@ -297,6 +297,8 @@ struct InstallTests {
     let depends = try run("/usr/bin/dpkg-deb", ["-f", deb, "Depends"]).stdout
     for library in ["libasound2", "libmpg123-0", "libebur128-1", "libsndfile1", "libflac12", "libc6"] { #expect(depends.contains(library), "Depends: \(depends)") }
     #expect(!depends.contains("swift"), "Depends: \(depends)")
+    // Packed relative relocations (RELEASE_FLAGS) run only on glibc 2.36's loader.
+    #expect(depends.contains("libc6 (>= 2.36)"), "Depends: \(depends)")
     // The sound-server clients are loaded when chosen: recommended, not depended on.
     #expect(!depends.contains("libpulse") && !depends.contains("libpipewire") && !depends.contains("libglib"), "Depends: \(depends)")
     let recommends = try run("/usr/bin/dpkg-deb", ["-f", deb, "Recommends"]).stdout
