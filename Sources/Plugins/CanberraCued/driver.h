@@ -18,7 +18,7 @@
 enum {
   kReadBuffer = 65536,        // the longest line read whole; a longer one (none is sent to us) is skipped
   kHelloSeconds = 2,          // a daemon that takes longer to say hello counts as not running
-  kRequestSeconds = 5,        // a play's reply waits at most this (a theme file's first decode is in it)
+  kRequestSeconds = 5,        // a play's or prepare's reply waits at most this (a first decode is in it)
   kRetrySeconds = 30,         // a daemon that refused or did not answer is not asked again before this
   kBusyTries = 3,             // a play refused `busy` is sent again this often, 5 ms apart
 };
