@@ -43,16 +43,18 @@ test: test-deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-test.log
 	@if grep -E '^/.*(Sources|Tests)/.*: warning:' .build-test.log; then echo "build has warnings (above)"; exit 1; fi
 	# One test at a time: many tests run real daemons, sound servers and a release build, and on a
-	# 2-core machine running them side by side starves the timing-sensitive ones.
-	$(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS)
+	# 2-core machine running them side by side starves the timing-sensitive ones. Every pass goes
+	# through scripts/swift-test.sh, which fails a pass that ends without Swift Testing's summary
+	# line or counts fewer tests than `swift test list` holds for its filter.
+	SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS)
 	# The device-agnostic end-to-end suites again, on the native PipeWire output into a headless
 	# PipeWire (Tests/EndToEndTests/Harness.swift, sharedOutput) instead of the null sink.
-	CUED_TEST_DEVICE=pipewire $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PIPEWIRE_SUITES)'
+	CUED_TEST_DEVICE=pipewire SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PIPEWIRE_SUITES)'
 	# The PulseAudio-protocol suites again against a private pipewire-pulse, when the first pass used
 	# the pulseaudio server: both arrangements a user's machine may have (scripts/install-deps.sh).
 	@if [ -x /usr/bin/pulseaudio ] && [ "$${CUED_TEST_PULSE_SERVER:-pulseaudio}" = pulseaudio ]; then \
 	  echo "CUED_TEST_PULSE_SERVER=pipewire-pulse $(SWIFT) test --filter '$(PULSE_SUITES)'"; \
-	  CUED_TEST_PULSE_SERVER=pipewire-pulse $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PULSE_SUITES)'; \
+	  CUED_TEST_PULSE_SERVER=pipewire-pulse SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PULSE_SUITES)'; \
 	fi
 	# The Python client package (clients/python), pip-installed into a scratch venv as a user installs
 	# it, type-checked, and tested against this build's cued.

@@ -124,3 +124,21 @@ final class PagerSounds {
   func didEndDecelerating() { send(tracker.didEndDecelerating()) }
   func jump(to x: Double) { send(tracker.setContentOffset(x, animated: false)) }
 }
+
+// A bounded pager (it does not loop) that scrolls by itself as seed 003's does: a timer moves
+// the content offset a point at a time, until the user takes over.
+func boundedPagerWithAutoScroll() -> [CarouselMessage.Event] {
+  var tracker = ScrollTracker(pageCount: 3, pageWidth: 390)
+  var sent: [CarouselMessage.Event] = []
+  // The timer's steps: a page change (reason auto) as each page is crossed; nothing settles.
+  for x in stride(from: 1.0, through: 500, by: 1) { sent += tracker.autoScroll(toOffset: x) }
+  // A touch: the auto-scroll's end (its one settle), then the drag.
+  sent += tracker.willBeginDragging()
+  // Dragged on past the last page (the rubber band): `edge`, once per scroll.
+  for x in [700.0, 780, 820, 850] { sent += tracker.didScroll(contentOffset: x) }
+  sent += tracker.willEndDragging(velocityPointsPerMillisecond: 0, targetContentOffset: 780)
+  sent += tracker.didEndDragging(willDecelerate: true)
+  sent += tracker.didScroll(contentOffset: 780)  // it springs back
+  sent += tracker.didEndDecelerating()
+  return sent
+}
