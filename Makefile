@@ -113,9 +113,13 @@ DEB_ROOT = $(DEB_WORK)/debian/cued
 # --- libcanberra-cued.so: the libcanberra driver (Sources/Plugins/CanberraCued, docs/CLIENT.md) -----
 # Plain C built by cc, not SwiftPM: SwiftPM links every dynamic library product with swiftc, which adds
 # the Swift runtime (libswiftCore.so, swiftrt.o) even to a C-only one, and this library is loaded into
-# any program that plays a libcanberra sound. It needs only libc and libm, and links no libcanberra:
-# the ca_* functions it calls resolve in the process that loaded it. Only the eight cued_driver_*
-# entry points are exported.
+# any program that plays a libcanberra sound. It links libc, libm and libcanberra.so.0 (NEEDED, as
+# libcanberra's own drivers do): a host that loads libcanberra with local binding (GTK's modules,
+# Python's ctypes, any plugin) leaves libcanberra's symbols out of the global scope, and a driver
+# that left its ca_* calls undefined would not load there. Only the eight cued_driver_* entry points
+# are exported: libcanberra looks each up in the driver and its dependencies, and finds its own
+# dispatchers (driver_open, …) for any the driver lacks. -Bsymbolic binds the driver's calls to its
+# own entry points to itself. Building needs libcanberra-dev (pkg-config's libcanberra).
 #   make canberra        $(BUILD_DIR)/canberra/libcanberra-cued.so (make build makes it too)
 #   make canberra-play   $(BUILD_DIR)/canberra/canberra-play: plays through the real libcanberra (needs libcanberra-dev)
 # CANBERRA_PLUGINDIR is where libcanberra looks for drivers (its compiled-in path; Debian:
@@ -129,14 +133,16 @@ CANBERRA_HEADERS = $(wildcard Sources/Plugins/CanberraCued/*.h)
 CANBERRA_CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 # -z nodelete: libcanberra unloads a driver whose open failed and loads it again at the next play;
 # kept loaded, the driver remembers a daemon that did not answer (driver.c, hold_off) across them.
-CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--as-needed
+CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--as-needed -Wl,-Bsymbolic
 CANBERRA_PLUGINDIR ?= $(shell packaging/install.sh canberra-plugindir)
 
 canberra: $(CANBERRA_DIR)/libcanberra-cued.so
 
 $(CANBERRA_DIR)/libcanberra-cued.so: $(CANBERRA_SOURCES) $(CANBERRA_HEADERS) Makefile
 	@mkdir -p $(CANBERRA_DIR)
-	$(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) -lm
+	@libs=$$(pkg-config --libs libcanberra) || { echo "make canberra: the driver links libcanberra, whose libcanberra-dev is not installed: run scripts/install-deps.sh" >&2; exit 1; }; \
+	  echo $(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) $$libs -lm; \
+	  $(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) $$libs -lm
 
 canberra-play: $(CANBERRA_DIR)/canberra-play
 
@@ -199,7 +205,7 @@ bench-quick: tool-deps
 #   make fuzz FUZZ_SECONDS=3600     an hour; FUZZ_JOBS=2 runs two workers
 FUZZ_SECONDS ?= 60
 
-.PHONY: fuzz fuzz-decode fuzz-config
+.PHONY: fuzz fuzz-decode fuzz-config fuzz-canberra
 
 fuzz:
 	SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -211,6 +217,11 @@ fuzz-decode: test-deps
 # The config file's TOML parser under libFuzzer (FUZZ_TARGET=config, Fuzz/config-corpus).
 fuzz-config:
 	FUZZ_TARGET=config SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The libcanberra driver's JSON reader and writer (Sources/Plugins/CanberraCued/wire.c), in C with
+# AddressSanitizer and UBSan (Tests/Canberra/wire-fuzz.c; corpus Fuzz/canberra-corpus).
+fuzz-canberra:
+	FUZZ_TARGET=canberra SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The soak test (scripts/soak.sh, docs/RELIABILITY.md): a release cued on the null sink through
 # 100,000 one-shot plays and 10,000 connect/disconnect cycles, with players and system sounds made and
