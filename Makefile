@@ -43,16 +43,18 @@ test: test-deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-test.log
 	@if grep -E '^/.*(Sources|Tests)/.*: warning:' .build-test.log; then echo "build has warnings (above)"; exit 1; fi
 	# One test at a time: many tests run real daemons, sound servers and a release build, and on a
-	# 2-core machine running them side by side starves the timing-sensitive ones.
-	$(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS)
+	# 2-core machine running them side by side starves the timing-sensitive ones. Every pass goes
+	# through scripts/swift-test.sh, which fails a pass that ends without Swift Testing's summary
+	# line or counts fewer tests than `swift test list` holds for its filter.
+	SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS)
 	# The device-agnostic end-to-end suites again, on the native PipeWire output into a headless
 	# PipeWire (Tests/EndToEndTests/Harness.swift, sharedOutput) instead of the null sink.
-	CUED_TEST_DEVICE=pipewire $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PIPEWIRE_SUITES)'
+	CUED_TEST_DEVICE=pipewire SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PIPEWIRE_SUITES)'
 	# The PulseAudio-protocol suites again against a private pipewire-pulse, when the first pass used
 	# the pulseaudio server: both arrangements a user's machine may have (scripts/install-deps.sh).
 	@if [ -x /usr/bin/pulseaudio ] && [ "$${CUED_TEST_PULSE_SERVER:-pulseaudio}" = pulseaudio ]; then \
 	  echo "CUED_TEST_PULSE_SERVER=pipewire-pulse $(SWIFT) test --filter '$(PULSE_SUITES)'"; \
-	  CUED_TEST_PULSE_SERVER=pipewire-pulse $(SWIFT) test --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PULSE_SUITES)'; \
+	  CUED_TEST_PULSE_SERVER=pipewire-pulse SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(PULSE_SUITES)'; \
 	fi
 	# The Python client package (clients/python), pip-installed into a scratch venv as a user installs
 	# it, type-checked, and tested against this build's cued.
@@ -119,9 +121,13 @@ DEB_ROOT = $(DEB_WORK)/debian/cued
 # --- libcanberra-cued.so: the libcanberra driver (Sources/Plugins/CanberraCued, docs/CLIENT.md) -----
 # Plain C built by cc, not SwiftPM: SwiftPM links every dynamic library product with swiftc, which adds
 # the Swift runtime (libswiftCore.so, swiftrt.o) even to a C-only one, and this library is loaded into
-# any program that plays a libcanberra sound. It needs only libc and libm, and links no libcanberra:
-# the ca_* functions it calls resolve in the process that loaded it. Only the eight cued_driver_*
-# entry points are exported.
+# any program that plays a libcanberra sound. It links libc, libm and libcanberra.so.0 (NEEDED, as
+# libcanberra's own drivers do): a host that loads libcanberra with local binding (GTK's modules,
+# Python's ctypes, any plugin) leaves libcanberra's symbols out of the global scope, and a driver
+# that left its ca_* calls undefined would not load there. Only the eight cued_driver_* entry points
+# are exported: libcanberra looks each up in the driver and its dependencies, and finds its own
+# dispatchers (driver_open, …) for any the driver lacks. -Bsymbolic binds the driver's calls to its
+# own entry points to itself. Building needs libcanberra-dev (pkg-config's libcanberra).
 #   make canberra        $(BUILD_DIR)/canberra/libcanberra-cued.so (make build makes it too)
 #   make canberra-play   $(BUILD_DIR)/canberra/canberra-play: plays through the real libcanberra (needs libcanberra-dev)
 # CANBERRA_PLUGINDIR is where libcanberra looks for drivers (its compiled-in path; Debian:
@@ -135,14 +141,16 @@ CANBERRA_HEADERS = $(wildcard Sources/Plugins/CanberraCued/*.h)
 CANBERRA_CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 # -z nodelete: libcanberra unloads a driver whose open failed and loads it again at the next play;
 # kept loaded, the driver remembers a daemon that did not answer (driver.c, hold_off) across them.
-CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--as-needed
+CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--as-needed -Wl,-Bsymbolic
 CANBERRA_PLUGINDIR ?= $(shell packaging/install.sh canberra-plugindir)
 
 canberra: $(CANBERRA_DIR)/libcanberra-cued.so
 
 $(CANBERRA_DIR)/libcanberra-cued.so: $(CANBERRA_SOURCES) $(CANBERRA_HEADERS) Makefile
 	@mkdir -p $(CANBERRA_DIR)
-	$(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) -lm
+	@libs=$$(pkg-config --libs libcanberra) || { echo "make canberra: the driver links libcanberra, whose libcanberra-dev is not installed: run scripts/install-deps.sh" >&2; exit 1; }; \
+	  echo $(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) $$libs -lm; \
+	  $(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) $$libs -lm
 
 canberra-play: $(CANBERRA_DIR)/canberra-play
 
@@ -209,7 +217,7 @@ bench-quick: tool-deps static-cxx
 #   make fuzz FUZZ_SECONDS=3600     an hour; FUZZ_JOBS=2 runs two workers
 FUZZ_SECONDS ?= 60
 
-.PHONY: fuzz fuzz-decode fuzz-config
+.PHONY: fuzz fuzz-decode fuzz-config fuzz-canberra
 
 fuzz:
 	SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -221,6 +229,11 @@ fuzz-decode: test-deps
 # The config file's TOML parser under libFuzzer (FUZZ_TARGET=config, Fuzz/config-corpus).
 fuzz-config:
 	FUZZ_TARGET=config SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The libcanberra driver's JSON reader and writer (Sources/Plugins/CanberraCued/wire.c), in C with
+# AddressSanitizer and UBSan (Tests/Canberra/wire-fuzz.c; corpus Fuzz/canberra-corpus).
+fuzz-canberra:
+	FUZZ_TARGET=canberra SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The soak test (scripts/soak.sh, docs/RELIABILITY.md): a release cued on the null sink through
 # 100,000 one-shot plays and 10,000 connect/disconnect cycles, with players and system sounds made and

@@ -198,9 +198,8 @@ let package = Package(
     .testTarget(
       name: "EndToEndTests",
       dependencies: [
-        "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "cued-fuzz-config", "CueDecoding", "CueProtocol", "CuePosix",
-        "CarouselProgram", "CuedMulticall",
-        "DaemonTestSupport", "RealtimeKitTestSupport",
+        "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "cued-fuzz-config", "CueClient", "CueDecoding", "CueProtocol",
+        "CuePosix", "CarouselProgram", "CuedMulticall", "DaemonTestSupport", "RealtimeKitTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]

@@ -87,8 +87,8 @@ chmod 0644 "$DEB_ROOT/DEBIAN/conffiles"
 chmod 0644 "$DEB_ROOT/DEBIAN/md5sums"
 
 # Depends: the shared libraries the binaries and the libcanberra driver need (the Swift runtime is
-# linked in: none from /opt/swift; the driver's ca_* calls resolve in libcanberra, which loads it:
-# the package Enhances libcanberra0 rather than depending on it).
+# linked in: none from /opt/swift). The driver links libcanberra.so.0 (NEEDED, as libcanberra's own
+# drivers do, so that it loads in hosts that bind libcanberra locally): libcanberra0 is a dependency.
 # libpipewire and libpulse are not among them: cued loads them (dlopen) only when that output is
 # chosen, so control.in recommends them with the rest. libsndfile is loaded (dlopen) too, at the first
 # Ogg or WAV cue, but every install may meet one (a sound theme's .oga): it is a dependency. So is

@@ -102,7 +102,7 @@ status=0
 testlog="$scratch/sanitize-tests.log"
 # The test binary is already instrumented (--skip-build needs no --sanitize); passed for clarity.
 set +e
-"$SWIFT" test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel "${filters[@]}" 2>&1 | tee "$testlog"
+SWIFT="$SWIFT" scripts/swift-test.sh --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel "${filters[@]}" 2>&1 | tee "$testlog"
 status=${PIPESTATUS[0]}
 set -e
 

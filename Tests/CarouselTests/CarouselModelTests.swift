@@ -189,30 +189,56 @@ struct CarouselModelTests {
     var carousel = Carousel(pageCount: 10, autoSeconds: 0, maxFlickPages: 3, now: 0)
     // 0.2 pages every 10 ms: 20 pages a second, released while moving.
     let events = Self.drag(&carousel, from: 10, to: 9.4, steps: 3, interval: 0.01, start: 0, still: 0)
+    // The release announces the target (will-end-dragging) and no page: the coast sends those.
     #expect(
       events == [
         .dragBegan, Self.changed(0, 1, of: 10, .drag, .next), .willEndDragging(velocity: 20, targetPage: 3),
-        Self.changed(1, 3, of: 10, .drag, .next), .dragEnded(decelerate: true), .willBeginDecelerating,
+        .dragEnded(decelerate: true), .willBeginDecelerating,
       ])
+    #expect(carousel.page == 1, "the page under the middle at the release")
     // It decelerates from where it was released, at the release velocity: 3 × 2.4 pages / 20 = 0.36 s.
     guard case .animating(let animation) = carousel.motion else {
       Issue.record("not decelerating: \(carousel.motion)")
       return
     }
     #expect(abs(animation.durationSeconds - 0.36) < 1e-9 && abs(animation.fromOffset + 2.4) < 1e-9)
-    #expect(carousel.tick(at: 0.03 + 0.35) == [])
+    // Frame by frame, each page goes out in the frame where the middle of the screen crossed into it.
+    var coast: [Event] = []
+    var previous = 0.6
+    for frame in 1...17 {
+      let now = 0.03 + Double(frame) * Carousel.frameSeconds
+      let position = Double(carousel.anchor) + carousel.viewportOffset(at: now)
+      let sent = carousel.tick(at: now)
+      let crossed = Int(position.rounded()) - Int(previous.rounded())
+      #expect(sent.count == crossed, "frame \(frame) at \(position): \(sent)")
+      #expect(carousel.page == Int(position.rounded()))
+      coast += sent
+      previous = position
+    }
+    #expect(coast == [Self.changed(1, 2, of: 10, .drag, .next), Self.changed(2, 3, of: 10, .drag, .next)])
     #expect(carousel.tick(at: animation.endSeconds) == [.decelerationEnded])
     #expect(carousel.page == 3)
+  }
+
+  /// A coast faster than a page a frame still sends each page, one at a time, in order.
+  @Test func aFastCoastSendsEveryPageItCrosses() {
+    var carousel = Carousel(pageCount: 10, autoSeconds: 0, maxFlickPages: 5, now: 0)
+    // Dragged to page 2 (1.5 pages), released at 50 pages a second: the target is 5 pages from page 0.
+    _ = Self.drag(&carousel, from: 10, to: 8.5, steps: 3, interval: 0.01, start: 0, still: 0)
+    #expect(carousel.page == 2 && carousel.anchor == 5)
+    let coast = Self.settle(&carousel, at: 0)
+    #expect(
+      coast == (2..<5).map { Self.changed($0, $0 + 1, of: 10, .drag, .next) } + [.decelerationEnded], "\(coast)")
   }
 
   @Test func aSlowerFlickGoesAtLeastOnePageItsWay() {
     var carousel = Carousel(pageCount: 10, autoSeconds: 0, now: 0)
     // 0.1 page in 0.1 s, leftwards (towards the previous page): 1 page a second.
     let events = Self.drag(&carousel, from: 3, to: 3.1, steps: 2, interval: 0.05, start: 0, still: 0)
+    #expect(events == [.dragBegan, .willEndDragging(velocity: -1, targetPage: 9), .dragEnded(decelerate: true), .willBeginDecelerating])
     #expect(
-      events == [
-        .dragBegan, .willEndDragging(velocity: -1, targetPage: 9), Self.changed(0, 9, of: 10, .drag, .previous),
-        .wrapped(from: 0, to: 9, count: 10), .dragEnded(decelerate: true), .willBeginDecelerating,
+      Self.settle(&carousel, at: 0) == [
+        Self.changed(0, 9, of: 10, .drag, .previous), .wrapped(from: 0, to: 9, count: 10), .decelerationEnded,
       ])
   }
 
@@ -220,6 +246,7 @@ struct CarouselModelTests {
     var carousel = Carousel(pageCount: 3, autoSeconds: 0, maxFlickPages: 5, now: 0)
     let events = Self.drag(&carousel, from: 10, to: 9, steps: 2, interval: 0.01, start: 0, still: 0)
     #expect(events.contains(.willEndDragging(velocity: 50, targetPage: 2)))
+    _ = Self.settle(&carousel, at: 0)
     #expect(carousel.page == 2)
   }
 
@@ -239,30 +266,35 @@ struct CarouselModelTests {
     var carousel = Carousel(pageCount: 10, autoSeconds: 0, now: 0)
     _ = Self.drag(&carousel, from: 10, to: 9.4, steps: 3, interval: 0.01, start: 0, still: 0)
     let position = Double(carousel.anchor) + carousel.viewportOffset(at: 0.1)
-    // The touch is the new drag's beginning; the interrupted deceleration sends no end.
-    #expect(carousel.perform(.press(x: 5), at: 0.1) == [.dragBegan])
+    // The touch is the new drag's beginning; the interrupted deceleration sends no end, only the
+    // page the middle crossed into since the last frame (none was drawn here since the release).
+    #expect(carousel.perform(.press(x: 5), at: 0.1) == [Self.changed(1, 2, of: 10, .drag, .next), .dragBegan])
+    #expect(Int(position.rounded()) == 2)
     #expect(carousel.isDragging && abs(Double(carousel.anchor) + carousel.viewportOffset(at: 0.1) - position) < 1e-9)
     #expect(carousel.tick(at: 5) == [])
   }
 
-  /// Catching a flick on its way: it stops where it is, on the page under the middle, with no page
-  /// change back from the target it announced (the pages it never reached are not sounded in
-  /// reverse); the release snaps to the nearest page.
-  @Test func catchingAFlickStopsItWithoutPagingBack() {
+  /// Catching a flick on its way: it stops where it is, on the page under the middle, and that is
+  /// the last page sent: the coast sent the pages it reached and no more (nothing of the target it
+  /// did not reach, nothing back); the release snaps to that page.
+  @Test func catchingAFlickEndsOnThePageShownAndThatIsTheLastPageSent() {
     var carousel = Carousel(pageCount: 10, autoSeconds: 0, maxFlickPages: 5, now: 0)
-    let flick = Self.drag(&carousel, from: 10, to: 8.5, steps: 3, interval: 0.01, start: 0, still: 0)
-    let target = carousel.page
-    #expect(target > 2, "a flick across several pages: \(flick)")
-    // Early in its coast, the cards are still near the start.
-    let caughtAt = 0.05
+    var sent = Self.drag(&carousel, from: 10, to: 8.5, steps: 3, interval: 0.01, start: 0, still: 0)
+    let target = carousel.anchor
+    #expect(target > 2, "a flick across several pages: \(sent)")
+    // Early in its coast (two frames drawn), the cards are still near the start.
+    let caughtAt = 0.09
+    sent += carousel.tick(at: 0.05) + carousel.tick(at: 0.07)
     let position = Double(carousel.anchor) + carousel.viewportOffset(at: caughtAt)
     #expect(position < Double(target) - 0.5)
-    #expect(carousel.perform(.press(x: 5), at: caughtAt) == [.dragBegan])
-    #expect(carousel.page == Int(position.rounded()), "the page under the middle, taken silently")
-    let release = carousel.perform(.release(x: 5), at: caughtAt + 0.5)
-    #expect(!release.contains { if case .pageChanged = $0 { true } else { false } }, "\(release)")
-    _ = Self.settle(&carousel, at: 2)
-    #expect(carousel.page == Int(position.rounded()))
+    sent += carousel.perform(.press(x: 5), at: caughtAt)
+    #expect(sent.last == .dragBegan)
+    let shown = Int(position.rounded())
+    #expect(carousel.page == shown, "the page under the middle")
+    sent += carousel.perform(.release(x: 5), at: caughtAt + 0.5) + Self.settle(&carousel, at: 2)
+    #expect(carousel.page == shown)
+    let pages = sent.compactMap { if case .pageChanged(_, let to, _, _, _, _) = $0 { to } else { nil } }
+    #expect(pages == Array(1...shown), "each page once, in order, up to the one shown: \(sent)")
   }
 
   @Test func aClickThatDoesNotMoveSendsNothing() {
@@ -425,23 +457,24 @@ struct CarouselModelTests {
   // MARK: The crawl
 
   /// Seed 003 as written: when auto-advance is due the view creeps on; each page boundary crossed
-  /// (the middle past half a card) is a page change of its own, a jump without animation.
+  /// (the middle past half a card) is a page change of its own, and nothing settles while it moves.
   @Test func theCrawlCreepsOnAndEachBoundaryItCrossesIsAPageChange() {
     var carousel = Carousel(pageCount: 5, autoSeconds: 1, crawlPagesPerSecond: 0.5, now: 0)
     #expect(carousel.tick(at: 0.5) == [])
     #expect(carousel.tick(at: 1) == [] && carousel.isCrawling, "due: the crawl begins")
     #expect(abs(carousel.viewportOffset(at: 1.4) - 0.2) < 1e-9, "it moves continuously")
     #expect(carousel.tick(at: 1.9) == [])
-    #expect(carousel.tick(at: 2.1) == [.pageChanged(from: 0, to: 1, count: 5, reason: .auto, direction: .next, animated: false)])
+    #expect(carousel.tick(at: 2.1) == [Self.changed(0, 1, of: 5, .auto, .next)])
     #expect(carousel.page == 1 && abs(carousel.viewportOffset(at: 2.1) + 0.45) < 1e-9, "the page under the middle, the view between")
-    #expect(carousel.tick(at: 4.1) == [.pageChanged(from: 1, to: 2, count: 5, reason: .auto, direction: .next, animated: false)])
+    #expect(carousel.tick(at: 4.1) == [Self.changed(1, 2, of: 5, .auto, .next)])
   }
 
   @Test func aPressStopsTheCrawlWhereItIsAndItResumesThreeSecondsAfterTheScrollSettles() {
     var carousel = Carousel(pageCount: 5, autoSeconds: 1, crawlPagesPerSecond: 0.5, now: 0)
     _ = carousel.tick(at: 1)
     let position = Double(carousel.anchor) + carousel.viewportOffset(at: 1.6)
-    #expect(carousel.perform(.press(x: 5), at: 1.6) == [.dragBegan])
+    // The user took over: the crawl's end (its one settle), then the drag.
+    #expect(carousel.perform(.press(x: 5), at: 1.6) == [.scrollAnimationEnded, .dragBegan])
     #expect(!carousel.isCrawling && abs(Double(carousel.anchor) + carousel.viewportOffset(at: 1.6) - position) < 1e-9)
     _ = carousel.perform(.release(x: 5), at: 1.7)
     let settled = Self.settle(&carousel, at: 1.7)
@@ -454,7 +487,7 @@ struct CarouselModelTests {
   @Test func aKeyDuringTheCrawlTakesOverFromWhereTheViewIs() {
     var carousel = Carousel(pageCount: 5, autoSeconds: 1, crawlPagesPerSecond: 0.5, now: 0)
     _ = carousel.tick(at: 1)
-    #expect(carousel.perform(.key(.next), at: 1.4) == [Self.changed(0, 1, of: 5, .key, .next)])
+    #expect(carousel.perform(.key(.next), at: 1.4) == [.scrollAnimationEnded, Self.changed(0, 1, of: 5, .key, .next)])
     #expect(abs(carousel.viewportOffset(at: 1.4) + 0.8) < 1e-9, "the slide starts where the crawl was")
   }
 
@@ -463,11 +496,8 @@ struct CarouselModelTests {
     _ = carousel.tick(at: 1)
     var sent: [CarouselMessage.Event] = []
     for t in stride(from: 1.1, through: 9, by: 0.1) { sent += carousel.tick(at: t) }
-    #expect(
-      sent == [
-        .pageChanged(from: 0, to: 1, count: 3, reason: .auto, direction: .next, animated: false),
-        .pageChanged(from: 1, to: 2, count: 3, reason: .auto, direction: .next, animated: false),
-      ])
+    // Its end at the last page is the crawl's one settle.
+    #expect(sent == [Self.changed(0, 1, of: 3, .auto, .next), Self.changed(1, 2, of: 3, .auto, .next), .scrollAnimationEnded])
     #expect(carousel.page == 2 && carousel.motion == .resting && carousel.viewportOffset(at: 9) == 0)
   }
 

@@ -86,4 +86,74 @@ struct ScrollTrackerTests {
     #expect(tracker.move(toOffset: 3.2, reason: .drag) == [], "already there")
     #expect(tracker.move(toOffset: 4, reason: .drag) == [.pageChanged(from: 3, to: 4, count: 9, reason: .drag, direction: .next)])
   }
+
+  /// A bounded pager dragged past its first page (UIKit's rubber band: the offset goes negative),
+  /// then past its last by a flick's bounce: `edge` once per scroll, only past the threshold; a
+  /// looping pager has no edges, and nor does a program's scroll.
+  @Test func pushingABoundedPagerPastAnEndSendsEdgeOncePerScroll() {
+    var tracker = ScrollTracker(pageCount: 3, pageWidth: 400)
+    var sent = tracker.willBeginDragging()
+    sent += tracker.didScroll(contentOffset: -10)  // 0.025 of a page: not yet a push
+    sent += tracker.didScroll(contentOffset: -60)
+    sent += tracker.didScroll(contentOffset: -90)
+    sent += tracker.didScroll(contentOffset: -20)
+    sent += tracker.willEndDragging(velocityPointsPerMillisecond: 0, targetContentOffset: 0)
+    sent += tracker.didEndDragging(willDecelerate: true)
+    sent += tracker.didScroll(contentOffset: 0)
+    sent += tracker.didEndDecelerating()
+    #expect(
+      sent == [
+        .dragBegan, .edge(.start), .willEndDragging(velocity: 0, targetPage: 0), .dragEnded(decelerate: true), .decelerationEnded,
+      ])
+    // The next scroll: a flick to the last page that bounces past it as it decelerates.
+    sent = tracker.willBeginDragging()
+    sent += tracker.didScroll(contentOffset: 300)
+    sent += tracker.didEndDragging(willDecelerate: true)
+    for offset in [600.0, 830, 860, 800] { sent += tracker.didScroll(contentOffset: offset) }
+    #expect(
+      sent == [
+        .dragBegan, .pageChanged(from: 0, to: 1, count: 3, reason: .drag, direction: .next), .dragEnded(decelerate: true),
+        .pageChanged(from: 1, to: 2, count: 3, reason: .drag, direction: .next), .edge(.end),
+      ])
+    var looping = ScrollTracker(pageCount: 3, pageWidth: 400, loops: true)
+    _ = looping.willBeginDragging()
+    #expect(!looping.didScroll(contentOffset: -90).contains(.edge(.start)))
+    var program = ScrollTracker(pageCount: 3, pageWidth: 400)
+    _ = program.setContentOffset(-90, animated: true)
+    #expect(program.didScroll(contentOffset: -90) == [])
+  }
+
+  /// Seed 003's auto-scroll: a timer moves the offset a little at a time; the pages it crosses go
+  /// out as they are crossed (reason `auto`, animated, so nothing settles), and one
+  /// `scroll-animation-ended` when it stops or when the user takes over, before the drag begins.
+  @Test func anAutoScrollPagesAsItCrossesAndEndsOnceWhenStoppedOrTakenOver() {
+    var tracker = ScrollTracker(pageCount: 4, pageWidth: 100)
+    var sent: [CarouselMessage.Event] = []
+    for offset in stride(from: 5.0, through: 300, by: 5) { sent += tracker.autoScroll(toOffset: offset) }
+    sent += tracker.stopAutoScroll()
+    #expect(
+      sent == [
+        .pageChanged(from: 0, to: 1, count: 4, reason: .auto, direction: .next),
+        .pageChanged(from: 1, to: 2, count: 4, reason: .auto, direction: .next),
+        .pageChanged(from: 2, to: 3, count: 4, reason: .auto, direction: .next), .scrollAnimationEnded,
+      ])
+    #expect(tracker.stopAutoScroll() == [], "stopped already")
+    // Taken over by the user: the crawl's end, then the drag; UIKit's didScroll calls from then
+    // on are the drag's.
+    var caught = ScrollTracker(pageCount: 4, pageWidth: 100, loops: true)
+    sent = caught.autoScroll(toOffset: 40) + caught.autoScroll(toOffset: 60) + caught.didScroll(contentOffset: 70)
+    sent += caught.willBeginDragging() + caught.didScroll(contentOffset: 160)
+    #expect(
+      sent == [
+        .pageChanged(from: 0, to: 1, count: 4, reason: .auto, direction: .next), .scrollAnimationEnded, .dragBegan,
+        .pageChanged(from: 1, to: 2, count: 4, reason: .drag, direction: .next),
+      ])
+    // A program's scroll takes over too.
+    var keyed = ScrollTracker(pageCount: 4, pageWidth: 100)
+    _ = keyed.autoScroll(toOffset: 30)
+    #expect(
+      keyed.setContentOffset(200, animated: false) == [
+        .scrollAnimationEnded, .pageChanged(from: 0, to: 2, count: 4, reason: .programmatic, direction: .next, animated: false),
+      ])
+  }
 }

@@ -177,6 +177,32 @@ struct ScrollLifecycleTests {
     #expect(tail.suffix(2000) == wrap.suffix(2000), "the final sound's end is intact")
   }
 
+  /// Nine changes across two pages with `multi-page = "each"` (each second sound scheduled 30 ms
+  /// on), then a one-page wrap, all at once or a cycle apart: the sounds not yet due when a newer
+  /// change comes are dropped, so never more than one page sound is heard (the peak stays within
+  /// 0.5 dB, a factor of 1.0593, of one cue's) and the wrap's sound, the last, plays whole.
+  @Test(arguments: [0, 1])
+  func aBurstOfMultiPageEachChangesDropsTheSoundsNotYetDue(cyclesBetween: Int) throws {
+    var each = PagingBinding(cue: "tick")
+    each.multiPage = .each
+    each.pageSpacing = 0.03
+    let (embedded, client) = try Self.daemon(CarouselBindings(bindings: ["page-next": each, "wrap": PagingBinding(cue: "wrap")]))
+    let moves = stride(from: 0, to: 18, by: 2).map { ($0, $0 + 2) } + [(18, 0)]
+    for (id, move) in moves.enumerated() {
+      let reply = client.reply(
+        #"{"id":\#(id + 1),"carousel":"default","event":"page-changed","from":\#(move.0),"to":\#(move.1),"count":19,"direction":"next"}"#)
+      #expect(reply["decision"] == .string("played"))
+      embedded.runCycles(cyclesBetween)
+    }
+    embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
+    let written = embedded.sink.written
+    let peak = { (samples: [Float]) in samples.map(abs).max() ?? 0 }
+    let loudest = max(peak(embedded.samples(of: "tick")), peak(embedded.samples(of: "wrap")))
+    #expect(peak(written) <= loudest * 1.0593, "peak \(peak(written)), one cue's \(loudest)")
+    let wrap = embedded.samples(of: "wrap")
+    #expect(written.suffix(wrap.count - 2 * 384) == wrap.suffix(wrap.count - 2 * 384), "the wrap's sound is not whole")
+  }
+
   /// pan-by-position: where the page sits is audible apart from the direction it came from.
   @Test func panByPositionPutsTheFirstPageLeftAndTheLastRight() throws {
     var bindings = CarouselBindings.builtIn

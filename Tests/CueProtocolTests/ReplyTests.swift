@@ -28,6 +28,9 @@ let replySamples: [ReplySample] = [
     line: #"{"id":1,"ok":true,"server":"cued","version":"0.2.0","protocol":1}"#),
   ReplySample(op: PingRequest.op, body: ReplyBody(PingReply()), line: #"{"id":1,"ok":true,"pong":true}"#),
   ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7,"played":true}"#),
+  ReplySample(
+    op: PrepareRequest.op, body: ReplyBody(PrepareReply(file: "/usr/share/sounds/freedesktop/stereo/bell.oga", bytes: 76800)),
+    line: #"{"id":1,"ok":true,"file":"/usr/share/sounds/freedesktop/stereo/bell.oga","bytes":76800}"#),
   ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"played":true,"stole":3}"#),
   ReplySample(op: LevelRequest.op, body: ReplyBody(LevelReply(level: .quiet, setBy: "client")), line: #"{"id":1,"ok":true,"level":"quiet","setBy":"client"}"#),
   ReplySample(

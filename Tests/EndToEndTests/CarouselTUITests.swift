@@ -273,13 +273,15 @@ struct CarouselTUITests {
   }
 
   /// A daemon on the null sink with the test cues bound by default, a subscriber to its `paging`
-  /// events, and the carousel in tmux with `extra` options.
-  fileprivate static func rig(_ extra: [String], in dir: String, startPage: Int = 1) throws -> (DaemonProcess, ProtocolClient, TmuxSession) {
+  /// events (and `kinds` more), and the carousel in tmux with `extra` options.
+  fileprivate static func rig(
+    _ extra: [String], in dir: String, startPage: Int = 1, kinds: [String] = []
+  ) throws -> (DaemonProcess, ProtocolClient, TmuxSession) {
     let sounds = try Harness.soundDirectory(
       in: dir, ["page-next": "tone-48000-mono.mp3", "page-prev": "tone-22050-mono.mp3", "wrap": "tone-44100-stereo.mp3", "tick": "tone-8000-mono.mp3"])
     let daemon = try DaemonProcess(socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null"], logPath: dir + "/cued.log")
     let subscriber = try ProtocolClient(socket: daemon.socket)
-    try subscriber.request("subscribe", [("kinds", .array([.string("paging")]))])
+    try subscriber.request("subscribe", [("kinds", .array((["paging"] + kinds).map { .string($0) }))])
     let tmux = try TmuxSession(command: carouselCommand(socket: daemon.socket, extra), in: dir)
     try tmux.waitForScreen("page \(startPage), connected to cued") { $0.contains("page \(startPage) of") && $0.contains("cued is listening") }
     return (daemon, subscriber, tmux)
@@ -332,9 +334,14 @@ struct CarouselTUITests {
     try tmux.waitForScreen("page 2 centred") { Self.shows(page: 2, of: 5, $0) && Self.column(of: "page 2/5", in: $0) == 56 }
   }
 
-  @Test func aFlickCrossesThreePagesWithItsVelocityAndDecelerates() throws {
+  /// A flick is heard page by page as it coasts: the release says where it is going
+  /// (`will-end-dragging`'s target) and each page goes out, and is played, as the middle of the
+  /// screen reaches it, between the release and the coast's end (on the carousel's clock); each
+  /// page's sound is mixed (its `started`), one after the other.
+  @Test func aFlickIsHeardPageByPageAsItCoasts() throws {
     let dir = Harness.temporaryDirectory()
-    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "7", "--flick-pages", "3"], in: dir)
+    let trace = dir + "/trace.jsonl"
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "7", "--flick-pages", "3", "--trace", trace], in: dir, kinds: ["started"])
     defer {
       tmux.kill()
       daemon.stop()
@@ -347,48 +354,78 @@ struct CarouselTUITests {
     let events = try Self.lifecycle(subscriber)
     #expect(
       Self.names(events) == [
-        "drag-began", "page-changed", "will-end-dragging", "page-changed", "drag-ended", "will-begin-decelerating",
+        "drag-began", "page-changed", "will-end-dragging", "drag-ended", "will-begin-decelerating", "page-changed", "page-changed",
         "deceleration-ended", "settled",
       ], "\(events.map(JSONWriter.write))")
-    guard events.count == 8 else { return }
+    guard events.count == 9 else { return }
     // Past half a card during the drag: page 2; the release projects page 4, two pages further.
     #expect(events[1]["from"] == 0 && events[1]["to"] == 1 && events[1]["direction"] == "next")
     let velocity = try #require(events[2]["velocity"]?.doubleValue)
     #expect(velocity > 6.5 && velocity <= 1000)
     #expect(events[2]["targetPage"] == 3)
-    #expect(events[3]["from"] == 1 && events[3]["to"] == 3 && events[3]["pages"] == 2 && events[3]["direction"] == "next")
-    #expect(events[4]["decelerate"] == true)
-    #expect(events[6]["settled"] == true)
+    #expect(events[3]["decelerate"] == true)
+    // The coast: page 3, then page 4, one page each, each played.
+    for (event, page) in zip([events[5], events[6]], [2, 3]) {
+      #expect(event["from"] == .number(Double(page - 1)) && event["to"] == .number(Double(page)), "\(JSONWriter.write(event))")
+      #expect(event["reason"] == "drag" && event["direction"] == "next" && event["pages"] == nil)
+      #expect(event["decision"] == "played" && event["cue"] == "page-next", "\(JSONWriter.write(event))")
+    }
+    #expect(events[7]["settled"] == true)
+    let heard = try [events[5], events[6]].map { page in
+      let voice = try #require(page["voice"]?.intValue, "\(JSONWriter.write(page))")
+      let started = try subscriber.waitForEvent("started") { $0["voice"]?.intValue == voice }
+      return try #require(started["deviceTime"]?.doubleValue)
+    }
+    #expect(heard[0] < heard[1], "page 3's sound at \(heard[0]) s, page 4's at \(heard[1]) s")
     try tmux.waitForScreen("page 4") { Self.shows(page: 4, of: 7, $0) && Self.column(of: "page 4/7", in: $0) == 56 }
     #expect(try tmux.screen().contains("○ ○ ○ ● ○ ○ ○"))
+    // Sent as the cards got there: after the release's drag-ended, before the coast ended, in order.
+    let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+    let released = try #require(lines.first { $0["event"] == "drag-ended" }?["t"]?.doubleValue)
+    let ended = try #require(lines.first { $0["event"] == "deceleration-ended" }?["t"]?.doubleValue)
+    let coasting = lines.filter { $0["event"] == "page-changed" && ($0["t"]?.doubleValue ?? 0) > released }
+    #expect(coasting.map { $0["to"]?.intValue } == [2, 3])
+    let times = coasting.compactMap { $0["t"]?.doubleValue }
+    #expect(times.count == 2 && times[0] < times[1] && times[1] < ended, "sent at \(times), the coast ended at \(ended)")
   }
 
   /// A press on the cards while a flick coasts stops them where they are, as a touch stops a moving
-  /// scroll view: the drag begins again there, and no page change goes back from the flick's
-  /// target (the pages it never reached are not sounded in reverse); the release snaps to a page.
-  @Test func catchingACoastingFlickStopsItWithoutPagingBack() throws {
+  /// scroll view: the drag begins again there, the page under the middle is the last page sent
+  /// (and heard), and nothing pages back; the release snaps to that page, which the screen shows.
+  @Test func aCaughtFlickEndsOnThePageShownAndThatIsTheLastPageHeard() throws {
     let dir = Harness.temporaryDirectory()
-    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "9", "--flick-pages", "5"], in: dir)
+    let (daemon, subscriber, tmux) = try Self.rig(["--pages", "9", "--flick-pages", "5"], in: dir, kinds: ["started"])
     defer {
       tmux.kill()
       daemon.stop()
     }
-    try tmux.type(Self.press(100) + Self.motion(95) + Self.motion(90))
-    // Released while moving fast, and caught at once by a press and release that do not move.
-    try tmux.type(Self.motion(75) + Self.motion(60) + Self.release(60) + Self.press(60) + Self.release(60))
+    // A moderate flick (15 columns, a fifth of a card, every 25 ms or so: some 8 pages a second)
+    // coasts for the longest deceleration, 0.6 s; a press and release that do not move catch it
+    // 0.2 s into it.
+    try tmux.type(Self.press(100))
+    for column in stride(from: 85, through: 40, by: -15) {
+      usleep(25_000)
+      try tmux.type(Self.motion(column) + (column == 40 ? Self.release(40) : ""))
+    }
+    usleep(200_000)
+    try tmux.type(Self.press(40) + Self.release(40))
     var events = try Self.lifecycle(subscriber)
     while let more = try? Self.lifecycle(subscriber, timeout: 1) { events += more }
     let names = Self.names(events)
-    let flickEnded = try #require(names.firstIndex(of: "will-begin-decelerating"), "\(names)")
-    let caught = try #require(names[flickEnded...].firstIndex(of: "drag-began"), "the coasting flick was not caught: \(names)")
-    #expect(!names[flickEnded..<caught].contains("deceleration-ended"), "the interrupted coast sends no end")
-    let target = try #require(events[..<flickEnded].last { $0["message"] == "page-changed" }?["to"]?.intValue)
-    let after = events[caught...].filter { $0["message"] == "page-changed" }
-    #expect(!after.contains { $0["direction"] == "previous" }, "paged back after the catch: \(after.map(JSONWriter.write))")
+    let released = try #require(names.firstIndex(of: "will-begin-decelerating"), "\(names)")
+    let caught = try #require(names[released...].firstIndex(of: "drag-began"), "the coasting flick was not caught: \(names)")
+    #expect(!names[released..<caught].contains("deceleration-ended"), "caught after its coast ended (or: no end for the interrupted coast)")
+    let pages = events.filter { $0["message"] == "page-changed" }
+    #expect(!pages.contains { $0["direction"] == "previous" }, "paged back: \(pages.map(JSONWriter.write))")
+    #expect(pages.allSatisfy { $0["decision"] == "played" }, "\(pages.map(JSONWriter.write))")
     #expect(names.last == "settled")
-    // It rests on a page short of where the flick was going, or on it: never past it.
-    let shown = try #require((1...9).first { page in (try? tmux.screen()).map { Self.shows(page: page, of: 9, $0) } ?? false })
-    #expect(shown - 1 <= target, "page \(shown) shown, the flick went to \(target + 1)")
+    let lastHeard = try #require(pages.last?["to"]?.intValue)
+    let lastVoice = try #require(pages.last?["voice"]?.intValue)
+    _ = try subscriber.waitForEvent("started") { $0["voice"]?.intValue == lastVoice }
+    // The screen shows the page heard last, centred.
+    try tmux.waitForScreen("page \(lastHeard + 1), the last page heard") {
+      Self.shows(page: lastHeard + 1, of: 9, $0) && Self.column(of: "page \(lastHeard + 1)/9", in: $0) == 56
+    }
   }
 
   @Test func aBoundedPagerStretchesPastItsFirstPageAndSpringsBack() throws {
@@ -503,8 +540,9 @@ struct CarouselTUITests {
     try tmux.waitForScreen("back on page 1") { Self.shows(page: 1, of: 5, $0) && Self.column(of: "page 1/5", in: $0) == 56 }
   }
 
-  /// --crawl: auto-scroll creeps on (seed 003), each page it crosses a page change (reason auto);
-  /// a press stops it where it is, and nothing crawls while the button is held.
+  /// --crawl: auto-scroll creeps on (seed 003), each page it crosses a page change (reason auto),
+  /// and nothing settles while it moves; a press stops it where it is (its end, one settle, before
+  /// the drag), and nothing crawls while the button is held.
   @Test func theCrawlPagesByItselfAndAPressStopsIt() throws {
     let dir = Harness.temporaryDirectory()
     let (daemon, subscriber, tmux) = try Self.rig(["--pages", "9", "--auto", "0.3", "--crawl", "4"], in: dir)
@@ -516,10 +554,45 @@ struct CarouselTUITests {
     #expect(crawled["direction"] == "next")
     try tmux.type(Self.press(60))
     _ = try subscriber.waitForEvent("paging", timeout: 5) { $0["message"] == "drag-began" }
+    // Before the drag: the crawl's pages and its one end, which settled it.
+    let crawl = subscriber.events.filter { $0["carousel"] == "demo" }
+    #expect(Self.names(crawl).filter { $0 != "page-changed" } == ["scroll-animation-ended", "settled"], "\(Self.names(crawl))")
+    #expect(crawl.filter { $0["message"] == "page-changed" }.allSatisfy { $0["reason"] == "auto" && $0["settled"] == nil })
     subscriber.events.removeAll()
     let whileHeld = subscriber.drainEvents(for: 1.2)
     #expect(!whileHeld.contains { $0["message"] == "page-changed" }, "it crawled on while held")
     try tmux.type(Self.release(60))
+  }
+
+  /// The crawl across a bounded pager: a page change at each page it crosses, and the settled cue
+  /// (bound here) plays once, when it stops at the last page, not on any page on the way.
+  @Test func aCrawlSettlesOnlyWhenItStops() throws {
+    let dir = Harness.temporaryDirectory()
+    let sounds = try Harness.soundDirectory(in: dir, ["page-next": "tone-48000-mono.mp3", "tick": "tone-8000-mono.mp3"])
+    let config = dir + "/cued.toml"
+    try "[carousel.default]\npage-next = \"page-next\"\nsettled = \"tick\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "null", "--config", config], logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    let subscriber = try ProtocolClient(socket: daemon.socket)
+    try subscriber.request("subscribe", [("kinds", .array([.string("paging")]))])
+    let tmux = try TmuxSession(
+      command: Self.carouselCommand(socket: daemon.socket, ["--pages", "4", "--no-loop", "--auto", "1.5", "--crawl", "4"]), in: dir)
+    defer { tmux.kill() }
+    // Connected before the crawl begins (1.5 s after the start), so that none of its lines is lost.
+    try tmux.waitForScreen("a connection to cued") { $0.contains("cued is listening") }
+    let events = try Self.lifecycle(subscriber)
+    #expect(
+      Self.names(events) == ["page-changed", "page-changed", "page-changed", "scroll-animation-ended", "settled"],
+      "\(events.map(JSONWriter.write))")
+    guard events.count == 5 else { return }
+    #expect(events[..<3].map { $0["to"]?.intValue } == [1, 2, 3])
+    #expect(events[..<3].allSatisfy { $0["reason"] == "auto" && $0["decision"] == "played" && $0["settled"] == nil })
+    #expect(events[3]["settled"] == true)
+    #expect(events[4]["decision"] == "played" && events[4]["cue"] == "tick", "\(JSONWriter.write(events[4]))")
+    try tmux.waitForScreen("page 4, where the crawl stopped") { Self.shows(page: 4, of: 4, $0) }
+    // It stopped for good: nothing more comes.
+    #expect(!subscriber.drainEvents(for: 1).contains { $0["carousel"] == "demo" })
   }
 
   /// --vertical: the cards stack; ↓ pages on, and a drag upward with real SGR reports (rows, not

@@ -115,3 +115,50 @@ struct PageBurstTests {
     }
   }
 }
+
+/// The burst that used to escape the cap under `multi-page = "each"`: nine page changes that each
+/// cross two pages (their second sounds scheduled `page-spacing` later), then a one-page wrap, all
+/// within the spacing. A newer page change drops the sounds of the older ones that are not yet due
+/// (or takes their place with the crossfade), so whatever the mode and however the lines arrive,
+/// one page sound is heard at a time and the wrap's is heard last, whole.
+@Suite("Paging: a burst of multi-page changes under each multi-page mode, captured", .serialized)
+struct MultiPageBurstTests {
+  static func config(_ multiPage: String) -> String {
+    """
+    [carousel.default]
+    page-next = { cue = "page-next", multi-page = "\(multiPage)", page-spacing = 0.03, deadline = 1.0 }
+    wrap = { cue = "wrap", multi-page = "\(multiPage)", page-spacing = 0.03, deadline = 1.0 }
+    """
+  }
+
+  /// The nine two-page changes of a 19-page carousel (0→2 … 16→18) and the wrap 18→0, as lines.
+  static let lines: [String] = {
+    func line(_ from: Int, _ to: Int) -> String {
+      JSONWriter.write(
+        CarouselMessage(carousel: "default", event: .pageChanged(from: from, to: to, count: 19, reason: .drag, direction: .next)).json)
+        + "\n"
+    }
+    return stride(from: 0, to: 18, by: 2).map { line($0, $0 + 2) } + [line(18, 0)]
+  }()
+
+  @Test(arguments: ["one", "each", "rate"], [PageArrival.oneWrite, .everyMillisecond])
+  func aBurstStaysWithinOnePageSoundAndEndsWithTheWrapWhole(multiPage: String, arrival: PageArrival) throws {
+    let rig = try PacedCapture(cues: ["page-next": PageBurstTests.cue, "wrap": PageBurstTests.cue], config: Self.config(multiPage))
+    let raw = try RawClient(socket: rig.daemon.socket)
+    if arrival == .oneWrite {
+      try raw.send(Self.lines.joined())
+    } else {
+      for line in Self.lines {
+        try raw.send(line)
+        usleep(1_000)
+      }
+    }
+    usleep(900_000)
+    let capture = try rig.finish()
+    let single = try decoded(PageBurstTests.cue)
+    let peak = PageBurstTests.peak(capture)
+    let allowed = PageBurstTests.peak(single) * Float(pow(10, 0.5 / 20))
+    #expect(peak <= allowed, "peak \(20 * log10(peak / PageBurstTests.peak(single))) dB over one page sound")
+    #expect(PageBurstTests.endsWithWhole(capture, single), "the wrap's sound, the last, is not whole")
+  }
+}

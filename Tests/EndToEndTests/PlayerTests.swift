@@ -30,18 +30,24 @@ final class PacedCapture {
       try config.write(toFile: directory + "/cued.toml", atomically: true, encoding: .utf8)
       extra += ["--config", directory + "/cued.toml"]
     }
-    let config = """
-      </usr/share/alsa/alsa.conf>
-      pcm.tee { type file slave.pcm "pulse:\(pulse.sink)" file "\(directory)/out.raw" format "raw" perm 0644 }
-      """
-    try config.write(toFile: directory + "/asound.conf", atomically: true, encoding: .utf8)
     var environment = pulse.environment
-    environment["ALSA_CONFIG_PATH"] = directory + "/asound.conf"
+    environment["ALSA_CONFIG_PATH"] = try Self.teeConfiguration(pulse: pulse, capture: directory + "/out.raw", at: directory + "/asound.conf")
     environment.merge(extraEnvironment) { _, new in new }
     daemon = try DaemonProcess(
       socket: directory + "/cued.sock",
       arguments: ["--sounds", sounds, "--device", "tee", "--idle-timeout", "60"] + extra,
       environment: environment, logPath: directory + "/cued.log")
+  }
+
+  /// Writes an asound.conf at `path` whose PCM `tee` writes what it plays into `capture` (raw float32)
+  /// and passes it on to the server's null sink, which paces it; returns `path` (for ALSA_CONFIG_PATH).
+  static func teeConfiguration(pulse: PulseServer, capture: String, at path: String) throws -> String {
+    let config = """
+      </usr/share/alsa/alsa.conf>
+      pcm.tee { type file slave.pcm "pulse:\(pulse.sink)" file "\(capture)" format "raw" perm 0644 }
+      """
+    try config.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
   }
 
   /// Stops cued (so everything it wrote is in the file) and returns the capture.

@@ -96,6 +96,15 @@ def main(socket_path, sounds):
     check(None not in (ping, reply, opened, started) and ping < reply < opened < started,
           "a theme event's first play is deferred (a later ping first); its reply before opened and started", lines)
 
+    # A file's first play is deferred the same way (decoded on a worker first): a ping sent after it
+    # is answered first, and its reply still comes before its voice's started.
+    path = os.path.abspath(os.path.join(sounds, "wrap.mp3"))
+    c.write({"id": 32, "op": "play", "file": path}, {"id": 33, "op": "ping"})
+    lines = read_until(c, event("finished", cue="wrap"))
+    ping, reply, started = position(lines, reply_to(33)), position(lines, reply_to(32)), position(lines, event("started", cue="wrap"))
+    check(None not in (ping, reply, started) and ping < reply < started,
+          "a file's first play is deferred (a later ping first); its reply before started", lines)
+
     # A muted sound.play: its completion (reason muted) comes after its reply.
     sound = c.request("sound.create", cue="pico")["sound"]
     c.request("sound.completion", sound=sound)

@@ -15,9 +15,21 @@ import CueProtocol
 /// Each method returns the messages to send, in order (send them with `CueClient.send(_:)` as
 /// fire-and-forget carousel lines). `page-changed` goes out whenever the page under the middle
 /// changes: with the reason `drag` while a drag or its deceleration moves the view, `programmatic`
-/// while `setContentOffset` does. A jump with `animated: false` is the whole scroll
-/// (`"animated": false`: cued settles it at once); an animated one ends with
-/// `didEndScrollingAnimation`. A pure value: no I/O, no clock.
+/// while `setContentOffset` does, `auto` while an auto-scroll's timer moves it (`autoScroll`).
+/// A jump with `animated: false` is the whole scroll (`"animated": false`: cued settles it at
+/// once); an animated one ends with `didEndScrollingAnimation`.
+///
+/// **Auto-scroll** (seed 003: a timer moves the content offset a little at a time, and UIKit calls
+/// nothing but scrollViewDidScroll): `autoScroll(toOffset:)` on each step sends the page changes as
+/// the pages are crossed (reason `auto`) and nothing that settles; `stopAutoScroll()` when the
+/// timer stops (the end of a bounded pager) sends `scroll-animation-ended`, the one settle of the
+/// whole crawl; and when the user takes over (`willBeginDragging`, `setContentOffset`) that end goes
+/// out first, by itself.
+///
+/// **Edges.** A bounded pager (`loops: false`) whose offset goes past its first or last page
+/// (UIKit's rubber band while the user drags it or its deceleration bounces) sends `edge` once per
+/// scroll, when it is more than `edgeThreshold` of a page past the end. A pure value: no I/O, no
+/// clock.
 public struct ScrollTracker: Sendable, Equatable {
   public let pageCount: Int
   /// One page along the paging axis, in points.
@@ -29,8 +41,13 @@ public struct ScrollTracker: Sendable, Equatable {
   /// The page under the middle of the view, as last reported.
   public var page: Int { Self.wrap(index, pageCount) }
 
-  private enum Mover: Sendable, Equatable { case none, user, program }
+  /// How far past an end (in pages) a bounded pager's offset must go to count as a push past it.
+  public static let edgeThreshold = 0.05
+
+  private enum Mover: Sendable, Equatable { case none, user, program, auto }
   private var mover = Mover.none
+  /// Whether this scroll already sent `edge`.
+  private var edgeSent = false
 
   /// A pager of `pageCount` pages, `pageWidth` points each, showing `page`.
   public init(pageCount: Int, pageWidth: Double, page: Int = 0, loops: Bool = false) {
@@ -63,14 +80,55 @@ public struct ScrollTracker: Sendable, Equatable {
   }
 
   /// scrollViewWillBeginDragging.
+  /// An auto-scroll under way ends first (`scroll-animation-ended`): the user took over.
   public mutating func willBeginDragging() -> [CarouselMessage.Event] {
+    let ended = stopAutoScroll()
     mover = .user
-    return [.dragBegan]
+    edgeSent = false
+    return ended + [.dragBegan]
   }
 
-  /// scrollViewDidScroll: a page change when the page under the middle changed.
+  /// scrollViewDidScroll: a page change when the page under the middle changed, and `edge` when
+  /// the user's scroll took a bounded pager past an end.
   public mutating func didScroll(contentOffset: Double) -> [CarouselMessage.Event] {
-    move(toOffset: contentOffset, reason: mover == .program ? .programmatic : .drag)
+    let reason: CarouselMessage.Reason =
+      switch mover {
+      case .program: .programmatic
+      case .auto: .auto
+      case .user, .none: .drag
+      }
+    return edge(atOffset: contentOffset) + move(toOffset: contentOffset, reason: reason)
+  }
+
+  /// `edge` when the user's scroll (a drag or its deceleration) has taken a bounded pager more than
+  /// `edgeThreshold` of a page past an end, once per scroll.
+  mutating func edge(atOffset contentOffset: Double) -> [CarouselMessage.Event] {
+    guard !loops, mover == .user, !edgeSent, contentOffset.isFinite else { return [] }
+    let pages = contentOffset / pageWidth
+    if pages < -Self.edgeThreshold {
+      edgeSent = true
+      return [.edge(.start)]
+    }
+    if pages > Double(pageCount - 1) + Self.edgeThreshold {
+      edgeSent = true
+      return [.edge(.end)]
+    }
+    return []
+  }
+
+  /// An auto-scroll's timer set the content offset (seed 003): the page changes it crossed, with
+  /// the reason `auto`. Nothing settles while it moves.
+  public mutating func autoScroll(toOffset contentOffset: Double) -> [CarouselMessage.Event] {
+    mover = .auto
+    return move(toOffset: contentOffset, reason: .auto)
+  }
+
+  /// The auto-scroll stopped (its timer stopped, or it reached the end of a bounded pager):
+  /// `scroll-animation-ended`, which settles it, when one was under way; else nothing.
+  public mutating func stopAutoScroll() -> [CarouselMessage.Event] {
+    guard mover == .auto else { return [] }
+    mover = .none
+    return [.scrollAnimationEnded]
   }
 
   /// The view is now at `contentOffset` for `reason` (a key, auto-scroll, … where the caller knows
@@ -92,8 +150,8 @@ public struct ScrollTracker: Sendable, Equatable {
   }
 
   /// The view rests at `contentOffset` without a page change being sent: a pager that announced a
-  /// target page (the flick's, at the release) and was stopped short of it, where changing back
-  /// would sound the pages it never reached in reverse.
+  /// target page ahead of the view (a key's slide, at the key) and was stopped short of it, where
+  /// changing back would sound the pages it never reached in reverse.
   public mutating func rest(atOffset contentOffset: Double) {
     index = index(atOffset: contentOffset)
   }
@@ -127,13 +185,15 @@ public struct ScrollTracker: Sendable, Equatable {
   /// (UIKit calls scrollViewDidScroll once and nothing else): the page change says
   /// `"animated": false`. Animated, the page changes come from `didScroll` as it moves, and
   /// `didEndScrollingAnimation` ends it.
+  /// An auto-scroll under way ends first.
   public mutating func setContentOffset(_ contentOffset: Double, animated: Bool) -> [CarouselMessage.Event] {
+    let ended = stopAutoScroll()
     if animated {
       mover = .program
-      return []
+      return ended
     }
     mover = .none
-    return move(toOffset: contentOffset, reason: .programmatic, animated: false)
+    return ended + move(toOffset: contentOffset, reason: .programmatic, animated: false)
   }
 
   /// scrollViewDidEndScrollingAnimation.

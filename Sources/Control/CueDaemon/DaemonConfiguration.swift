@@ -43,7 +43,8 @@ public struct DaemonConfiguration: Sendable {
   public var clientQueueBytes: Int = 1024 << 10
   /// Besides cued's own user, members of this group may connect (`--allow-group`); nil: nobody else.
   public var allowedGroup: UInt32? = nil
-  /// Lets clients name MP3 files outside the sound directories (`--allow-any-path`).
+  /// Lets `player.create` and `sound.create` paths, and another user's `play` and `prepare` files,
+  /// lead outside the sound directories (`--allow-any-path`; cued's own user plays any file anyway).
   public var allowAnyPath = false
   /// Watch the sound directories and add or remove cues as files come and go (`watch-sounds`;
   /// `--no-watch-sounds` turns it off).

@@ -16,6 +16,8 @@ struct PagingState {
   var voices: [String: [VoiceID]] = [:]
   /// When each binding last started a voice (monotonic ns).
   var lastStart: [String: UInt64] = [:]
+  /// The mixer frame each scheduled sound of `multi-page = "each"` (after a change's first) starts at.
+  var scheduledStarts: [VoiceID: UInt64] = [:]
   /// The last wrap handled per carousel: which transition, by which kind of message, and when, to
   /// merge its other half (a `wrapped` after a `page-changed` for the same move, or the other way).
   var lastWrap: [String: (from: Int, to: Int, byPageChange: Bool, at: UInt64)] = [:]
@@ -252,9 +254,15 @@ final class Paging {
     let spacing = UInt64((binding.pageSpacing * Double(sampleRate)).rounded())
     let first = voices.nextMixFrame()
     var id = VoiceID(0)
-    // The youngest voice this play stops (its own by restart, or a page voice past the cap) is
-    // crossfaded: the engine fades it out as the new one fades in, or drops it if it has not sounded.
-    if let youngest = replacing.filter({ $0.1 == .stopped }).map(\.0).max(by: { $0.rawValue < $1.rawValue }) {
+    // The youngest voice this play stops that may have been heard (its own by restart, or a page
+    // voice past the cap) is crossfaded: the engine fades it out as the new one fades in, or, if it
+    // has not sounded, passes the crossfade on to the voice it was to replace. A scheduled sound
+    // not yet due (the rest of an earlier "each") is only dropped: it was never heard, and left
+    // to the engine's chain it would come due over the new sound.
+    state.scheduledStarts = state.scheduledStarts.filter { voices.isSounding($0.key) }
+    let notYetDue = { (voice: VoiceID) in (self.state.scheduledStarts[voice] ?? 0) > first }
+    let heard = replacing.filter { $0.1 == .stopped && !notYetDue($0.0) }.map(\.0)
+    if let youngest = heard.max(by: { $0.rawValue < $1.rawValue }) {
       request.replaces = youngest
       replacing.removeAll { $0.0 == youngest }
     }
@@ -268,7 +276,7 @@ final class Paging {
       do {
         switch try gate.start(play) {
         case .started(let started, _):
-          if index == 0 { id = started }
+          if index == 0 { id = started } else { state.scheduledStarts[started] = request.startAtFrame }
           state.voices[key, default: []].append(started)
           if isPageSound { pageVoices.append(started) }
         case .silent(let reason):

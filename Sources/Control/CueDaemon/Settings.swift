@@ -313,7 +313,7 @@ public enum Settings {
       sets: \.clientQueueBytes, as: { $0.int << 10 }),
     Setting(
       "allow-any-path", .boolean, default: false, .reloadable,
-      help: "Let clients name sound files outside the sound directories (player.create / sound.create with a path)",
+      help: "Let player.create / sound.create paths, and the play / prepare files of another user's clients, lead outside the sound directories (cued's own user plays any file it can read)",
       sets: \.allowAnyPath),
     Setting(
       "watch-sounds", .boolean, default: true, .reloadable,

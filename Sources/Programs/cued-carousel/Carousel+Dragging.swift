@@ -11,11 +11,15 @@ extension Carousel {
     var events = isDragging ? release(x: x, at: now) : []
     let grabbed = isAnimating || isCrawling
     // Grabbing a moving carousel stops it where it is, and that touch is the drag's beginning
-    // (UIKit sends willBeginDragging and no end for the interrupted scroll). A flick announced
-    // its target page when it was released; caught on its way, the page is the one under the
-    // middle of the screen now, taken without a page change: the cards never went past it, so a
-    // change back from the target would sound the pages in reverse.
+    // (UIKit sends willBeginDragging and no end for the interrupted coast). A coasting flick has
+    // sent each page as the middle of the screen reached it: the page it crossed into since the
+    // last frame goes out now, and the last page sent is the page shown. The crawl sends its end
+    // first (the user took over). A key's slide announced its target at the key; caught on its
+    // way, the page is the one under the middle now, taken without a page change: the cards never
+    // went past it, so a change back from the target would sound the pages in reverse.
     let position = Double(anchor) + viewportOffset(at: now)
+    if case .animating(let animation) = motion, animation.kind == .deceleration { events += coast(to: position) }
+    if isCrawling { events += stopCrawl(at: now).events }
     if grabbed {
       anchor = clamped(Int(position.rounded()))
       tracker.rest(atOffset: Double(anchor))
@@ -72,7 +76,8 @@ extension Carousel {
     let remaining = shown - Double(target)
     let decelerate = abs(velocity) >= Self.stillVelocity || abs(remaining) > 0.02
     events.append(.willEndDragging(velocity: (velocity * 100).rounded() / 100, targetPage: page(target)))
-    if target != anchor { events += pageChange(to: target, reason: .drag) ?? [] }
+    // The coast sends the pages on the way as the cards reach them (`coast`, each frame).
+    anchor = target
     events.append(.dragEnded(decelerate: decelerate))
     guard decelerate else {
       motion = .resting

@@ -18,10 +18,13 @@ import CueProtocol
 /// - standing still on a page boundary: `will-end-dragging` (velocity 0), `drag-ended`
 ///   (decelerate: false): the scroll has settled;
 /// - otherwise the cards decelerate to a page: `will-end-dragging` (the velocity, the target page),
-///   `page-changed` if the target is another page, `drag-ended` (decelerate: true),
-///   `will-begin-decelerating`, and `deceleration-ended` when they come to rest. A slow release
-///   snaps to the nearest page, back or on; a flick goes at least one page its way, further the
-///   faster it was (the position it would coast to in `projectionSeconds`), at most `maxFlickPages`.
+///   `drag-ended` (decelerate: true), `will-begin-decelerating`; then, as they coast, a
+///   `page-changed` (reason `drag`) as the middle of the screen crosses into each page, one page at
+///   a time, and `deceleration-ended` when they come to rest. A slow release snaps to the nearest
+///   page, back or on; a flick goes at least one page its way, further the faster it was (the
+///   position it would coast to in `projectionSeconds`), at most `maxFlickPages`. A press during
+///   the coast stops the cards where they are (UIKit sends no end for the interrupted coast): the
+///   page under the middle then is the last page sent, so the page heard last is the page shown.
 ///
 /// **Bounded pagers** (`loops: false`, seed 002's UIPageViewController that returns nil past the
 /// ends): dragging past the first or last page stretches a rubber band (the cards move less than
@@ -38,10 +41,12 @@ import CueProtocol
 /// scroll). A drag, a key or a notch holds it; it resumes when the scroll has settled, and the next
 /// automatic page comes exactly `resumeDelaySeconds` (3 s) after that. **The crawl** is seed 003 as
 /// written (`crawlPagesPerSecond` > 0): when auto-advance is due, the view creeps on continuously
-/// (the seed moves the offset a point every 0.05 s), each page boundary it crosses a page change
-/// (reason `auto`, `animated: false`: each step is a jump of its own, as setContentOffset without
-/// animation is); a press stops it where it is, a key or notch takes over from there, and it stops
-/// for good at the end of a bounded pager.
+/// (the seed moves the offset a point every 0.05 s, and UIKit calls only scrollViewDidScroll), each
+/// page boundary it crosses a page change (reason `auto`; nothing settles while it moves). It ends
+/// with one `scroll-animation-ended`, the crawl's one settle: when it stops for good at the end of a
+/// bounded pager, or when the user takes over (before the drag's `drag-began`, the key's or the
+/// notch's page change); a press stops it where it is, a key or notch takes over from there. The
+/// tracker's `autoScroll` and `stopAutoScroll` send these, as for any pager.
 ///
 /// Times are seconds on any monotonic clock, passed in: the type reads no clock itself. Pointer
 /// positions are in card strides (a card and its gap) from any fixed origin: the screen converts.
@@ -185,9 +190,9 @@ struct Carousel {
     self.autoAdvance = AutoAdvance(intervalSeconds: autoSeconds, resumeDelaySeconds: resumeDelaySeconds, now: now)
   }
 
-  /// The page the carousel is on: the one under the middle of the screen during a drag, the one a
-  /// slide is going to, else the one it rests on.
-  var page: Int { Self.wrap(anchor, pageCount) }
+  /// The page the carousel is on, as last sent: the one under the middle of the screen during a
+  /// drag, a coast or the crawl, the one a key's slide is going to, else the one it rests on.
+  var page: Int { tracker.page }
 
   /// Whether a slide or deceleration is under way.
   var isAnimating: Bool {
@@ -249,13 +254,13 @@ struct Carousel {
     case .key(let step):
       guard !isDragging else { return [] }
       autoAdvance.hold()
-      let from = stopCrawl(at: now)
-      return finishAnimation(at: now) + programmaticStep(step, reason: .key, from: from, at: now)
+      let (from, ended) = stopCrawl(at: now)
+      return ended + finishAnimation(at: now) + programmaticStep(step, reason: .key, from: from, at: now)
     case .wheel(let step):
       guard !isDragging else { return [] }
       autoAdvance.hold()
-      let from = stopCrawl(at: now)
-      return finishAnimation(at: now) + wheelNotch(step, from: from, at: now)
+      let (from, ended) = stopCrawl(at: now)
+      return ended + finishAnimation(at: now) + wheelNotch(step, from: from, at: now)
     case .press(let x):
       return press(x: x, at: now)
     case .motion(let x):
@@ -269,6 +274,9 @@ struct Carousel {
   /// due. Returns the messages to send, in order.
   mutating func tick(at now: Double) -> [CarouselMessage.Event] {
     var events: [CarouselMessage.Event] = []
+    if case .animating(let animation) = motion, animation.kind == .deceleration {
+      events += coast(to: Double(anchor) + animation.offset(at: now))
+    }
     if case .animating(let animation) = motion, now >= animation.endSeconds {
       events += finishAnimation(at: now)
     }
@@ -331,31 +339,56 @@ struct Carousel {
   /// Starts creeping on from where the view rests.
   mutating func startCrawl(at now: Double) {
     motion = .crawling(Crawl(startSeconds: now, startPosition: Double(anchor), pagesPerSecond: crawlPagesPerSecond))
+    // The timer's first step: from now on the tracker knows an auto-scroll is under way.
+    _ = tracker.autoScroll(toOffset: Double(anchor))
   }
 
-  /// The crawl at `now`: a page change (a jump of its own) when the middle crossed into another
-  /// page; at the end of a bounded pager it stops there, for good (until the user scrolls).
+  /// The crawl at `now`: a page change when the middle crossed into another page (the tracker's
+  /// auto-scroll, one page at a time); at the end of a bounded pager it stops there, for good
+  /// (until the user scrolls), and its end settles it.
   mutating func crawlOn(_ crawl: Crawl, at now: Double) -> [CarouselMessage.Event] {
     var position = crawl.position(at: now)
     let last = Double(pageCount - 1)
     let reachedEnd = !loops && position >= last
     if reachedEnd { position = last }
-    var events: [CarouselMessage.Event] = []
-    let under = clamped(Int(position.rounded()))
-    if under != anchor { events += pageChange(to: under, reason: .auto, animated: false) ?? [] }
+    var events = step(to: position, reason: .auto)
+    anchor = clamped(Int(position.rounded()))
     if reachedEnd {
       motion = .resting
       autoAdvance.hold()
+      events += tracker.stopAutoScroll()
     }
     return events
   }
 
-  /// Stops the crawl where it is; returns the view's offset from the anchor then (0 without one).
-  mutating func stopCrawl(at now: Double) -> Double {
-    guard case .crawling = motion else { return 0 }
+  /// Stops the crawl where it is: the page the middle crossed into since the last frame, and the
+  /// crawl's end (`scroll-animation-ended`), which settles it; `offset`: the view's offset from the
+  /// anchor then (0 without a crawl).
+  mutating func stopCrawl(at now: Double) -> (offset: Double, events: [CarouselMessage.Event]) {
+    guard case .crawling(let crawl) = motion else { return (0, []) }
+    let events = crawlOn(crawl, at: now) + tracker.stopAutoScroll()
     let offset = viewportOffset(at: now)
     motion = .resting
-    return offset
+    return (offset, events)
+  }
+
+  /// A flick's coast at `position` (pages): a `page-changed` (reason `drag`) for each page the
+  /// middle of the screen crossed into since the last frame, one page at a time, so each is heard
+  /// as the cards reach it.
+  mutating func coast(to position: Double) -> [CarouselMessage.Event] {
+    step(to: position, reason: .drag)
+  }
+
+  /// Moves the tracker one page at a time to the page under the middle at `position`: by its
+  /// auto-scroll for `auto` (the crawl), else as the view moved for `reason`; the messages it returned.
+  private mutating func step(to position: Double, reason: CarouselMessage.Reason) -> [CarouselMessage.Event] {
+    let under = clamped(Int(position.rounded()))
+    var events: [CarouselMessage.Event] = []
+    while tracker.index != under {
+      let next = Double(tracker.index + (under > tracker.index ? 1 : -1))
+      events += reason == .auto ? tracker.autoScroll(toOffset: next) : tracker.move(toOffset: next, reason: reason)
+    }
+    return events
   }
 
   /// Auto-advance: the next page, or back to the first after the last page of a bounded pager.
@@ -378,13 +411,14 @@ struct Carousel {
   }
 
   /// Ends the animation under way, if any; returns its end message (and notes the settled scroll).
+  /// A coast ended early (a key) first sends the pages it had still to cross.
   mutating func finishAnimation(at now: Double) -> [CarouselMessage.Event] {
     guard case .animating(let animation) = motion else { return [] }
     motion = .resting
     autoAdvance.settled(at: now)
     switch animation.kind {
     case .programmatic: return [.scrollAnimationEnded]
-    case .deceleration: return [.decelerationEnded]
+    case .deceleration: return coast(to: Double(anchor)) + [.decelerationEnded]
     case .bump: return []
     }
   }

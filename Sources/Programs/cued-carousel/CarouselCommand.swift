@@ -15,7 +15,7 @@ struct CarouselCommand: ParsableCommand {
     abstract: "A looping carousel of coloured cards in the terminal, with cued's paging sounds.",
     discussion: """
       Drag the cards with the mouse: they follow the pointer, and on release they snap back, go \
-      on a page, or (flicked) coast across several. ←/→ (or h/l) and the mouse wheel turn the page \
+      on a page, or (flicked) coast across several, each page sounding as they reach it. ←/→ (or h/l) and the mouse wheel turn the page \
       too; q or Ctrl-C quits. From the last page the carousel goes on to the first, and back \
       (--no-loop: it stops at the ends, and a drag past one stretches like a rubber band). Every \
       scroll is sent to cued as carousel messages in UIScrollView's order (docs/PROTOCOL.md), and \

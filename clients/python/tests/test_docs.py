@@ -25,7 +25,10 @@ def python_section() -> str:
 
 
 def blocks(language: str) -> List[str]:
-    return re.findall(r"^```%s\n(.*?)^```$" % language, python_section(), re.S | re.M)
+    """The section's blocks of `language` that the document marks to be run (`<!-- example: run …`
+    before the fence; Tests/EndToEndTests/ExampleBlocks.swift has the markers): the ones the Swift
+    end-to-end suite runs against the source tree, run here against the installed package."""
+    return re.findall(r"^<!-- example: run [^\n]*-->\n```%s\n(.*?)^```$" % language, python_section(), re.S | re.M)
 
 
 shared = SharedDaemon()

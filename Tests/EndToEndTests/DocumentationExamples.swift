@@ -1,9 +1,25 @@
-// The examples of docs/CLIENT.md, compiled (and run against a test daemon by
-// DocumentationExampleTests). `everyExampleInTheGuideIsCompiledHere` checks that each ```swift
-// block of the guide appears in this file word for word, so keep the two in step.
+// The Swift examples of README.md and docs/CLIENT.md, compiled, and run and heard by
+// DocumentedExampleTests: each ```swift block of the documents appears in this file word for
+// word (without its imports, which are at the top here), so keep the two in step.
 
 import CueClient
 import CueProtocol
+
+// README.md, "From your program": a program's top-level code, here in a function.
+func readmeExample() async throws {
+let client = CueClient()
+try await client.play(cue: "page-next", pan: 0.6)          // fire-and-forget
+
+let tick = try await client.makeSystemSound(cue: "tick")    // System Sound Services' model
+try await tick.play { playedToTheEnd in print("tick done:", playedToTheEnd) }
+try await tick.dispose()                                    // does not cut the play above
+
+let player = try await client.makePlayer(cue: "wrap")       // AVAudioPlayer's model
+try await player.setNumberOfLoops(3)                        // four times through
+try await player.play()
+try await player.setVolume(0.2, fadeDuration: 0.8)          // a fade while it plays
+_ = await player.events.first { $0.kind == "finished" }     // it stops when the program ends: wait for it
+}
 
 func hello() async throws {
   let client = CueClient()  // $CUED_SOCKET, else $XDG_RUNTIME_DIR/cued/cued.sock, else /tmp/cued-UID/cued.sock
@@ -123,4 +139,22 @@ final class PagerSounds {
   func didEndDragging(decelerate: Bool) { send(tracker.didEndDragging(willDecelerate: decelerate)) }
   func didEndDecelerating() { send(tracker.didEndDecelerating()) }
   func jump(to x: Double) { send(tracker.setContentOffset(x, animated: false)) }
+}
+
+// A bounded pager (it does not loop) that scrolls by itself as seed 003's does: a timer moves
+// the content offset a point at a time, until the user takes over.
+func boundedPagerWithAutoScroll() -> [CarouselMessage.Event] {
+  var tracker = ScrollTracker(pageCount: 3, pageWidth: 390)
+  var sent: [CarouselMessage.Event] = []
+  // The timer's steps: a page change (reason auto) as each page is crossed; nothing settles.
+  for x in stride(from: 1.0, through: 500, by: 1) { sent += tracker.autoScroll(toOffset: x) }
+  // A touch: the auto-scroll's end (its one settle), then the drag.
+  sent += tracker.willBeginDragging()
+  // Dragged on past the last page (the rubber band): `edge`, once per scroll.
+  for x in [700.0, 780, 820, 850] { sent += tracker.didScroll(contentOffset: x) }
+  sent += tracker.willEndDragging(velocityPointsPerMillisecond: 0, targetContentOffset: 780)
+  sent += tracker.didEndDragging(willDecelerate: true)
+  sent += tracker.didScroll(contentOffset: 780)  // it springs back
+  sent += tracker.didEndDecelerating()
+  return sent
 }

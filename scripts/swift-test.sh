@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `swift test` that cannot pass silently: runs it with the arguments given, and fails unless the run
+# ends with Swift Testing's summary line ("Test run with N tests in M suites passed") and N accounts
+# for every test that `swift test list` finds for the same --filter and --skip. A test runner that
+# exits 0 having run half the suite (a crash swallowed by a pipe, a hang cut short) fails here with
+# the count it missed, and so does a --filter that no longer selects any test.
+#
+#   scripts/swift-test.sh [swift test arguments...]      `SWIFT=… scripts/swift-test.sh --skip-build …`
+#
+# Counting: `swift test list` prints every test as Module.Type/name(); a --filter or --skip regular
+# expression is matched against those lines and, as swift test also matches it against each test's
+# source location (a filter naming SoundThemeTests runs the other suites of SoundThemeTests.swift
+# too), against the files under Tests/ that declare the tests' types.
+# Swift Testing's N counts a test disabled by its condition too; such a test prints
+# "Test name() skipped: reason", and the closing line here says how many did.
+set -uo pipefail
+swift="${SWIFT:-swift}"
+
+filters=()
+skips=()
+list_args=()
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    --filter) filters+=("${args[i + 1]}"); i=$((i + 1)) ;;
+    --filter=*) filters+=("${args[i]#--filter=}") ;;
+    --skip) skips+=("${args[i + 1]}"); i=$((i + 1)) ;;
+    --skip=*) skips+=("${args[i]#--skip=}") ;;
+    --scratch-path | --sanitize) list_args+=("${args[i]}" "${args[i + 1]}"); i=$((i + 1)) ;;
+    --scratch-path=* | --sanitize=* | -c | --configuration=*) list_args+=("${args[i]}") ;;
+  esac
+done
+
+log=$(mktemp /tmp/cued-swift-test.XXXXXX)
+trap 'rm -f "$log"' EXIT
+
+"$swift" test "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+
+# What the run should have held, from the same build.
+listed=$("$swift" test list --skip-build "${list_args[@]}" 2>/dev/null) || {
+  echo "swift-test.sh: 'swift test list' failed; cannot check the run's count" >&2
+  exit $((status == 0 ? 1 : status))
+}
+# The tests a regular expression reaches: by identifier, or by the file that declares their type.
+reached() {
+  local pattern="$1" file types
+  grep -E -- "$pattern" <<<"$listed"
+  while IFS= read -r file; do
+    types=$(sed -nE 's/^(@[A-Za-z]+.*)?(public |final |private |fileprivate )*(struct|class|enum|extension) ([A-Za-z_][A-Za-z0-9_]*).*/\4/p' "$file" | sort -u | paste -sd'|')
+    [[ -n "$types" ]] && grep -E -- "^[A-Za-z]+\.($types)/" <<<"$listed"
+  done < <(find Tests -name '*.swift' | grep -E -- "$pattern")
+}
+selected=$listed
+if ((${#filters[@]} > 0)); then
+  selected=$(reached "$(IFS='|'; echo "${filters[*]}")" | sort -u)
+fi
+if ((${#skips[@]} > 0)); then
+  selected=$(comm -23 <(sort -u <<<"$selected") <(reached "$(IFS='|'; echo "${skips[*]}")" | sort -u))
+fi
+expected=$(grep -c . <<<"$selected" || true)
+if ((expected == 0)); then
+  echo "swift-test.sh: FAILED: no test is listed for this selection (${filters[*]:-every test}${skips:+, skipping ${skips[*]}})" >&2
+  exit 1
+fi
+
+clean=$(sed 's/\x1b\[[0-9;]*m//g' "$log")
+summary=$(grep -aE 'Test run with [0-9]+ tests? in ' <<<"$clean" | tail -1)
+if [[ -z "$summary" ]]; then
+  echo "swift-test.sh: FAILED: swift test exited $status without Swift Testing's 'Test run with N tests' line ($expected tests expected)" >&2
+  exit $((status == 0 ? 1 : status))
+fi
+if ((status != 0)); then
+  echo "swift-test.sh: swift test failed (exit $status): $summary"
+  exit "$status"
+fi
+ran=$(sed -nE 's/.*Test run with ([0-9]+) tests? .*/\1/p' <<<"$summary")
+skipped=$(grep -acE 'Test [^ ]+\) skipped' <<<"$clean" || true)
+if ((ran >= expected)); then
+  echo "swift-test.sh: $ran tests run ($skipped of them skipped, each with its reason above), $expected listed for this selection"
+  exit 0
+fi
+echo "swift-test.sh: FAILED: the run counted $ran tests but $expected are listed for this selection" >&2
+exit 1
