@@ -87,7 +87,13 @@ clean:
 #   make uninstall [PREFIX=…] [DESTDIR=…]          removes what the install's manifest lists
 #   make deb                                       dist/cued_<version>-<revision>_<arch>.deb
 # The binaries come from a release build with RELEASE_FLAGS: the Swift runtime linked in (nothing
-# under /opt/swift is needed at run time) and BIND_NOW. SCRATCH_PATH: a SwiftPM build folder other
+# under /opt/swift is needed at run time) and BIND_NOW. One executable is installed, the multi-call
+# cued; cuectl and cued-carousel are symbolic links to it (one Swift runtime, not three: 16.6 MB,
+# not 43.5). So that the daemon's idle RSS does not pay for the programs it carries, it is linked
+# with the toolchain's lld: relative relocations packed (RELR: 9 KiB, not 1 MiB read at every
+# start), no symbols of its own exported (its dynamic symbol table was 0.5 MiB), and libstdc++ linked
+# in (the Swift runtime uses little of it; libstdc++.so's symbol tables cost 1 MiB of RSS): STATIC_CXX_DIR
+# holds only libstdc++.a and is searched first (docs/PERFORMANCE.md, "Issue 32: footprint"). SCRATCH_PATH: a SwiftPM build folder other
 # than .build (the install tests use one: `swift test` holds the lock on .build while they run).
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -100,7 +106,9 @@ ZSH_COMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISH_COMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
 SYSTEMD_USER_UNITDIR ?= $(PREFIX)/lib/systemd/user
 SYSTEMD_SYSTEM_UNITDIR ?= $(PREFIX)/lib/systemd/system
-RELEASE_FLAGS ?= --static-swift-stdlib -Xlinker -z -Xlinker now
+STATIC_CXX_DIR = $(abspath $(BUILD_DIR))/static-libstdc++
+RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -use-ld=lld -Xswiftc -L$(STATIC_CXX_DIR) -Xlinker -z -Xlinker now \
+  -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 SCRATCH_PATH ?=
 BUILD_DIR = $(or $(SCRATCH_PATH),.build)
 DEB_REVISION ?= 1
@@ -158,11 +166,15 @@ INSTALL_ENV = PREFIX="$(PREFIX)" DESTDIR="$(if $(DESTDIR),$(abspath $(DESTDIR)))
   STAGE="$(BUILD_DIR)/install-staging" CANBERRA_DRIVER_FILE="$(CANBERRA_DIR)/libcanberra-cued.so" \
   CANBERRA_PLUGINDIR="$(CANBERRA_PLUGINDIR)"
 
-.PHONY: install-stage install install-user uninstall uninstall-user deb
+.PHONY: install-stage install install-user uninstall uninstall-user deb static-cxx
+
+# STATIC_CXX_DIR (above), made before any release link.
+static-cxx:
+	@packaging/install.sh static-cxx "$(STATIC_CXX_DIR)"
 
 # Release binaries, man pages (swift-argument-parser's generate-manual) and completions, staged in
 # $(BUILD_DIR)/install-staging.
-install-stage: deps canberra
+install-stage: deps canberra static-cxx
 	@$(INSTALL_ENV) packaging/install.sh stage
 
 install: install-stage
@@ -190,11 +202,11 @@ deb: package-deps
 
 # Benchmarks (docs/PERFORMANCE.md), on the binaries as installed (RELEASE_FLAGS). bench-quick is the
 # short mode CI runs: it checks that they work.
-bench: tool-deps
+bench: tool-deps static-cxx
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --out .build/bench-results.json
 
-bench-quick: tool-deps
+bench-quick: tool-deps static-cxx
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --quick --device null
 

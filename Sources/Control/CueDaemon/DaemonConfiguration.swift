@@ -52,6 +52,9 @@ public struct DaemonConfiguration: Sendable {
   /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`); `desktop`: the
   /// desktop's own, with its event-sounds switch (`SoundThemeChoice`).
   public var soundTheme = "desktop"
+  /// With `sound-theme = "desktop"`: `auto` follows the desktop only in a desktop session
+  /// (`DesktopSession`), `always` wherever the schema is installed (`--follow-desktop`).
+  public var followDesktop = "auto"
   /// Scale every voice so that its cue sounds at `loudnessTargetLUFS` (`--loudness-normalize`).
   public var loudnessNormalize = false
   /// The integrated loudness (EBU R128, LUFS) cues are normalised to.

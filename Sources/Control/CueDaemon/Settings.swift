@@ -329,6 +329,12 @@ public enum Settings {
         "desktop follows the desktop's sound settings as they change (org.gnome.desktop.sound's theme-name and event-sounds, read through GSettings; Cinnamon's and MATE's own schemas on those desktops): with event sounds off, plays of events are silent (event-sounds-off) and cues still sound. Without a desktop setting to read it is freedesktop. Any other name pins that theme and reads nothing from the desktop. Looked up as libcanberra does: $XDG_DATA_HOME/sounds, then each of $XDG_DATA_DIRS/sounds; the locale from LC_ALL, LC_MESSAGES or LANG; the stereo profile.",
       sets: \.soundTheme),
     Setting(
+      "follow-desktop", .choice(["auto", "always"]), default: "auto", valueName: "when", .reloadable,
+      help: "With sound-theme desktop: auto follows the desktop's sound settings only in a desktop session; always wherever their schema is installed",
+      details:
+        "auto loads GLib only where there is a desktop session: a session bus (DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus) and a desktop's settings (XDG_CURRENT_DESKTOP, or dconf's user database), or GSETTINGS_BACKEND set; elsewhere (a server, a container) it is freedesktop and GLib is never loaded. Checked at start and again at each reload until the desktop is followed; status says why (soundTheme.reason).",
+      sets: \.followDesktop),
+    Setting(
       "loudness-normalize", .boolean, default: false, .reloadable,
       help: "Play every cue at loudness-target: each voice is scaled by the cue's measured EBU R128 loudness",
       details:

@@ -384,27 +384,32 @@ func table(_ rows: [[String]]) -> String {
   }.joined(separator: "\n") + "\n"
 }
 
-// `--socket` and `--json` may come before the command (GlobalArguments.swift).
-let arguments = GlobalArguments.hoisted(Array(CommandLine.arguments.dropFirst()))
+/// `cuectl`'s whole run, on this process's command line: the entry point of the `cuectl` executable
+/// and of the multi-call `cued` run as `cuectl` (Sources/Programs/cued/main.swift).
+public func cuectlMain() -> Never {
+  // `--socket` and `--json` may come before the command (GlobalArguments.swift).
+  let arguments = GlobalArguments.hoisted(Array(CommandLine.arguments.dropFirst()))
 
-// The common `cuectl play` forms skip swift-argument-parser (QuickPlay.swift says why).
-if let status = QuickPlay.run(arguments[...]) { exit(status.rawValue) }
+  // The common `cuectl play` forms skip swift-argument-parser (QuickPlay.swift says why).
+  if let status = QuickPlay.run(arguments[...]) { exit(status.rawValue) }
 
-// Usage errors exit 2 (swift-argument-parser's default is 64); help and --version exit 0.
-do {
-  var command = try Cuectl.parseAsRoot(arguments)
-  try command.run()
-} catch {
-  let code = Cuectl.exitCode(for: error)
-  if code == .validationFailure {
-    writeToStandardError(Cuectl.fullMessage(for: error) + "\n")
-    exit(ExitStatus.usage.rawValue)
+  // Usage errors exit 2 (swift-argument-parser's default is 64); help and --version exit 0.
+  do {
+    var command = try Cuectl.parseAsRoot(arguments)
+    try command.run()
+  } catch {
+    let code = Cuectl.exitCode(for: error)
+    if code == .validationFailure {
+      writeToStandardError(Cuectl.fullMessage(for: error) + "\n")
+      exit(ExitStatus.usage.rawValue)
+    }
+    if code == .success {
+      writeToStandardOutput(Cuectl.fullMessage(for: error) + "\n")
+      exit(0)
+    }
+    let message = Cuectl.fullMessage(for: error)
+    if !message.isEmpty { writeToStandardError(message + "\n") }
+    exit(code.rawValue)
   }
-  if code == .success {
-    writeToStandardOutput(Cuectl.fullMessage(for: error) + "\n")
-    exit(0)
-  }
-  let message = Cuectl.fullMessage(for: error)
-  if !message.isEmpty { writeToStandardError(message + "\n") }
-  exit(code.rawValue)
+  exit(ExitStatus.ok.rawValue)
 }
