@@ -40,6 +40,11 @@ public protocol AudioSink: AnyObject {
   /// Undoes `pausePulling`: the server asks for audio again from its next cycle. Called on the
   /// control side by `Engine.send` when a command arrives for a paused sink; may lock (briefly).
   func resumePulling()
+  /// For a pulled sink: registers what to call when the stream fails (the server went away, the
+  /// node was removed), on whatever thread sees it, so a sleeping supervisor looks at
+  /// `pullFailure` at once. Called once, before the first attach. The default never calls it
+  /// (the supervisor then sees a failure at its next look).
+  func notifyFailure(_ wake: @escaping @Sendable () -> Void)
 }
 
 /// How a sink is fed; see `AudioSink.outputModel`.
@@ -73,6 +78,8 @@ extension Engine {
 public protocol PullSource: AnyObject {
   /// Fills `frameCount` frames of interleaved stereo Float32 at `output`; see `Engine.pull`.
   func pull(into output: UnsafeMutablePointer<Float>, frameCount: Int, delayFrames: Int)
+  /// Counts an xrun the sink saw; see `Engine.xrun(afterResume:graphWide:)`.
+  func xrun(afterResume: Bool, graphWide: Bool)
   /// Replaces queued silence with a voice that just started; see `Engine.rewriteQueuedSilence`.
   func rewriteQueuedSilence(into output: UnsafeMutablePointer<Float>, maxFrameCount: Int, delayFrames: Int) -> Int
 }
@@ -85,6 +92,7 @@ extension AudioSink {
   public func startQueued() {}
   public func pausePulling() -> Bool { false }
   public func resumePulling() {}
+  public func notifyFailure(_ wake: @escaping @Sendable () -> Void) {}
 }
 
 /// The outcome of one write or wait.

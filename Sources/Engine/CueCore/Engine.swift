@@ -35,6 +35,8 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// Driver: a `shutdown` command was applied.
   private(set) var shuttingDown = false
   private var pendingRelease: SinkRelease? = nil
+  /// A raise of the fill target not yet posted (the push loop's; a pulled sink's is the control side's).
+  private var pendingRaise: LatencyRaise? = nil
   private let refusedPending: UnsafeMutablePointer<VoiceID>
   private var refusedCount = 0
   /// The last report could not post everything.
@@ -82,6 +84,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     // the command pushed above (and resumes); if it comes second, it reads true and resumes here.
     if pullPaused.exchange(false, ordering: .sequentiallyConsistent) {
       sink.resumePulling()
+      signals.wakeAudioThread()  // the supervisor slept through the pause: it watches the stream again
     }
     if parked.load(ordering: .sequentiallyConsistent) {
       signals.wakeAudioThread()
@@ -142,6 +145,12 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   func mix(into output: UnsafeMutablePointer<Float>, frameCount: Int) {
     mixer.render(into: output, frameCount: frameCount)
     lastHandedAt = signals.nowNanoseconds()
+    counters.voicesSounding.store(mixer.activeVoiceCount, ordering: .relaxed)
+  }
+
+  /// Driver: posts a raise of the fill target with the next report.
+  func noteLatencyRaise(_ raise: LatencyRaise) {
+    pendingRaise = raise
   }
 
   /// Driver: commands are waiting in the queue.
@@ -188,7 +197,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     }
   }
 
-  var hasUnreportedEvents: Bool { pendingRelease != nil || refusedCount > 0 || eventsBlocked }
+  var hasUnreportedEvents: Bool { pendingRelease != nil || pendingRaise != nil || refusedCount > 0 || eventsBlocked }
 
   /// Driver: gives the sink back (`released(reason)` is posted by the next `reportEvents`).
   func release(_ reason: SinkRelease) {
@@ -266,6 +275,14 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       let left = refusedCount - reported
       if left > 0 { (refusedPending).update(from: refusedPending + reported, count: left) }
       refusedCount = left
+    }
+    if let raise = pendingRaise {
+      if events.push(.latencyRaised(raise)) {
+        pendingRaise = nil
+        posted = true
+      } else {
+        blocked = true
+      }
     }
     if let reason = pendingRelease {
       if events.push(.released(reason)) {

@@ -9,7 +9,7 @@ import Synchronization
 /// Each cycle waits until the device has room below the fill target, has the engine apply the
 /// commands that arrived meanwhile, mixes one period into its bus, writes it and has the engine
 /// report. It owns what only the push model needs: the bus, the fill target (`LatencyAdapter`, raised
-/// by the underruns the sink reports), and the count of silence queued at the device's end, which it
+/// by the underruns the sink reports that cut sound), and the count of silence queued at the device's end, which it
 /// takes back (`AudioSink.rewind`) when a voice starts. While no sink is attached it parks.
 ///
 /// It uses the sink's push half (`waitForRoom`, `write`, `rewind`, `delayFrames`) and the engine's
@@ -23,6 +23,11 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
   /// Frames at the end of what the sink holds that were written as silence (no voice in the
   /// mixer): what `rewind` may take back when a voice starts.
   private var trailingSilentFrames = 0
+  /// Periods written since the sink was attached: an underrun in the first says the device was
+  /// starting, not that the target is too small.
+  private var periodsSinceAttach = 0
+  /// Voices left sounding after the period mixed before this cycle's (what an underrun now cut).
+  private var voicesBeforeCycle = 0
 
   /// Allocates the bus (one period); control side, before the loop runs.
   public init(_ engine: Engine<Sink>) {
@@ -68,6 +73,8 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
     engine.counters.heartbeat.add(1, ordering: .relaxed)
     let frames = engine.configuration.periodFrames
     let wasAttached = engine.attached
+    if !wasAttached { periodsSinceAttach = 0 }
+    voicesBeforeCycle = engine.counters.voicesSounding.load(ordering: .relaxed)
     if wasAttached && !waitForRoom(frames) { return .detached }
     let mixerWasSilent = engine.mixer.activeVoiceCount == 0
     engine.applyCommands()
@@ -89,6 +96,7 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
       engine.reportEvents(delayFrames: 0)
       return .detached
     }
+    periodsSinceAttach += 1
     if status == .recoveredUnderrun { trailingSilentFrames = 0 }  // the device was restarted
     trailingSilentFrames = periodIsSilent ? trailingSilentFrames + frames : 0
     if status == .ok, var decaying = watermark {
@@ -118,10 +126,19 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
       return true
     case .recoveredUnderrun:
       engine.counters.underruns.add(1, ordering: .relaxed)
+      // The late period was the first since the device started when at most one was written before it.
+      let report = XrunReport(voicesSounding: voicesBeforeCycle, afterResume: periodsSinceAttach <= 1)
+      engine.counters.count(report)
       if var raised = watermark {
-        raised.xrun()
+        let from = raised.targetFrames
+        if raised.xrun(report) == .raised {
+          engine.counters.fillTargetFrames.store(raised.targetFrames, ordering: .relaxed)
+          engine.noteLatencyRaise(
+            LatencyRaise(
+              atNanoseconds: engine.signals.nowNanoseconds(), fromFrames: from, toFrames: raised.targetFrames,
+              voicesSounding: report.voicesSounding))
+        }
         watermark = raised
-        engine.counters.fillTargetFrames.store(raised.targetFrames, ordering: .relaxed)
       }
       return true
     case .lost(let code):

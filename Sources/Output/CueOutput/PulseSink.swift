@@ -1,6 +1,7 @@
 import CPulseShims
 import CueCore
 import CuePosix
+import Synchronization
 
 /// Plays through a native PulseAudio stream: the server asks for audio and the engine fills it.
 ///
@@ -30,17 +31,25 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   public let name: String
   public let backend = "pulseaudio"
   public var outputModel: OutputModel { .pull }
+  public var pausesWhenQuiet: Bool { true }
   private let sinkName: String?
   private let rate: Int
   private let targetFrames: Int
   private let server: String?
   /// The real-time state of libpulse's mainloop thread, which runs the mix.
   private let mixing: ServerThreadScheduling
-  /// The latency adapter (nil: fixed). Control side.
-  private var latency: PulledLatency?
+  /// How the latency adapts (nil: fixed).
+  public let adaptiveLatency: LatencyAdapter.Policy?
+  /// Set on the control side at a connect or a resume: the next request is the first.
+  private let restarted = Atomic<Bool>(true)
+  /// Mainloop thread only: underflows already reported, and requests since the last connect or resume.
+  private var underflowsSeen: UInt64 = 0
+  private var requestsSinceResume = 0
   private var output: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
+  /// Called on the mainloop thread when the stream fails (`notifyFailure`). Set once before the first open.
+  private var failureWake: (@Sendable () -> Void)? = nil
 
   /// What a rewrite leaves in front of the server's read position when the write arrives: none, since the
   /// server places it in its own thread between two reads of the sink, so the next read takes it.
@@ -51,8 +60,9 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   /// `targetFrames`: the queue the server is asked to keep (tlength); it asks for a quarter of it at
   /// a time (minreq). `server`: a server address (nil: PULSE_SERVER, then the user's runtime directory).
-  /// `adaptiveLatency`: after an underflow ask for twice the queue, up to `maximumFrames`, and halve
-  /// it again after each `decaySeconds` without one (nil: fixed at `targetFrames`).
+  /// `adaptiveLatency`: after an underflow that cut sound ask for twice the queue, up to
+  /// `maximumFrames`, and halve it again after each `decaySeconds` without one (nil: fixed at
+  /// `targetFrames`); the control side decides (`PulledLatency`).
   /// `realtime`: what libpulse's mainloop thread, which fills the stream, is made (`settleMixingThread`):
   /// an ordinary thread answers the server late under CPU load and the stream underflows.
   public init(
@@ -64,8 +74,8 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     name = sink.map { "pulseaudio:\($0)" } ?? "pulseaudio"
     self.rate = rate
     self.targetFrames = targetFrames
-    latency = adaptiveLatency.flatMap {
-      PulledLatency(minimumFrames: targetFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
+    self.adaptiveLatency = adaptiveLatency.flatMap {
+      PulledLatency.policy(minimumFrames: targetFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
     }
     self.server = server
   }
@@ -102,12 +112,14 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
       guard output != nil else {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
       }
+      if failureWake != nil { cued_pa_output_set_failure_callback(output, pulseFailed, user) }
       let margin = UInt32(Double(rate) * Self.rewriteMarginSeconds)
       let rc = cued_pa_output_set_rewrite(output, pulseRewrite, margin)
       guard rc == 0 else {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: rc, detail: "the wake-up eventfd could not be made")
       }
     }
+    restarted.store(true, ordering: .releasing)
     let rc = cued_pa_output_connect(output, Self.connectTimeoutMilliseconds)
     guard rc == 0 else {
       let detail = errorText()
@@ -155,16 +167,12 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   public var xruns: Int { output.map { Int(cued_pa_output_underflows($0)) } ?? 0 }
 
-  public var latencyAsked: (frames: Int, raises: Int)? {
-    guard let output else { return nil }
-    return (Int(cued_pa_output_latency(output)), latency?.adapter.raises ?? 0)
-  }
+  public var glitchName: String { "underflow" }
 
-  public var adaptsLatency: Bool { latency != nil }
+  public var latencyAskedFrames: Int? { output.map { Int(cued_pa_output_latency($0)) } }
 
-  public func adaptLatency(nowNanoseconds: UInt64) {
-    guard let output, let frames = latency?.observe(xruns: cued_pa_output_underflows(output), nowNanoseconds: nowNanoseconds) else { return }
-    cued_pa_output_set_latency(output, UInt32(clamping: frames))
+  public func askLatency(frames: Int) {
+    if let output { cued_pa_output_set_latency(output, UInt32(clamping: frames)) }
   }
 
   public func describeLoss(code: Int32) -> String {
@@ -193,15 +201,52 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     return cued_pa_output_failed(output)
   }
 
+  public func notifyFailure(_ wake: @escaping @Sendable () -> Void) {
+    failureWake = wake
+  }
+
+  /// On the mainloop thread: the stream or the server failed.
+  fileprivate func failed() {
+    failureWake?()
+  }
+
+  /// A corked stream keeps its sink input, but the server neither plays it nor asks it for audio:
+  /// no write callback, no wake-up of cued's, and the sink may suspend when nothing else plays.
+  /// Uncorking costs a message to the server; what the stream held when corked (silence) plays
+  /// first, and a cue is rendered over it (`startQueued`).
+  public func pausePulling() -> Bool {
+    guard let output else { return false }
+    return cued_pa_output_cork(output, 1) == 0
+  }
+
+  public func resumePulling() {
+    restarted.store(true, ordering: .releasing)
+    if let output { _ = cued_pa_output_cork(output, 0) }
+  }
+
   /// On the mainloop thread, lock held: `frames` frames for the engine.
   fileprivate func fill(_ buffer: UnsafeMutablePointer<Float>, frames: Int, timing: UnsafePointer<cued_pa_timing>) {
     guard let source else {
       buffer.update(repeating: 0, count: frames * 2)
       return
     }
+    noteUnderflows()
     // Not yet heard once this block is queued: what the stream and the sink already hold, then this block.
     let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
     source.pull(into: buffer, frameCount: frames, delayFrames: queued + frames)
+  }
+
+  /// On the mainloop thread, before a request is filled: an underflow since the last one is reported
+  /// to the engine, which counts it by what it cut; one right after a connect or a resume (the
+  /// stream was starting) does not count against the queue.
+  private func noteUnderflows() {
+    if restarted.exchange(false, ordering: .acquiring) { requestsSinceResume = 0 }
+    requestsSinceResume += 1
+    guard let output, let source else { return }
+    let underflows = cued_pa_output_underflows(output)
+    guard underflows != underflowsSeen else { return }
+    underflowsSeen = underflows
+    source.xrun(afterResume: requestsSinceResume <= 2, graphWide: false)
   }
 
   /// On the mainloop thread, lock held, after `startQueued`: up to `maxFrames` over the queue's tail.
@@ -216,6 +261,12 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 private func pulseWrite(_ user: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<Float>?, _ frames: UInt32, _ timing: UnsafePointer<cued_pa_timing>?) {
   guard let user, let buffer, let timing else { return }
   Unmanaged<PulseSink>.fromOpaque(user).takeUnretainedValue().fill(buffer, frames: Int(frames), timing: timing)
+}
+
+/// The C callback: the mainloop thread, when the stream or the server fails.
+private func pulseFailed(_ user: UnsafeMutableRawPointer?) {
+  guard let user else { return }
+  Unmanaged<PulseSink>.fromOpaque(user).takeUnretainedValue().failed()
 }
 
 /// The C callback after a poke: libpulse's mainloop thread. No allocation, lock or log.

@@ -266,6 +266,14 @@ struct Status: ParsableCommand {
       lines.append("mixing:    \(thread), \(mixing.summary)")
     }
     if let error = device.error { lines.append("error:     \(error)") }
+    if let raises = device.latencyRaises, raises > 0 || (device.ignoredXruns?.total ?? 0) > 0 {
+      var line = "latency:   raised \(raises)×"
+      if let last = device.recentRaises?.last { line += ", last \(last.summary)" }
+      if let ignored = device.ignoredXruns, ignored.total > 0 {
+        line += "; not raised for \(ignored.silent) in silence, \(ignored.afterResume) after a resume, \(ignored.graphWide) graph-wide"
+      }
+      lines.append(line)
+    }
     lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")
     lines.append("underruns: \(status.underruns)")
     lines.append("audio:     \(status.scheduling.summary)")

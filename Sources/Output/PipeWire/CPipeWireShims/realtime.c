@@ -85,12 +85,17 @@ static void on_process(void *data) {
 
 // --- events on the thread loop -------------------------------------------------------------------
 
+void cued_pw__set_failed(cued_pw_stream *s, int code) {
+  atomic_store_explicit(&s->failed, code, memory_order_release);
+  if (s->on_failure != NULL) s->on_failure(s->failure_user);
+}
+
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
   (void)old;
   struct cued_pw_stream *s = data;
   if (state == PW_STREAM_STATE_ERROR) {
     snprintf(s->error, sizeof s->error, "%s", error ? error : "stream error");
-    atomic_store_explicit(&s->failed, -EIO, memory_order_release);
+    cued_pw__set_failed(s, -EIO);
   }
   pw_thread_loop_signal(s->loop, false);
 }
@@ -107,7 +112,7 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
   if (id != PW_ID_CORE) return;
   s->core_dead = 1;
   snprintf(s->error, sizeof s->error, "server: %s (%s)", message ? message : "error", spa_strerror(res));
-  atomic_store_explicit(&s->failed, res < 0 ? res : -EPIPE, memory_order_release);
+  cued_pw__set_failed(s, res < 0 ? res : -EPIPE);
   pw_thread_loop_signal(s->loop, false);
 }
 

@@ -291,6 +291,25 @@ void cued_pa_output_set_latency(cued_pa_output *s, uint32_t frames) {
 
 uint32_t cued_pa_output_latency(cued_pa_output *s) { return atomic_load_explicit(&s->latency_frames, memory_order_relaxed); }
 
+void cued_pa_output_set_failure_callback(cued_pa_output *s, cued_pa_notify_fn fn, void *user) {
+  pa_threaded_mainloop_lock(s->loop);
+  s->on_failure = fn;
+  s->failure_user = user;
+  pa_threaded_mainloop_unlock(s->loop);
+}
+
+int cued_pa_output_cork(cued_pa_output *s, int cork) {
+  pa_threaded_mainloop_lock(s->loop);
+  int result = -ENOTCONN;
+  if (s->stream != NULL && pa_stream_get_state(s->stream) == PA_STREAM_READY) {
+    pa_operation *operation = pa_stream_cork(s->stream, cork != 0, NULL, NULL);
+    result = operation != NULL ? 0 : cued_pa__errno_of(pa_context_errno(s->context));
+    if (operation != NULL) pa_operation_unref(operation);
+  }
+  pa_threaded_mainloop_unlock(s->loop);
+  return result;
+}
+
 int cued_pa_output_failed(cued_pa_output *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }
 
 // --- is a server there? --------------------------------------------------------------------------

@@ -110,6 +110,11 @@ int cued_pa__errno_of(int pa_error) {
   }
 }
 
+void cued_pa__set_failed(cued_pa_output *s, int code) {
+  atomic_store_explicit(&s->failed, code, memory_order_release);
+  if (s->on_failure != NULL) s->on_failure(s->failure_user);
+}
+
 void cued_pa__on_context_state(pa_context *context, void *data) {
   cued_pa_output *s = data;
   pa_context_state_t state = pa_context_get_state(context);
@@ -117,7 +122,7 @@ void cued_pa__on_context_state(pa_context *context, void *data) {
     int error = pa_context_errno(context);
     if (s->error[0] == 0) snprintf(s->error, sizeof s->error, "server: %s", pa_strerror(error));
     int code = cued_pa__errno_of(error);
-    atomic_store_explicit(&s->failed, code == -EIO ? -EPIPE : code, memory_order_release);
+    cued_pa__set_failed(s, code == -EIO ? -EPIPE : code);
   }
   pa_threaded_mainloop_signal(s->loop, 0);
 }
@@ -129,8 +134,7 @@ void cued_pa__on_stream_state(pa_stream *stream, void *data) {
     int error = pa_context_errno(s->context);
     if (s->error[0] == 0)
       snprintf(s->error, sizeof s->error, "stream: %s", state == PA_STREAM_FAILED ? pa_strerror(error) : "removed by the server");
-    int code = cued_pa__errno_of(error);
-    atomic_store_explicit(&s->failed, code, memory_order_release);
+    cued_pa__set_failed(s, cued_pa__errno_of(error));
   }
   pa_threaded_mainloop_signal(s->loop, 0);
 }

@@ -53,6 +53,10 @@ typedef void (*cued_pa_fill_fn)(void *user, float *interleaved, uint32_t frames,
 /// frames at `interleaved` and return how many; they replace the last frames queued (0: leave the
 /// queue alone). `timing->latency_us` is what the stream holds unheard from its write position.
 /// Mainloop thread, lock held; no allocation, lock, log or wait.
+/// What the mainloop thread calls when the stream or the server fails (`cued_pa_output_failed` turned
+/// non-zero). Mainloop thread, lock held: it must not block or call back into this face.
+typedef void (*cued_pa_notify_fn)(void *user);
+
 typedef uint32_t (*cued_pa_rewrite_fn)(void *user, float *interleaved, uint32_t max_frames, const cued_pa_timing *timing);
 
 /// The states of the stream, from `pa_stream_state_t`, plus `unconnected` (no stream on the server).
@@ -145,6 +149,15 @@ uint32_t cued_pa_output_latency(cued_pa_output *output);
 /// failed (the server went away: -EPIPE) or the stream failed or was removed by the server (-EIO).
 /// Cleared by the next `connect`. Any thread: an atomic read.
 int cued_pa_output_failed(cued_pa_output *output);
+
+/// Registers `fn` (NULL: none) to be called with `user` on the mainloop thread each time the stream
+/// or the server fails. Control side.
+void cued_pa_output_set_failure_callback(cued_pa_output *output, cued_pa_notify_fn fn, void *user);
+
+/// Corks (1) or uncorks (0) a ready stream: a corked stream keeps its sink input but the server
+/// neither plays it nor asks it for audio (pa_stream_cork, not waited for). Returns 0, or a negative
+/// errno (-ENOTCONN without a ready stream).
+int cued_pa_output_cork(cued_pa_output *output, int cork);
 
 /// Whether a PulseAudio server answers within `timeout_ms`: connects a context on a private
 /// pa_mainloop (PA_CONTEXT_NOAUTOSPAWN) and waits for it to be ready. `server_or_null` as in
