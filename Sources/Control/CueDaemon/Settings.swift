@@ -283,7 +283,8 @@ public enum Settings {
       sets: \.fillTargetFrames),
     Setting(
       "idle-timeout", .number(0...86_400), default: 2, valueName: "seconds", .restartOnly,
-      help: "Seconds of silence before the device is closed", sets: \.idleSeconds),
+      help: "Seconds of silence before an ALSA or null device is closed",
+      details: "A PipeWire or PulseAudio stream pauses instead (pipewire-pause-after) and stays connected.", sets: \.idleSeconds),
     Setting(
       "max-voices", .integer(1...4096), default: 32, valueName: "n", .reloadable,
       help: "Voices sounding at once; past it the oldest is stolen with a fade", details: "The client whose voice is stolen is told.", sets: \.voiceLimit),

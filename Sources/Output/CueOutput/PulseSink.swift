@@ -42,9 +42,9 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   public let adaptiveLatency: LatencyAdapter.Policy?
   /// Set on the control side at a connect or a resume: the next request is the first.
   private let restarted = Atomic<Bool>(true)
-  /// Mainloop thread only: underflows already reported, and requests since the last connect or resume.
+  /// Mainloop thread only: underflows already reported, and frames filled since the last connect or resume.
   private var underflowsSeen: UInt64 = 0
-  private var requestsSinceResume = 0
+  private var framesSinceResume = 0
   private var output: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
@@ -230,23 +230,24 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
       buffer.update(repeating: 0, count: frames * 2)
       return
     }
-    noteUnderflows()
+    noteUnderflows(filling: frames)
     // Not yet heard once this block is queued: what the stream and the sink already hold, then this block.
     let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
     source.pull(into: buffer, frameCount: frames, delayFrames: queued + frames)
   }
 
-  /// On the mainloop thread, before a request is filled: an underflow since the last one is reported
-  /// to the engine, which counts it by what it cut; one right after a connect or a resume (the
-  /// stream was starting) does not count against the queue.
-  private func noteUnderflows() {
-    if restarted.exchange(false, ordering: .acquiring) { requestsSinceResume = 0 }
-    requestsSinceResume += 1
+  /// On the mainloop thread, before `frames` are filled: an underflow since the last fill is
+  /// reported to the engine, which counts it by what it cut. One while the stream is still feeding
+  /// its first two queues after a connect or a resume (an uncorked stream on a sink waking from
+  /// suspend underflows once as it starts) does not count against the queue.
+  private func noteUnderflows(filling frames: Int) {
+    if restarted.exchange(false, ordering: .acquiring) { framesSinceResume = 0 }
+    defer { framesSinceResume += frames }
     guard let output, let source else { return }
     let underflows = cued_pa_output_underflows(output)
     guard underflows != underflowsSeen else { return }
     underflowsSeen = underflows
-    source.xrun(afterResume: requestsSinceResume <= 2, graphWide: false)
+    source.xrun(afterResume: framesSinceResume <= 2 * Int(cued_pa_output_latency(output)), graphWide: false)
   }
 
   /// On the mainloop thread, lock held, after `startQueued`: up to `maxFrames` over the queue's tail.
