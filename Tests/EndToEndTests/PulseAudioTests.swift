@@ -185,11 +185,22 @@ struct PulseAudioTests {
 
     let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
     defer { recorder.terminate(grace: 1) }
+    let underrunsBefore = try daemon.status()["underruns"] as? Int ?? 0
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
     usleep(300_000)
     recorder.terminate(grace: 2)
-    try expectCaptureHoldsTheCue(readFloats(dir + "/capture.f32"), fixture: "tone-44100-stereo.mp3")
-    device = try #require(daemon.status()["device"] as? [String: Any])
+    // Sample for sample, unless the server underflowed while it played (a machine too loaded to
+    // answer in time: cued counts it): then no capture can be exact.
+    let capture = try readFloats(dir + "/capture.f32")
+    let status = try daemon.status()
+    if (status["underruns"] as? Int ?? 0) > underrunsBefore {
+      withKnownIssue("the server underflowed while the cue played: \(status["device"] ?? "")", isIntermittent: true) {
+        try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+      }
+    } else {
+      try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+    }
+    device = try #require(status["device"] as? [String: Any])
     #expect(device["opens"] as? Int == 1, "uncorked, not reconnected: \(device)")
     #expect((device["pauses"] as? Int ?? 0) >= 1)
     #expect(daemon.stop() == 0)

@@ -28,25 +28,27 @@ struct DaemonStatus<Device: OutputDevice> {
       StatusReply.Device.Format(sampleFormat: $0.sampleFormat.rawValue, rate: $0.rate, periodFrames: $0.periodFrames, bufferFrames: $0.bufferFrames)
     }
     let counters = daemon.engine.counters
-    // The push loop's fill target now (0 from the engine: the whole buffer), for ALSA or a configured one.
+    // The push loop's fill target now (0 from the engine: the whole buffer), for a device that asks
+    // for one (ALSA) or a configured one.
     var fillTarget: Int? = nil
-    if device.device.outputModel == .push, daemon.engine.configuration.fillTarget != nil || device.backend == "alsa",
+    let traits = device.device.traits
+    if device.device.outputModel == .push, traits.asks == .fill || daemon.engine.configuration.fillTarget != nil,
       let buffer = device.lastFormat?.bufferFrames
     {
       let target = counters.fillTargetFrames.load(ordering: .relaxed)
       fillTarget = target > 0 ? min(target, buffer) : buffer
     }
-    let adapts = fillTarget != nil || device.device.adaptiveLatency != nil
+    let adapts = fillTarget != nil || traits.adapts != nil
     let started = daemon.startedAt
     let raises = device.recentRaises.map {
       StatusReply.Device.LatencyRaise(
         uptime: Double($0.atNanoseconds > started ? $0.atNanoseconds - started : 0) / 1e9, fromFrames: $0.fromFrames,
-        toFrames: $0.toFrames, cause: device.device.glitchName, voices: $0.voicesSounding)
+        toFrames: $0.toFrames, cause: traits.glitch, voices: $0.voicesSounding)
     }
     let ignored = StatusReply.Device.IgnoredXruns(
       silent: Int(counters.silentXruns.load(ordering: .relaxed)), afterResume: Int(counters.xrunsAfterResume.load(ordering: .relaxed)),
       graphWide: Int(counters.graphWideXruns.load(ordering: .relaxed)))
-    let pauses = device.device.pausesWhenQuiet && daemon.engine.configuration.pullPause != nil
+    let pauses = traits.pauses && daemon.engine.configuration.pullPause != nil
     return StatusReply(
       pid: Int(ProcessInfo.processID), uptime: Double(daemon.clock.nanoseconds() - daemon.startedAt) / 1e9,
       device: StatusReply.Device(

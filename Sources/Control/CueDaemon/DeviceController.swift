@@ -79,7 +79,7 @@ final class DeviceController {
     self.engine = engine
     self.clock = clock
     self.logger = logger
-    latency = device.adaptiveLatency.flatMap(PulledLatency.init(policy:))
+    latency = device.traits.adapts.flatMap(PulledLatency.init(policy:))
   }
 
   var name: String { device.name }
@@ -214,7 +214,7 @@ final class DeviceController {
           voicesSounding: engine.counters.lastAudibleXrunVoices.load(ordering: .relaxed)))
     case .lowered(let frames):
       device.askLatency(frames: frames)
-      logger.debug("\(device.glitchName)s stayed away: the latency comes down to \(frames) frames")
+      logger.debug("\(device.traits.glitch)s stayed away: the latency comes down to \(frames) frames")
     case nil:
       break
     }
@@ -226,7 +226,7 @@ final class DeviceController {
     recentRaises.append(raise)
     if recentRaises.count > Self.raisesKept { recentRaises.removeFirst(recentRaises.count - Self.raisesKept) }
     logger.info(
-      "an \(device.glitchName) cut \(raise.voicesSounding) sounding voice\(raise.voicesSounding == 1 ? "" : "s"): latency raised from \(raise.fromFrames) to \(raise.toFrames) frames")
+      "an \(device.traits.glitch) cut \(raise.voicesSounding) sounding voice\(raise.voicesSounding == 1 ? "" : "s"): latency raised from \(raise.fromFrames) to \(raise.toFrames) frames")
   }
 
   /// A pulled sink's mixing thread (libpulse's mainloop, PipeWire's data thread), once its callback

@@ -62,12 +62,9 @@ extension Engine {
     if attached && mixerWasSilent && mixer.activeVoiceCount > 0 {
       frames = min(max(maxFrameCount, 0), trailingSilentFrames)
       if frames > 0 {
-        mixer.rewindClock(by: frames)
+        rewindOverTrailingSilence(frames)
         mix(into: output, frameCount: frames)
-        trailingSilentFrames = 0
-        silentFrames = 0
-        counters.rewoundFrames.add(UInt64(frames), ordering: .relaxed)
-        counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
+        counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)  // where it was: the write position
       }
     }
     reportEvents(delayFrames: delayFrames)

@@ -53,9 +53,9 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// True while the sink is paused (or about to be): the first command resumes it. Only changed by
   /// exchanges, so a command pushed just before one is seen by the other side (see `send`).
   let pullPaused = Atomic<Bool>(false)
-  /// Frames at the end of what a pulled stream holds that the engine rendered as silence (no voice
-  /// in the mixer): what `rewriteQueuedSilence` may replace when a voice starts. (The push loop
-  /// keeps its own count, for `AudioSink.rewind`.)
+  /// Driver: frames at the end of what the sink holds that were mixed as silence (no voice in the
+  /// mixer): what a voice that starts may be rendered over (`rewindOverTrailingSilence`: ALSA's
+  /// rewind, PulseAudio's rewrite). Kept by `mix`; a driver sets it to 0 when the sink starts empty.
   var trailingSilentFrames = 0
 
   public init(configuration: EngineConfiguration, sink: Sink, signals: EngineSignals) {
@@ -123,8 +123,6 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       reportEvents(delayFrames: 0)
       return false
     }
-    let blockIsSilent = mixer.activeVoiceCount == 0
-    trailingSilentFrames = blockIsSilent ? trailingSilentFrames + frameCount : 0
     mix(into: output, frameCount: frameCount)
     countMixed(frameCount)
     noteSilence(frameCount)
@@ -141,11 +139,27 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   // MARK: Driver: what the thread that asks needs to know and do (module-internal)
 
   /// Driver: mixes `frameCount` frames into `output` and stamps the moment they go to the device
-  /// (a new voice's first frame is handed over now).
+  /// (a new voice's first frame is handed over now). Counts the block into the trailing silence
+  /// when no voice was in the mixer.
   func mix(into output: UnsafeMutablePointer<Float>, frameCount: Int) {
+    let blockIsSilent = mixer.activeVoiceCount == 0
     mixer.render(into: output, frameCount: frameCount)
     lastHandedAt = signals.nowNanoseconds()
     counters.voicesSounding.store(mixer.activeVoiceCount, ordering: .relaxed)
+    trailingSilentFrames = blockIsSilent ? trailingSilentFrames + frameCount : 0
+  }
+
+  /// Driver: a voice starts while the sink's queued tail is silence the engine mixed: the sink took
+  /// back `frames` of it (ALSA's rewind) or is about to write over them (PulseAudio's rewrite), so
+  /// the mixer clock moves back with it and the next `mix` renders from there. The clock stays the
+  /// sink's write position: frames heard (clock − delay) do not jump, and a voice scheduled for a
+  /// frame is heard when it would have been. `frames` is at most `trailingSilentFrames`.
+  func rewindOverTrailingSilence(_ frames: Int) {
+    mixer.rewindClock(by: frames)
+    trailingSilentFrames -= frames
+    silentFrames = 0
+    counters.rewoundFrames.add(UInt64(frames), ordering: .relaxed)
+    counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
   }
 
   /// Driver: posts a raise of the fill target with the next report.

@@ -19,6 +19,7 @@ import CueCore
 public final class AlsaSink: OutputDevice, @unchecked Sendable {
   public let name: String
   public let backend = "alsa"
+  public var traits: DeviceTraits { DeviceTraits(asks: .fill) }
   private let rate: Int
   private let requestedPeriodFrames: Int
   private let requestedBufferFrames: Int

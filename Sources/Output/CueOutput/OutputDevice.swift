@@ -63,17 +63,9 @@ public protocol OutputDevice: AudioSink {
   func settleMixingThread() -> Bool
   /// Glitches the sink saw that the engine does not count itself (a pulled stream's skipped cycles).
   var xruns: Int { get }
-  /// Whether the sink pauses after a silence and stays connected, paused, until the next cue
-  /// (`AudioSink.pausePulling`: PipeWire, PulseAudio); a sink that does not is closed after the
-  /// idle window.
-  var pausesWhenQuiet: Bool { get }
-  /// What this backend calls a glitch, for `status`: `underrun` (ALSA), `xrun` (PipeWire),
-  /// `underflow` (PulseAudio).
-  var glitchName: String { get }
-  /// For a sink whose latency the control side adapts (a pulled sink: PipeWire's node.latency,
-  /// PulseAudio's tlength): the bounds and pace, in nanoseconds (`PulledLatency`); nil when it is
-  /// fixed, or adapted on the audio thread (the push loop's fill target).
-  var adaptiveLatency: LatencyAdapter.Policy? { get }
+  /// What the device asks for, what of it adapts and whether it pauses: what the control side and
+  /// `status` read instead of the backend's name.
+  var traits: DeviceTraits { get }
   /// What the sink asks of the server now (frames), once opened; nil otherwise. Control side.
   var latencyAskedFrames: Int? { get }
   /// Asks the server for `frames` of latency (kept for the next connection). Control side.
@@ -87,9 +79,7 @@ public protocol OutputDevice: AudioSink {
 extension OutputDevice {
   public var quantumInUse: Int? { nil }
   public var xruns: Int { 0 }
-  public var glitchName: String { "underrun" }
-  public var pausesWhenQuiet: Bool { false }
-  public var adaptiveLatency: LatencyAdapter.Policy? { nil }
+  public var traits: DeviceTraits { DeviceTraits(asks: .nothing) }
   public var latencyAskedFrames: Int? { nil }
   public func askLatency(frames: Int) {}
   public var mixingThread: Threads.Scheduling? { nil }
@@ -97,6 +87,40 @@ extension OutputDevice {
   public func pulls(from source: any PullSource) {}
   public func describeLoss(code: Int32) -> String {
     "write failed: \(Errno(rawValue: -code)) (error \(code))"
+  }
+}
+
+/// A device's typed status: what it asks for, what of it adapts and whether it pauses.
+public struct DeviceTraits: Sendable, Equatable {
+  /// What the device is asked to keep between a cue and the ear.
+  public enum Asks: Sendable, Equatable {
+    /// A fill level of its own buffer (ALSA), kept by the push loop (`fill-target`; `status`
+    /// shows `fillTargetFrames`).
+    case fill
+    /// A latency of its server (PipeWire's node.latency, PulseAudio's tlength), set by the control
+    /// side (`OutputDevice.askLatency`; `status` shows `latencyFrames`).
+    case serverLatency
+    /// Nothing: its clock paces it (the null sink, unless a fill target is configured).
+    case nothing
+  }
+
+  public var asks: Asks
+  /// For `serverLatency`: how it adapts to xruns, in nanoseconds (`PulledLatency`); nil: fixed.
+  /// (A fill target adapts on the audio thread, by `EngineConfiguration.fillTarget`.)
+  public var adapts: LatencyAdapter.Policy?
+  /// Whether it pauses after a silence and stays connected, paused, until the next cue
+  /// (`AudioSink.pausePulling`: PipeWire, PulseAudio); one that does not is closed after the idle
+  /// window.
+  public var pauses: Bool
+  /// What its backend calls a glitch, for `status`: `underrun` (ALSA), `xrun` (PipeWire),
+  /// `underflow` (PulseAudio).
+  public var glitch: String
+
+  public init(asks: Asks, adapts: LatencyAdapter.Policy? = nil, pauses: Bool = false, glitch: String = "underrun") {
+    self.asks = asks
+    self.adapts = adapts
+    self.pauses = pauses
+    self.glitch = glitch
   }
 }
 

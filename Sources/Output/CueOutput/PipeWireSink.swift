@@ -21,15 +21,14 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   public let name: String
   public let backend = "pipewire"
   public var outputModel: OutputModel { .pull }
-  public var pausesWhenQuiet: Bool { true }
   private let target: String?
   private let rate: Int
   private let quantumFrames: Int
   private let remote: String?
   /// The real-time state of PipeWire's data thread, which runs the mix.
   private let mixing: ServerThreadScheduling
-  /// How the latency adapts (nil: fixed).
-  public let adaptiveLatency: LatencyAdapter.Policy?
+  /// A server latency that adapts (when configured) and pauses.
+  public let traits: DeviceTraits
   /// The xrun test (data thread only, between a connect and the next disconnect).
   private var cycles = GraphCycles()
   /// Set on the control side at a connect or a resume: the data thread's next cycle is the first.
@@ -58,9 +57,10 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
     name = target.map { "pipewire:\($0)" } ?? "pipewire"
     self.rate = rate
     self.quantumFrames = quantumFrames
-    self.adaptiveLatency = adaptiveLatency.flatMap {
+    let adapts = adaptiveLatency.flatMap {
       PulledLatency.policy(minimumFrames: quantumFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
     }
+    traits = DeviceTraits(asks: .serverLatency, adapts: adapts, pauses: true, glitch: "xrun")
     self.remote = remote
   }
 
@@ -131,8 +131,6 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   }
 
   public var xruns: Int { gaps.load(ordering: .relaxed) }
-
-  public var glitchName: String { "xrun" }
 
   public var latencyAskedFrames: Int? { stream.map { Int(cued_pw_stream_latency($0)) } }
 

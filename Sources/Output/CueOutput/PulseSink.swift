@@ -31,15 +31,14 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   public let name: String
   public let backend = "pulseaudio"
   public var outputModel: OutputModel { .pull }
-  public var pausesWhenQuiet: Bool { true }
   private let sinkName: String?
   private let rate: Int
   private let targetFrames: Int
   private let server: String?
   /// The real-time state of libpulse's mainloop thread, which runs the mix.
   private let mixing: ServerThreadScheduling
-  /// How the latency adapts (nil: fixed).
-  public let adaptiveLatency: LatencyAdapter.Policy?
+  /// A server latency that adapts (when configured) and pauses.
+  public let traits: DeviceTraits
   /// Set on the control side at a connect or a resume: the next request is the first.
   private let restarted = Atomic<Bool>(true)
   /// Mainloop thread only: underflows already reported, and frames filled since the last connect or resume.
@@ -58,6 +57,13 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   /// How long `open` waits for the server and the stream to be ready.
   public static var connectTimeoutMilliseconds: Int32 { 2000 }
 
+  /// How long `close` waits for the server to confirm the stream is gone (its sink input deleted).
+  public static var disconnectTimeoutMilliseconds: Int32 { 500 }
+
+  /// The request size (minreq) asked with a queue of `queue` frames: a quarter of it, so the server
+  /// asks for more while three quarters are still queued.
+  static func requestFrames(queue: Int) -> Int { max(queue / 4, 1) }
+
   /// `targetFrames`: the queue the server is asked to keep (tlength); it asks for a quarter of it at
   /// a time (minreq). `server`: a server address (nil: PULSE_SERVER, then the user's runtime directory).
   /// `adaptiveLatency`: after an underflow that cut sound ask for twice the queue, up to
@@ -74,14 +80,15 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     name = sink.map { "pulseaudio:\($0)" } ?? "pulseaudio"
     self.rate = rate
     self.targetFrames = targetFrames
-    self.adaptiveLatency = adaptiveLatency.flatMap {
+    let adapts = adaptiveLatency.flatMap {
       PulledLatency.policy(minimumFrames: targetFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
     }
+    traits = DeviceTraits(asks: .serverLatency, adapts: adapts, pauses: true, glitch: "underflow")
     self.server = server
   }
 
   deinit {
-    cued_pa_output_free(output)
+    cued_pa_output_free(output, Self.disconnectTimeoutMilliseconds)
   }
 
   /// Names the engine that fills each request. Call before the first `open`.
@@ -107,7 +114,7 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     if output == nil {
       let user = Unmanaged.passUnretained(self).toOpaque()
       output = cued_pa_output_new(
-        "cued", "event", sinkName, server, UInt32(rate), 2, UInt32(targetFrames), UInt32(max(targetFrames / 4, 1)),
+        "cued", "event", sinkName, server, UInt32(rate), 2, UInt32(targetFrames), UInt32(Self.requestFrames(queue: targetFrames)),
         pulseWrite, user)
       guard output != nil else {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
@@ -123,17 +130,17 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     let rc = cued_pa_output_connect(output, Self.connectTimeoutMilliseconds)
     guard rc == 0 else {
       let detail = errorText()
-      cued_pa_output_disconnect(output)
+      cued_pa_output_disconnect(output, Self.disconnectTimeoutMilliseconds)
       throw AudioDeviceError(device: name, step: "connect to PulseAudio", code: rc, detail: detail.isEmpty ? "error \(rc)" : detail)
     }
     let granted = grantedFrames()
     return NegotiatedFormat(
-      sampleFormat: .float32, rate: rate, periodFrames: granted?.minreq ?? targetFrames / 4,
+      sampleFormat: .float32, rate: rate, periodFrames: granted?.minreq ?? Self.requestFrames(queue: targetFrames),
       bufferFrames: granted?.target ?? targetFrames)
   }
 
   public func close() {
-    if let output { cued_pa_output_disconnect(output) }
+    if let output { cued_pa_output_disconnect(output, Self.disconnectTimeoutMilliseconds) }
   }
 
   /// The stream's error in words, or "".
@@ -167,12 +174,10 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   public var xruns: Int { output.map { Int(cued_pa_output_underflows($0)) } ?? 0 }
 
-  public var glitchName: String { "underflow" }
-
   public var latencyAskedFrames: Int? { output.map { Int(cued_pa_output_latency($0)) } }
 
   public func askLatency(frames: Int) {
-    if let output { cued_pa_output_set_latency(output, UInt32(clamping: frames)) }
+    if let output { cued_pa_output_set_latency(output, UInt32(clamping: frames), UInt32(clamping: Self.requestFrames(queue: frames))) }
   }
 
   public func describeLoss(code: Int32) -> String {
@@ -253,8 +258,25 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   /// On the mainloop thread, lock held, after `startQueued`: up to `maxFrames` over the queue's tail.
   fileprivate func rewrite(_ buffer: UnsafeMutablePointer<Float>, maxFrames: Int, timing: UnsafePointer<cued_pa_timing>) -> Int {
     guard let source else { return 0 }
-    let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
-    return source.rewriteQueuedSilence(into: buffer, maxFrameCount: maxFrames, delayFrames: queued)
+    let time = timing.pointee
+    let span = Self.rewriteSpan(
+      latencyMicroseconds: time.latency_us, sinkMicroseconds: time.sink_usec, transportMicroseconds: time.transport_usec,
+      rate: rate, marginFrames: Int(Double(rate) * Self.rewriteMarginSeconds))
+    // Written from the margin past the read index, it must reach the write index: a block too small
+    // for the whole span would leave queued silence inside the cue.
+    guard span > 0, span <= maxFrames else { return 0 }
+    let queued = Int(time.latency_us) * rate / 1_000_000
+    return source.rewriteQueuedSilence(into: buffer, maxFrameCount: span, delayFrames: queued)
+  }
+
+  /// The frames a rewrite replaces: what the stream holds (`latencyMicroseconds`, from its write
+  /// position) minus what the sink already took and what a write needs to get there, less the margin
+  /// left in front of the read index. 0 or less: nothing can be replaced.
+  public static func rewriteSpan(
+    latencyMicroseconds: UInt64, sinkMicroseconds: UInt64, transportMicroseconds: UInt64, rate: Int, marginFrames: Int
+  ) -> Int {
+    let replaceable = Int64(latencyMicroseconds) - Int64(sinkMicroseconds) - Int64(transportMicroseconds)
+    return Int(replaceable * Int64(rate) / 1_000_000) - marginFrames
   }
 }
 
