@@ -2,7 +2,7 @@ import CueCore
 import Testing
 
 /// A sink that records every frame written and can be told to fail.
-final class RecordingSink: AudioSink, @unchecked Sendable {
+final class RecordingSink: PushSink, @unchecked Sendable {
   var frames: [Float] = []
   var nextStatuses: [SinkStatus] = []
   func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
@@ -190,7 +190,7 @@ struct EngineTests {
 /// A sink that models a device's queue: it records what stays queued or played, is told how far
 /// the device has played, takes back silence on `rewind` (minus a margin) and lets a test act
 /// while the engine waits for room.
-final class QueueModelSink: AudioSink, @unchecked Sendable {
+final class QueueModelSink: PushSink, @unchecked Sendable {
   /// Every frame written and not taken back, interleaved.
   var frames: [Float] = []
   /// Frames the device has played (the test moves it).

@@ -3,16 +3,9 @@ import Foundation
 import Synchronization
 import Testing
 
-/// A sink a server pulls: never written; it can be told its stream failed.
-final class PulledSink: AudioSink, @unchecked Sendable {
+/// A sink a server pulls (it has no write to call); it can be told its stream failed.
+final class PulledSink: PullSink, @unchecked Sendable {
   let failure = Atomic<Int32>(0)
-  let writes = Atomic<Int>(0)
-  var outputModel: OutputModel { .pull }
-  func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
-    writes.add(1, ordering: .relaxed)
-    return .ok
-  }
-  func delayFrames() -> Int { 0 }
   func pullFailure() -> Int32 { failure.load(ordering: .acquiring) }
   /// Starts queued while the engine was handed over (`startQueued` pokes).
   let pokes = Atomic<Int>(0)
@@ -130,7 +123,7 @@ struct PullHandOffTests {
   }
 
   @Test func theCallbackPlaysWhatTheEngineThreadHandsOverAndGivesItBackWhenIdle() {
-    let (engine, sink) = makeEngine(idleFrames: 256)
+    let (engine, _) = makeEngine(idleFrames: 256)
     let thread = EngineThread(engine)
     // Before the hand-over the callback writes silence and takes no command.
     #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0)))))
@@ -140,7 +133,6 @@ struct PullHandOffTests {
     #expect(heard[600...].allSatisfy { $0 == 0 })
     let news = waitForEvent(engine) { $0 == .released(.idle) }
     #expect(news?.contains(.ended(VoiceEnd(id: VoiceID(1), reason: .end, position: 300))) == true)
-    #expect(sink.writes.load(ordering: .relaxed) == 0, "a pulled sink is never written")
     // Given back: the engine's own thread runs again and takes the shutdown (no callback needed).
     usleep(20_000)
     #expect(engine.send(.shutdown(fadeFrames: 0)))

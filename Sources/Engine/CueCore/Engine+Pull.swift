@@ -42,7 +42,7 @@ extension Engine {
 
   /// For a pulled sink that can replace what it queued but has not played (PulseAudio: a write
   /// placed relative to the server's read index), called on the sink's thread right after a start was
-  /// queued (`AudioSink.startQueued`). Takes the engine like `pull` (or returns 0 when it is not
+  /// queued (`PullSink.startQueued`). Takes the engine like `pull` (or returns 0 when it is not
   /// handed over), applies commands, and when a voice starts while the stream's queued tail is
   /// silence the engine wrote, moves the mixer clock back by up to `maxFrameCount` of those frames
   /// (what the sink says it can still replace) and renders that many frames into `output`. The sink

@@ -21,6 +21,10 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   public let configuration: EngineConfiguration
   public let counters = EngineCounters()
   let sink: Sink
+  /// Driver: the sink's half that its driver calls, the other nil: written (`PushLoop`) or pulled
+  /// (`PullSupervisor`, and `send` for a resume or a queued start). Found once, at init.
+  let pushHalf: (any PushSink)?
+  let pullHalf: (any PullSink)?
   let signals: EngineSignals
   let commands: SPSCRing<EngineCommand>
   private let events: SPSCRing<EngineEvent>
@@ -61,6 +65,9 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   public init(configuration: EngineConfiguration, sink: Sink, signals: EngineSignals) {
     self.configuration = configuration
     self.sink = sink
+    pushHalf = sink as? any PushSink
+    pullHalf = pushHalf == nil ? sink as? any PullSink : nil
+    precondition(pushHalf != nil || pullHalf != nil, "a sink is a PushSink or a PullSink")
     self.signals = signals
     commands = SPSCRing(minimumCapacity: configuration.commandCapacity)
     events = SPSCRing(minimumCapacity: configuration.eventCapacity)
@@ -83,13 +90,13 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     // one comes first, the audio thread (`PullSupervisor`), pausing, reads what it wrote and so sees
     // the command pushed above (and resumes); if it comes second, it reads true and resumes here.
     if pullPaused.exchange(false, ordering: .sequentiallyConsistent) {
-      sink.resumePulling()
+      pullHalf?.resumePulling()
       signals.wakeAudioThread()  // the supervisor slept through the pause: it watches the stream again
     }
     if parked.load(ordering: .sequentiallyConsistent) {
       signals.wakeAudioThread()
     } else if case .start = command, pullOwner.load(ordering: .relaxed) != PullOwner.engineThread.rawValue {
-      sink.startQueued()  // a pulled sink that can rewrite its queue plays it before the next request
+      pullHalf?.startQueued()  // a pulled sink that can rewrite its queue plays it before the next request
     }
     return true
   }

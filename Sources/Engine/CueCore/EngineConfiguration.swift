@@ -55,7 +55,7 @@ public struct EngineConfiguration: Sendable {
   public var eventCapacity: Int
   /// How full the push loop (`PushLoop`) keeps the sink; nil: as full as its buffer (the blocking write paces).
   public var fillTarget: LatencyAdapter.Policy?
-  /// When a pulled sink that can pause (`AudioSink.pausePulling`) is paused; nil: never.
+  /// When a pulled sink that can pause (`PullSink.pausePulling`) is paused; nil: never.
   public var pullPause: PullPause?
 
   /// Past a short silence a pulled sink need not be asked for a quantum of zeros every cycle: the

@@ -12,10 +12,10 @@ import Synchronization
 /// the sink is released as lost, and the control side reconnects with backoff as for any lost
 /// device). It also pauses the sink after a silence (`EngineConfiguration.PullPause`); a paused sink
 /// stays open, and this thread sleeps without a timeout until a command or a failure wakes it
-/// (`AudioSink.notifyFailure`), unless the pause has a release time (then it is released as idle).
+/// (`PullSink.notifyFailure`), unless the pause has a release time (then it is released as idle).
 public final class PullSupervisor<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
   public let engine: Engine<Sink>
-  private let sink: Sink
+  private let sink: any PullSink
   /// When the sink was paused (monotonic ns).
   private var pausedAt: UInt64 = 0
 
@@ -24,7 +24,8 @@ public final class PullSupervisor<Sink: AudioSink>: AudioDriver, @unchecked Send
 
   public init(_ engine: Engine<Sink>) {
     self.engine = engine
-    sink = engine.sink
+    guard let half = engine.pullHalf else { preconditionFailure("PullSupervisor watches a PullSink") }
+    sink = half
     let signals = engine.signals
     sink.notifyFailure { signals.wakeAudioThread() }
   }

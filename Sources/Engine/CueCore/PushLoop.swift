@@ -10,13 +10,13 @@ import Synchronization
 /// commands that arrived meanwhile, mixes one period into its bus, writes it and has the engine
 /// report. It owns what only the push model needs: the bus and the fill target (`LatencyAdapter`,
 /// raised by the underruns the sink reports that cut sound); when a voice starts over silence queued
-/// at the device's end (the engine's count), it takes that back (`AudioSink.rewind`). While no sink is attached it parks.
+/// at the device's end (the engine's count), it takes that back (`PushSink.rewind`). While no sink is attached it parks.
 ///
 /// It uses the sink's push half (`waitForRoom`, `write`, `rewind`, `delayFrames`) and the engine's
 /// driver half; the engine knows nothing of it.
 public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
   public let engine: Engine<Sink>
-  private let sink: Sink
+  private let sink: any PushSink
   private let bus: UnsafeMutablePointer<Float>
   /// The fill target (nil: the sink's whole buffer).
   private var watermark: LatencyAdapter?
@@ -29,7 +29,8 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
   /// Allocates the bus (one period); control side, before the loop runs.
   public init(_ engine: Engine<Sink>) {
     self.engine = engine
-    sink = engine.sink
+    guard let half = engine.pushHalf else { preconditionFailure("PushLoop drives a PushSink") }
+    sink = half
     let frames = engine.configuration.periodFrames
     bus = .allocate(capacity: frames * 2)
     bus.initialize(repeating: 0, count: frames * 2)

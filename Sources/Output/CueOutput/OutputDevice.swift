@@ -109,7 +109,7 @@ public struct DeviceTraits: Sendable, Equatable {
   /// (A fill target adapts on the audio thread, by `EngineConfiguration.fillTarget`.)
   public var adapts: LatencyAdapter.Policy?
   /// Whether it pauses after a silence and stays connected, paused, until the next cue
-  /// (`AudioSink.pausePulling`: PipeWire, PulseAudio); one that does not is closed after the idle
+  /// (`PullSink.pausePulling`: PipeWire, PulseAudio); one that does not is closed after the idle
   /// window.
   public var pauses: Bool
   /// What its backend calls a glitch, for `status`: `underrun` (ALSA), `xrun` (PipeWire),

@@ -16,11 +16,10 @@ import Synchronization
 /// `close` removes it, so an idle daemon has no node and the graph can stop. A server that went away
 /// shows in `pullFailure`; the engine then releases the sink as lost and the device controller
 /// reconnects with backoff, which reaches a restarted server.
-public final class PipeWireSink: OutputDevice, @unchecked Sendable {
+public final class PipeWireSink: OutputDevice, PullSink, @unchecked Sendable {
   /// `pipewire`, or `pipewire:TARGET` with a target node.
   public let name: String
   public let backend = "pipewire"
-  public var outputModel: OutputModel { .pull }
   private let target: String?
   private let rate: Int
   private let quantumFrames: Int
@@ -164,12 +163,6 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   }
 
   // MARK: Audio side
-
-  public func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
-    .lost(code: -22)  // EINVAL: a pulled sink is never written
-  }
-
-  public func delayFrames() -> Int { 0 }
 
   /// An inactive stream keeps its node and links, but PipeWire stops scheduling it: no callback,
   /// and no graph cycles on its account. Resuming costs a message to the server and one graph

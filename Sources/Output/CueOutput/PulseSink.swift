@@ -26,11 +26,10 @@ import Synchronization
 /// it, so an idle daemon has no stream on the server and no wake-ups. A server that went away shows
 /// in `pullFailure`; the engine then releases the sink as lost and the device controller reconnects
 /// with backoff, which reaches a restarted server.
-public final class PulseSink: OutputDevice, @unchecked Sendable {
+public final class PulseSink: OutputDevice, PullSink, @unchecked Sendable {
   /// `pulseaudio`, or `pulseaudio:SINK` with a sink name.
   public let name: String
   public let backend = "pulseaudio"
-  public var outputModel: OutputModel { .pull }
   private let sinkName: String?
   private let rate: Int
   private let targetFrames: Int
@@ -189,12 +188,6 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   }
 
   // MARK: Audio side
-
-  public func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
-    .lost(code: -22)  // EINVAL: a pulled sink is never written
-  }
-
-  public func delayFrames() -> Int { 0 }
 
   /// A start was queued while the engine is handed to the stream: wake the mainloop to rewrite the queue.
   public func startQueued() {

@@ -57,7 +57,8 @@ static void on_process(void *data) {
   timing.frames_requested = (uint32_t)buffer->requested;
   atomic_store_explicit(&s->last_requested, timing.frames_requested, memory_order_relaxed);
   // A cycle that does not start where the last one ended means the graph skipped (an xrun): the
-  // documented way to find them with pw_stream (pw_time has no xrun counter in 0.3.65).
+  // documented way to find them with pw_stream (pw_time has no xrun counter in 0.3.65). Counted for
+  // the tools (cued-pwprobe); cued decides about its own in Swift (CueOutput's GraphCycles).
   if (timing.rate_num != 0 && timing.rate_denom != 0 && timing.frames_requested != 0) {
     uint64_t length = (uint64_t)timing.frames_requested * timing.rate_denom / ((uint64_t)timing.rate_num * s->rate);
     if (atomic_exchange_explicit(&s->resumed, 0, memory_order_relaxed)) s->next_ticks = 0;
