@@ -194,11 +194,32 @@ struct PipeWireOutputTests {
     #expect(device["state"] as? String == "open" && device["paused"] as? Bool == true, "\(device)")
     #expect(try foreignNodes(environment) == ["cued"], "the paused stream keeps its node")
 
+    // The monitor recorder is passive: from an idle graph it starts a few cycles late and misses a
+    // cue's head, so, as in the pause test below, another program records the sink meanwhile
+    // (pw-record, an active capture) and the graph runs while cued stays paused.
+    let keeper = try ChildProcess(
+      "/usr/bin/pw-record", ["--target", "cued-test-sink", "-P", "{ stream.capture.sink=true }", dir + "/keeper.wav"],
+      environment: environment, standardOutput: .file(dir + "/keeper.out"), standardError: .sameAsStandardOutput)
+    defer { _ = keeper.terminate(grace: 2) }
     let recorder = try MonitorRecorder(directory: dir, environment: environment)
+    let linked = Date().addingTimeInterval(5)
+    while Date() < linked, !((try? run("/usr/bin/pw-link", ["-l"], environment: environment).stdout) ?? "").contains("|-> pw-record:input_FR") {
+      usleep(20_000)
+    }
+    #expect(try daemon.device(within: 1)["paused"] as? Bool == true, "still paused while another program runs the graph")
+    let underrunsBefore = try daemon.status()["underruns"] as? Int ?? 0
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
     usleep(100_000)  // `finished` comes when the last frame is mixed; it is heard a quantum or two later
-    try expectCaptureHoldsTheCue(recorder.finish(), fixture: "tone-44100-stereo.mp3")
-    device = try #require(daemon.status()["device"] as? [String: Any])
+    let capture = try recorder.finish()
+    let status = try daemon.status()
+    if (status["underruns"] as? Int ?? 0) > underrunsBefore {
+      withKnownIssue("the graph skipped a cycle while the cue played", isIntermittent: true) {
+        try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+      }
+    } else {
+      try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+    }
+    device = try #require(status["device"] as? [String: Any])
     #expect(device["opens"] as? Int == 1, "resumed, not reconnected: \(device)")
     #expect((device["pauses"] as? Int ?? 0) >= 1)
     #expect(daemon.stop() == 0)

@@ -57,6 +57,7 @@ struct DaemonStatus<Device: OutputDevice> {
         latencyFrames: device.device.latencyAskedFrames, latencyRaises: adapts ? device.raiseCount : nil,
         recentRaises: adapts ? raises : nil, ignoredXruns: adapts ? ignored : nil,
         mixingThread: mixingThread.map { StatusReply.Scheduling($0, backend: device.backend) },
+        mixingThreadName: device.device.outputModel == .pull ? traits.mixingThread : nil,
         paused: pauses ? daemon.engine.isPullPaused && device.reportedState == .open : nil,
         pauses: pauses ? Int(counters.pullPauses.load(ordering: .relaxed)) : nil,
         opens: device.opens, losses: device.losses),

@@ -115,12 +115,18 @@ public struct DeviceTraits: Sendable, Equatable {
   /// What its backend calls a glitch, for `status`: `underrun` (ALSA), `xrun` (PipeWire),
   /// `underflow` (PulseAudio).
   public var glitch: String
+  /// The thread that runs the mix when it is the server's callback thread, in words for `status`
+  /// (`PipeWire's data thread`); nil: cued's audio thread.
+  public var mixingThread: String?
 
-  public init(asks: Asks, adapts: LatencyAdapter.Policy? = nil, pauses: Bool = false, glitch: String = "underrun") {
+  public init(
+    asks: Asks, adapts: LatencyAdapter.Policy? = nil, pauses: Bool = false, glitch: String = "underrun", mixingThread: String? = nil
+  ) {
     self.asks = asks
     self.adapts = adapts
     self.pauses = pauses
     self.glitch = glitch
+    self.mixingThread = mixingThread
   }
 }
 

@@ -59,7 +59,7 @@ public final class PipeWireSink: OutputDevice, PullSink, @unchecked Sendable {
     let adapts = adaptiveLatency.flatMap {
       PulledLatency.policy(minimumFrames: quantumFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
     }
-    traits = DeviceTraits(asks: .serverLatency, adapts: adapts, pauses: true, glitch: "xrun")
+    traits = DeviceTraits(asks: .serverLatency, adapts: adapts, pauses: true, glitch: "xrun", mixingThread: "PipeWire's data thread")
     self.remote = remote
   }
 

@@ -82,7 +82,7 @@ public final class PulseSink: OutputDevice, PullSink, @unchecked Sendable {
     let adapts = adaptiveLatency.flatMap {
       PulledLatency.policy(minimumFrames: targetFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
     }
-    traits = DeviceTraits(asks: .serverLatency, adapts: adapts, pauses: true, glitch: "underflow")
+    traits = DeviceTraits(asks: .serverLatency, adapts: adapts, pauses: true, glitch: "underflow", mixingThread: "libpulse's mainloop thread")
     self.server = server
   }
 

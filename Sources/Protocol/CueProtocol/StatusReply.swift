@@ -124,6 +124,9 @@ public struct StatusReply: ReplyFields {
     /// PipeWire's data thread (`pipewire`; `via` `pipewire` when PipeWire had made it real-time
     /// itself), the last two once the server has pulled since the device opened.
     public var mixingThread: Scheduling?
+    /// Which thread `mixingThread` is, in words, when it is the server's (`PipeWire's data thread`,
+    /// `libpulse's mainloop thread`); absent: cued's audio thread.
+    public var mixingThreadName: String?
     /// For `pipewire` and `pulseaudio`: true while the stream is paused (corked) after a silence
     /// (`pipewire-pause-after`): connected, but not asked for audio until the next cue.
     public var paused: Bool?
@@ -136,8 +139,10 @@ public struct StatusReply: ReplyFields {
       name: String, backend: String = "alsa", state: State, error: String? = nil, format: Format? = nil, delayFrames: Int = 0,
       quantumFrames: Int? = nil, fillTargetFrames: Int? = nil, latencyFrames: Int? = nil, latencyRaises: Int? = nil,
       recentRaises: [LatencyRaise]? = nil, ignoredXruns: IgnoredXruns? = nil,
-      mixingThread: Scheduling? = nil, paused: Bool? = nil, pauses: Int? = nil, opens: Int = 0, losses: Int = 0
+      mixingThread: Scheduling? = nil, mixingThreadName: String? = nil, paused: Bool? = nil, pauses: Int? = nil, opens: Int = 0,
+      losses: Int = 0
     ) {
+      self.mixingThreadName = mixingThreadName
       self.latencyFrames = latencyFrames
       self.latencyRaises = latencyRaises
       self.recentRaises = recentRaises
@@ -174,6 +179,7 @@ public struct StatusReply: ReplyFields {
       if let recentRaises { members.append(("recentRaises", .array(recentRaises.map(\.json)))) }
       if let ignoredXruns { members.append(("ignoredXruns", ignoredXruns.json)) }
       if let mixingThread { members.append(("mixingThread", mixingThread.json)) }
+      if let mixingThreadName { members.append(("mixingThreadName", .string(mixingThreadName))) }
       if let paused { members.append(("paused", .bool(paused))) }
       if let pauses { members.append(("pauses", .int(pauses))) }
       members += [("opens", .int(opens)), ("losses", .int(losses))]
@@ -201,6 +207,7 @@ public struct StatusReply: ReplyFields {
       recentRaises = try fields.objects("recentRaises") { (json) throws(ProtocolError) in try LatencyRaise(json: json) }
       ignoredXruns = try fields.object("ignoredXruns").map { (json) throws(ProtocolError) in try IgnoredXruns(json: json) }
       mixingThread = try fields.object("mixingThread").map { (json) throws(ProtocolError) in try Scheduling(json: json) }
+      mixingThreadName = try fields.string("mixingThreadName")
       paused = try fields.bool("paused")
       pauses = try fields.integer("pauses")
       opens = try required(fields.integer("opens"), "opens", in: what)
