@@ -165,19 +165,18 @@ public final class Daemon<Device: OutputDevice> {
     levels.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
   }
 
-  /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence, for the rest of the idle
-  /// window (nil when it is 0 or not shorter than the idle window).
+  /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence; it then stays connected,
+  /// paused, until the next cue (nil when it is 0 or not shorter than the idle window, which then
+  /// closes the stream as it closes an ALSA device).
   static func pullPausePolicy(_ configuration: DaemonConfiguration) -> EngineConfiguration.PullPause? {
     let pause = configuration.pipeWirePauseSeconds
     guard pause > 0, pause < configuration.idleSeconds else { return nil }
-    return EngineConfiguration.PullPause(
-      afterFrames: Int(pause * Double(configuration.sampleRate)),
-      releaseAfterNanoseconds: UInt64((configuration.idleSeconds - pause) * 1e9))
+    return EngineConfiguration.PullPause(afterFrames: Int(pause * Double(configuration.sampleRate)))
   }
 
-  /// The push loop's fill target: `fill-target` frames, twice as much after each underrun up to the
-  /// whole buffer, half again after each `latency-decay` seconds of audio without one (the rule every
-  /// backend's latency follows: `LatencyAdapter`).
+  /// The push loop's fill target: `fill-target` frames, twice as much after an underrun that cut sound,
+  /// up to the whole buffer, half again after each `latency-decay` seconds of audio without one (the
+  /// rule every backend's latency follows: `LatencyAdapter`).
   static func fillTargetPolicy(_ configuration: DaemonConfiguration) -> LatencyAdapter.Policy? {
     guard configuration.fillTargetFrames > 0 else { return nil }
     return LatencyAdapter.Policy(
@@ -457,6 +456,8 @@ public final class Daemon<Device: OutputDevice> {
         voiceEnded(VoiceEnd(id: id, reason: .error, position: 0))
       case .released(let reason):
         device.released(reason)
+      case .latencyRaised(let raise):
+        device.noteRaise(raise)
       }
     }
     // A pulled sink's first callback since it connected has run (it sent these events): make its thread real-time.
@@ -542,7 +543,7 @@ public final class Daemon<Device: OutputDevice> {
         case .released(let reason):
           device.close()  // no events, no reopening: cued is on its way out
           if reason == .shutdown { released = true }
-        case .started: break
+        case .started, .latencyRaised: break
         }
       }
     }

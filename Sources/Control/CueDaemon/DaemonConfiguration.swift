@@ -21,7 +21,7 @@ public struct DaemonConfiguration: Sendable {
   /// The most the native PulseAudio queue rises to after underflows; at or below `pulseAudioLatency` it stays fixed.
   public var pulseAudioLatencyMax: Int = 3840
   /// Seconds without an xrun (PipeWire) or underflow (PulseAudio) after which a raised latency halves again.
-  public var latencyDecaySeconds: Double = 60
+  public var latencyDecaySeconds: Double = 10
   public var sampleRate: Int = 48000
   public var periodFrames: Int = 240
   public var bufferFrames: Int = 960
