@@ -87,7 +87,13 @@ clean:
 #   make uninstall [PREFIX=…] [DESTDIR=…]          removes what the install's manifest lists
 #   make deb                                       dist/cued_<version>-<revision>_<arch>.deb
 # The binaries come from a release build with RELEASE_FLAGS: the Swift runtime linked in (nothing
-# under /opt/swift is needed at run time) and BIND_NOW. SCRATCH_PATH: a SwiftPM build folder other
+# under /opt/swift is needed at run time) and BIND_NOW. One executable is installed, the multi-call
+# cued; cuectl and cued-carousel are symbolic links to it (one Swift runtime, not three: 16.6 MB,
+# not 43.5). So that the daemon's idle RSS does not pay for the programs it carries, it is linked
+# with the toolchain's lld: relative relocations packed (RELR: 9 KiB, not 1 MiB read at every
+# start), no symbols of its own exported (its dynamic symbol table was 0.5 MiB), and libstdc++ linked
+# in (the Swift runtime uses little of it; libstdc++.so's symbol tables cost 1 MiB of RSS): STATIC_CXX_DIR
+# holds only libstdc++.a and is searched first (docs/PERFORMANCE.md, "Issue 32: footprint"). SCRATCH_PATH: a SwiftPM build folder other
 # than .build (the install tests use one: `swift test` holds the lock on .build while they run).
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -100,7 +106,9 @@ ZSH_COMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISH_COMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
 SYSTEMD_USER_UNITDIR ?= $(PREFIX)/lib/systemd/user
 SYSTEMD_SYSTEM_UNITDIR ?= $(PREFIX)/lib/systemd/system
-RELEASE_FLAGS ?= --static-swift-stdlib -Xlinker -z -Xlinker now
+STATIC_CXX_DIR = $(abspath $(BUILD_DIR))/static-libstdc++
+RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -use-ld=lld -Xswiftc -L$(STATIC_CXX_DIR) -Xlinker -z -Xlinker now \
+  -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 SCRATCH_PATH ?=
 BUILD_DIR = $(or $(SCRATCH_PATH),.build)
 DEB_REVISION ?= 1
@@ -113,9 +121,13 @@ DEB_ROOT = $(DEB_WORK)/debian/cued
 # --- libcanberra-cued.so: the libcanberra driver (Sources/Plugins/CanberraCued, docs/CLIENT.md) -----
 # Plain C built by cc, not SwiftPM: SwiftPM links every dynamic library product with swiftc, which adds
 # the Swift runtime (libswiftCore.so, swiftrt.o) even to a C-only one, and this library is loaded into
-# any program that plays a libcanberra sound. It needs only libc and libm, and links no libcanberra:
-# the ca_* functions it calls resolve in the process that loaded it. Only the eight cued_driver_*
-# entry points are exported.
+# any program that plays a libcanberra sound. It links libc, libm and libcanberra.so.0 (NEEDED, as
+# libcanberra's own drivers do): a host that loads libcanberra with local binding (GTK's modules,
+# Python's ctypes, any plugin) leaves libcanberra's symbols out of the global scope, and a driver
+# that left its ca_* calls undefined would not load there. Only the eight cued_driver_* entry points
+# are exported: libcanberra looks each up in the driver and its dependencies, and finds its own
+# dispatchers (driver_open, …) for any the driver lacks. -Bsymbolic binds the driver's calls to its
+# own entry points to itself. Building needs libcanberra-dev (pkg-config's libcanberra).
 #   make canberra        $(BUILD_DIR)/canberra/libcanberra-cued.so (make build makes it too)
 #   make canberra-play   $(BUILD_DIR)/canberra/canberra-play: plays through the real libcanberra (needs libcanberra-dev)
 # CANBERRA_PLUGINDIR is where libcanberra looks for drivers (its compiled-in path; Debian:
@@ -129,14 +141,16 @@ CANBERRA_HEADERS = $(wildcard Sources/Plugins/CanberraCued/*.h)
 CANBERRA_CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 # -z nodelete: libcanberra unloads a driver whose open failed and loads it again at the next play;
 # kept loaded, the driver remembers a daemon that did not answer (driver.c, hold_off) across them.
-CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--as-needed
+CANBERRA_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--as-needed -Wl,-Bsymbolic
 CANBERRA_PLUGINDIR ?= $(shell packaging/install.sh canberra-plugindir)
 
 canberra: $(CANBERRA_DIR)/libcanberra-cued.so
 
 $(CANBERRA_DIR)/libcanberra-cued.so: $(CANBERRA_SOURCES) $(CANBERRA_HEADERS) Makefile
 	@mkdir -p $(CANBERRA_DIR)
-	$(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) -lm
+	@libs=$$(pkg-config --libs libcanberra) || { echo "make canberra: the driver links libcanberra, whose libcanberra-dev is not installed: run scripts/install-deps.sh" >&2; exit 1; }; \
+	  echo $(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) $$libs -lm; \
+	  $(CC) $(CANBERRA_CFLAGS) -fPIC -fvisibility=hidden -pthread -shared $(CANBERRA_LDFLAGS) -o $@ $(CANBERRA_SOURCES) $$libs -lm
 
 canberra-play: $(CANBERRA_DIR)/canberra-play
 
@@ -152,11 +166,15 @@ INSTALL_ENV = PREFIX="$(PREFIX)" DESTDIR="$(if $(DESTDIR),$(abspath $(DESTDIR)))
   STAGE="$(BUILD_DIR)/install-staging" CANBERRA_DRIVER_FILE="$(CANBERRA_DIR)/libcanberra-cued.so" \
   CANBERRA_PLUGINDIR="$(CANBERRA_PLUGINDIR)"
 
-.PHONY: install-stage install install-user uninstall uninstall-user deb
+.PHONY: install-stage install install-user uninstall uninstall-user deb static-cxx
+
+# STATIC_CXX_DIR (above), made before any release link.
+static-cxx:
+	@packaging/install.sh static-cxx "$(STATIC_CXX_DIR)"
 
 # Release binaries, man pages (swift-argument-parser's generate-manual) and completions, staged in
 # $(BUILD_DIR)/install-staging.
-install-stage: deps canberra
+install-stage: deps canberra static-cxx
 	@$(INSTALL_ENV) packaging/install.sh stage
 
 install: install-stage
@@ -184,11 +202,11 @@ deb: package-deps
 
 # Benchmarks (docs/PERFORMANCE.md), on the binaries as installed (RELEASE_FLAGS). bench-quick is the
 # short mode CI runs: it checks that they work.
-bench: tool-deps
+bench: tool-deps static-cxx
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --out .build/bench-results.json
 
-bench-quick: tool-deps
+bench-quick: tool-deps static-cxx
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 	bench/run.py --quick --device null
 
@@ -199,7 +217,7 @@ bench-quick: tool-deps
 #   make fuzz FUZZ_SECONDS=3600     an hour; FUZZ_JOBS=2 runs two workers
 FUZZ_SECONDS ?= 60
 
-.PHONY: fuzz fuzz-decode fuzz-config
+.PHONY: fuzz fuzz-decode fuzz-config fuzz-canberra
 
 fuzz:
 	SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -211,6 +229,11 @@ fuzz-decode: test-deps
 # The config file's TOML parser under libFuzzer (FUZZ_TARGET=config, Fuzz/config-corpus).
 fuzz-config:
 	FUZZ_TARGET=config SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The libcanberra driver's JSON reader and writer (Sources/Plugins/CanberraCued/wire.c), in C with
+# AddressSanitizer and UBSan (Tests/Canberra/wire-fuzz.c; corpus Fuzz/canberra-corpus).
+fuzz-canberra:
+	FUZZ_TARGET=canberra SWIFT="$(SWIFT)" scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The soak test (scripts/soak.sh, docs/RELIABILITY.md): a release cued on the null sink through
 # 100,000 one-shot plays and 10,000 connect/disconnect cycles, with players and system sounds made and

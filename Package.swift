@@ -14,14 +14,15 @@ import PackageDescription
 //                     CueTOML: the TOML 1.0 parser that reads cued.toml in process; CGSettings: the desktop's
 //                     sound settings through GSettings (GLib loaded with dlopen when followed, never linked).
 //   Sources/Client    CueClient: the client library (links no audio library).
-//   Sources/Programs  cued, cuectl, cued-carousel: what is installed.
+//   Sources/Programs  cued, cuectl, cued-carousel: what is installed, as one multi-call executable (`cued`;
+//                     `cuectl` and `cued-carousel` are links to it) with one Swift runtime, not three.
 //   Sources/Plugins   libcanberra-cued.so, the libcanberra driver: C built by the Makefile (`make canberra`), not
 //                     here: SwiftPM links the Swift runtime into every dynamic library product.
 // Development tools (benchmarks, the soak driver, fuzzers, the PipeWire probe) live in Tools/ and are never installed.
 let package = Package(
   name: "cued",
   products: [
-    .executable(name: "cued", targets: ["cued"]),
+    .executable(name: "cued", targets: ["cued", "CuedMulticall"]),
     .executable(name: "cuectl", targets: ["cuectl"]),
     .executable(name: "cued-carousel", targets: ["cued-carousel"]),
     .library(name: "CueClient", targets: ["CueClient"]),
@@ -36,7 +37,7 @@ let package = Package(
     // first needed (cued_pw_load, cued_pa_load when that backend is chosen or probed by `--device
     // auto`, as SDL and miniaudio load theirs; cued_sdbus_load at the first RTKit request;
     // cued_sf_load at the first Ogg or WAV file, cued_flac_load at the first FLAC file; cued_gs_load
-    // when the desktop's sound settings are followed and their schema is installed), so `--device
+    // when the desktop's sound settings are followed: in a desktop session, their schema installed), so `--device
     // null` with MP3 cues maps none of them (nor the X11, D-Bus and crypto libraries libpulse pulls
     // in, nor libsndfile's encoders), and the Debian package only recommends the sound-server clients.
     // This target is that dlopen/dlsym.
@@ -97,8 +98,8 @@ let package = Package(
     .target(name: "CueTOML", path: "Sources/Control/CueTOML"),
     // A plain-C face of GSettings (libgio, libgobject, libglib), for the desktop's sound theme and its
     // event-sounds switch (`sound-theme = "desktop"`, the default). Not linked: dlopen when a daemon
-    // follows the desktop and the schema is installed, so a server, or a daemon with a theme of its
-    // own, maps none of GLib; the few prototypes are declared in the face, so building needs no
+    // follows the desktop (in a desktop session, DesktopSettings.swift) and the schema is installed,
+    // so a server, or a daemon with a theme of its own, maps none of GLib; the few prototypes are declared in the face, so building needs no
     // libglib2.0-dev.
     .target(name: "CGSettings", dependencies: ["CLibraryLoading"], path: "Sources/Control/CGSettings"),
     .target(
@@ -113,22 +114,35 @@ let package = Package(
     .target(name: "CueClient", dependencies: ["CueProtocol", "CuePosix"], path: "Sources/Client/CueClient"),
 
     // MARK: Programs
-    .executableTarget(
-      name: "cued",
-      dependencies: [
-        // No swift-argument-parser: it brings FoundationEssentials (CueDaemon/DaemonCommandLine.swift says why).
-        "CueDaemon", "CueOutput", "CuePosix", "CueProtocol", .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Sources/Programs/cued"),
-    .executableTarget(
-      name: "cuectl",
+    // cuectl and cued-carousel are libraries with one entry point each (`cuectlMain()`,
+    // `carouselMain()`), so that one executable can hold all three programs.
+    .target(
+      name: "CuectlProgram",
       dependencies: ["CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "Sources/Programs/cuectl"),
     // The demo terminal carousel: audible paging through the client library.
-    .executableTarget(
-      name: "cued-carousel",
+    .target(
+      name: "CarouselProgram",
       dependencies: ["CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "Sources/Programs/cued-carousel"),
+    // The daemon, and the multi-call executable that is installed: run as `cuectl` or
+    // `cued-carousel` (a link's name) it is that program (main.swift). The daemon itself parses its
+    // command line by hand: swift-argument-parser, and with it FoundationEssentials, never runs in
+    // it (CueDaemon/DaemonCommandLine.swift says why). The product lists "CuedMulticall" too: a
+    // product of more than one target is one that swift-argument-parser's generate-manual plugin
+    // skips, which leaves cued to its hand-written page (packaging/man/cued.1).
+    .executableTarget(
+      name: "cued",
+      dependencies: [
+        "CueDaemon", "CueOutput", "CuePosix", "CueProtocol", .product(name: "Logging", package: "swift-log"),
+        "CuectlProgram", "CarouselProgram", "CuedMulticall",
+      ],
+      path: "Sources/Programs/cued"),
+    // Which program a name runs.
+    .target(name: "CuedMulticall", path: "Sources/Programs/CuedMulticall"),
+    // Each alone, for `swift run` and the tests (not installed).
+    .executableTarget(name: "cuectl", dependencies: ["CuectlProgram"], path: "Sources/Programs/Separate/cuectl"),
+    .executableTarget(name: "cued-carousel", dependencies: ["CarouselProgram"], path: "Sources/Programs/Separate/cued-carousel"),
 
     // MARK: Development tools (Tools/; never installed)
     // Micro-benchmarks for `make bench` (the mixer, the decoder).
@@ -180,12 +194,12 @@ let package = Package(
     .testTarget(name: "CueOutputTests", dependencies: ["CueOutput", "CueCore", "CAllocCounter"]),
     .testTarget(name: "PipeWireShimTests", dependencies: ["CPipeWireShims", "CAllocCounter", "CuePosix"]),
     // The terminal carousel's page logic, as a pure model.
-    .testTarget(name: "CarouselTests", dependencies: ["cued-carousel", "CueProtocol"]),
+    .testTarget(name: "CarouselTests", dependencies: ["CarouselProgram", "CueProtocol"]),
     .testTarget(
       name: "EndToEndTests",
       dependencies: [
         "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "cued-fuzz-config", "CueClient", "CueDecoding", "CueProtocol",
-        "CuePosix", "DaemonTestSupport", "RealtimeKitTestSupport",
+        "CuePosix", "CarouselProgram", "CuedMulticall", "DaemonTestSupport", "RealtimeKitTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]

@@ -32,16 +32,18 @@ export SOURCE_DATE_EPOCH
 # make install's manifest is for make uninstall; dpkg keeps its own list.
 rm -f "$DEB_ROOT/usr/share/cued/install-manifest.txt"
 
-# Binaries: strip as dh_strip does. Then check each still runs.
+# Binaries: strip as dh_strip does (cued; cuectl and cued-carousel are links to it). Then check each still runs.
+binaries=()
 for bin in "$DEB_ROOT"/usr/bin/*; do
+  [[ -L "$bin" ]] && continue
   strip --remove-section=.comment --remove-section=.note "$bin"
+  binaries+=("$bin")
 done
 # The libcanberra driver (a shared object: only what linking needs stays, as dh_strip does for libraries).
 canberra_driver=$(find "$DEB_ROOT/usr/lib" -path '*/libcanberra-*/libcanberra-cued.so' 2>/dev/null | head -n 1)
 [[ -n "$canberra_driver" ]] || { echo "build-deb.sh: no libcanberra-cued.so under $DEB_ROOT/usr/lib" >&2; exit 1; }
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$canberra_driver"
-"$DEB_ROOT/usr/bin/cued" --version >/dev/null
-"$DEB_ROOT/usr/bin/cuectl" --version >/dev/null
+for bin in "$DEB_ROOT"/usr/bin/*; do "$bin" --version >/dev/null; done
 
 # Man pages: gzip -9n, as dh_compress does.
 find "$DEB_ROOT/usr/share/man" -type f -name '*.[1-9]' -exec gzip -9nf {} +
@@ -85,23 +87,34 @@ chmod 0644 "$DEB_ROOT/DEBIAN/conffiles"
 chmod 0644 "$DEB_ROOT/DEBIAN/md5sums"
 
 # Depends: the shared libraries the binaries and the libcanberra driver need (the Swift runtime is
-# linked in: none from /opt/swift; the driver's ca_* calls resolve in libcanberra, which loads it:
-# the package Enhances libcanberra0 rather than depending on it).
+# linked in: none from /opt/swift). The driver links libcanberra.so.0 (NEEDED, as libcanberra's own
+# drivers do, so that it loads in hosts that bind libcanberra locally): libcanberra0 is a dependency.
 # libpipewire and libpulse are not among them: cued loads them (dlopen) only when that output is
 # chosen, so control.in recommends them with the rest. libsndfile is loaded (dlopen) too, at the first
 # Ogg or WAV cue, but every install may meet one (a sound theme's .oga): it is a dependency. So is
 # libflac12, which cued loads at the first FLAC cue (libsndfile1 depends on it already; named here
 # because cued loads it itself, and a FLAC cue must not depend on what libsndfile happens to need).
 # GLib (libgio) is loaded only to follow a desktop's sound settings, where it is always installed: recommended.
-if ldd "$DEB_ROOT"/usr/bin/* | grep -q '/opt/swift'; then
+if ldd "${binaries[@]}" | grep -q '/opt/swift'; then
   echo "build-deb.sh: a binary needs a library from /opt/swift (build with --static-swift-stdlib):" >&2
-  ldd "$DEB_ROOT"/usr/bin/* | grep '/opt/swift' >&2
+  ldd "${binaries[@]}" | grep '/opt/swift' >&2
   exit 1
 fi
 mkdir -p "$work/debian"
 printf 'Source: cued\nMaintainer: %s\n\nPackage: cued\nArchitecture: any\n' "$DEB_MAINTAINER" >"$work/debian/control"
-shlibs=$(cd "$work" && dpkg-shlibdeps -O --warnings=0 debian/cued/usr/bin/* "${canberra_driver#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
+shlibs=$(cd "$work" && dpkg-shlibdeps -O --warnings=0 "${binaries[@]#"$work/"}" "${canberra_driver#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
 [[ -n "$shlibs" ]] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# Packed relative relocations (the Makefile's RELEASE_FLAGS: -z pack-relative-relocs) need glibc
+# 2.36's loader, which the binary asks for as the version GLIBC_ABI_DT_RELR; dpkg-shlibdeps reads
+# only the symbols a binary uses, so it may ask for an older libc6: raise it.
+if [[ "$(readelf -V "${binaries[@]}")" == *GLIBC_ABI_DT_RELR* ]]; then
+  libc=$(grep -o 'libc6 (>= [^)]*)' <<<"$shlibs" | head -n 1 | sed 's/libc6 (>= \(.*\))/\1/')
+  if [[ -z "$libc" ]]; then
+    shlibs="$shlibs, libc6 (>= 2.36)"
+  elif dpkg --compare-versions "$libc" lt 2.36; then
+    shlibs=${shlibs/"libc6 (>= $libc)"/"libc6 (>= 2.36)"}
+  fi
+fi
 # adduser: postinst makes the cued system user and group.
 depends="adduser, libsndfile1, libflac12, $shlibs"
 

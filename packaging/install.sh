@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs and uninstalls cued; the Makefile's install, install-user, uninstall and deb targets run it.
 #
-#   packaging/install.sh stage       release build + man pages + shell completions into $STAGE
+#   packaging/install.sh stage       release build + man pages + shell completions into $STAGE: one
+#                                    multi-call executable, cued, and every other executable product
+#                                    as a symbolic link to it (Sources/Programs/cued/main.swift)
 #   packaging/install.sh install     copies $STAGE and the repository's files under $DESTDIR$PREFIX,
 #                                    recording what it wrote in $DATADIR/cued/install-manifest.txt
 #   packaging/install.sh uninstall   removes what the manifest lists: the files, then the directories
@@ -9,6 +11,9 @@
 #   packaging/install.sh man-page BIN   prints packaging/man/cued.1 with the OPTIONS list of the cued
 #                                    binary BIN (from its settings table) in place of the @OPTIONS@ line
 #   packaging/install.sh canberra-plugindir   prints the directory libcanberra loads its drivers from
+#   packaging/install.sh static-cxx DIR   makes DIR hold libstdc++.a alone (a link to the compiler's),
+#                                    for the release link to find before libstdc++.so (the Makefile's
+#                                    RELEASE_FLAGS search it first: STATIC_CXX_DIR)
 #
 # Settings come from the environment (the Makefile passes them all): PREFIX, DESTDIR, BINDIR, DATADIR,
 # MANDIR, DOCDIR, BASH_COMPLETIONDIR, ZSH_COMPLETIONDIR, FISH_COMPLETIONDIR, SYSTEMD_USER_UNITDIR,
@@ -31,7 +36,7 @@ cd "$(dirname "$0")/.."
 : "${SYSTEMD_USER_UNITDIR=$PREFIX/lib/systemd/user}"
 : "${SYSTEMD_SYSTEM_UNITDIR=$PREFIX/lib/systemd/system}"
 : "${SWIFT:=swift}"
-: "${RELEASE_FLAGS=--static-swift-stdlib -Xlinker -z -Xlinker now}"
+: "${RELEASE_FLAGS=--static-swift-stdlib -Xlinker -z -Xlinker now}"   # the Makefile passes its own
 : "${SCRATCH_PATH:=}"
 : "${STAGE:=${SCRATCH_PATH:-.build}/install-staging}"
 : "${CANBERRA_DRIVER_FILE:=${SCRATCH_PATH:-.build}/canberra/libcanberra-cued.so}"
@@ -41,7 +46,8 @@ tmp=""
 die() { echo "install.sh: $*" >&2; exit 1; }
 
 # Every `.executable(name: "…")` product of Package.swift, in order (read from the manifest's text,
-# so no JSON tool is needed; the product declarations are one call each).
+# so no JSON tool is needed; the product declarations are one call each). The first, cued, is the
+# multi-call executable that is installed; the others are installed as links to it.
 executables() {
   tr '\n' ' ' <Package.swift | grep -o '\.executable( *name: *"[^"]*"' | sed 's/.*"\(.*\)"$/\1/'
 }
@@ -60,6 +66,15 @@ canberra_plugindir() {
   echo "/usr/lib${multiarch:+/$multiarch}/libcanberra-0.30"
 }
 [[ -v CANBERRA_PLUGINDIR ]] || CANBERRA_PLUGINDIR=$(canberra_plugindir)
+
+# The compiler's libstdc++.a, alone in $1 (Debian: libstdc++-12-dev, which Swift itself needs).
+static_cxx() {
+  local archive
+  archive=$("${CXX:-c++}" -print-file-name=libstdc++.a 2>/dev/null || clang -print-file-name=libstdc++.a 2>/dev/null || true)
+  [[ "$archive" == /* && -f "$archive" ]] || die "no libstdc++.a to link cued with (Debian: libstdc++-12-dev)"
+  mkdir -p "$1"
+  ln -sfn "$archive" "$1/libstdc++.a"
+}
 
 scratch_args=()
 [[ -n "$SCRATCH_PATH" ]] && scratch_args=(--scratch-path "$SCRATCH_PATH")
@@ -80,8 +95,10 @@ stage() {
   local -a tools
   read -r -a tools <<<"$(executables | tr '\n' ' ')"
   [[ ${#tools[@]} -gt 0 ]] || die "no executable products in Package.swift"
+  [[ "${tools[0]}" == cued ]] || die "the first executable product in Package.swift is ${tools[0]}, not cued"
+  # Only the multi-call cued: it holds every program, with one Swift runtime for all.
   # shellcheck disable=SC2086  # RELEASE_FLAGS is a list of flags
-  "$SWIFT" build -c release $RELEASE_FLAGS "${scratch_args[@]}"
+  "$SWIFT" build -c release $RELEASE_FLAGS "${scratch_args[@]}" --product cued
   local bin
   # shellcheck disable=SC2086
   bin=$("$SWIFT" build -c release $RELEASE_FLAGS "${scratch_args[@]}" --show-bin-path)
@@ -104,10 +121,14 @@ stage() {
 
   rm -rf "$STAGE"
   mkdir -p "$STAGE/bin" "$STAGE/man" "$STAGE/completions"
-  local tool page
-  for tool in "${tools[@]}"; do
-    [[ -x "$bin/$tool" ]] || die "the release build has no $bin/$tool"
-    cp "$bin/$tool" "$STAGE/bin/$tool"
+  local tool page help
+  [[ -x "$bin/cued" ]] || die "the release build has no $bin/cued"
+  cp "$bin/cued" "$STAGE/bin/cued"
+  # The other programs are cued under their own name: it runs the one argv[0] names.
+  for tool in "${tools[@]:1}"; do
+    ln -s cued "$STAGE/bin/$tool"
+    help=$("$STAGE/bin/$tool" --help 2>&1) || true
+    [[ "$help" == *"USAGE: $tool "* ]] || die "cued run as $tool is not $tool (is it in Sources/Programs/CuedMulticall/Program.swift?)"
   done
   # A blank line in the discussion text becomes .Pp (groff warns about empty input lines in mdoc).
   while IFS= read -r page; do sed 's/^$/.Pp/' "$page" >"$STAGE/man/$(basename "$page")"; done \
@@ -163,6 +184,16 @@ put() {
   echo "  $DESTDIR$dest"
 }
 
+# put_link TARGET DESTINATION-PATH: a symbolic link (TARGET relative to its directory)
+put_link() {
+  local target="$1" dest="$2"
+  ensure_dir "$(dirname "$dest")"
+  rm -f "$DESTDIR$dest"
+  ln -s "$target" "$DESTDIR$dest"
+  files+=("$dest")
+  echo "  $DESTDIR$dest -> $target"
+}
+
 # The unit's scope: systemd/system/ and systemd/user/ say it; a unit directly in systemd/ is a user
 # unit unless it reads like a system one (a User=, Group= or socket owner, or multi-user.target),
 # and a .socket goes where the .service of the same name goes.
@@ -189,7 +220,9 @@ install_all() {
 
   echo "installing into $DESTDIR$PREFIX:"
   local tool f
-  for tool in "${tools[@]}"; do put 0755 "$STAGE/bin/$tool" "$BINDIR/$tool"; done
+  for tool in "${tools[@]}"; do
+    if [[ -L "$STAGE/bin/$tool" ]]; then put_link "$(readlink "$STAGE/bin/$tool")" "$BINDIR/$tool"; else put 0755 "$STAGE/bin/$tool" "$BINDIR/$tool"; fi
+  done
 
   for f in sounds/*.mp3 sounds/README.md; do put 0644 "$f" "$DATADIR/cued/sounds/$(basename "$f")"; done
 
@@ -291,6 +324,7 @@ case "${1:-}" in
   uninstall) uninstall_all ;;
   executables) executables ;;
   canberra-plugindir) canberra_plugindir ;;
+  static-cxx) [[ -n "${2:-}" ]] || die "usage: $0 static-cxx DIR"; static_cxx "$2" ;;
   man-page) [[ -n "${2:-}" ]] || die "usage: $0 man-page CUED-BINARY"; man_page "$2" ;;
-  *) die "usage: $0 stage|install|uninstall|executables|canberra-plugindir|man-page CUED-BINARY" ;;
+  *) die "usage: $0 stage|install|uninstall|executables|canberra-plugindir|static-cxx DIR|man-page CUED-BINARY" ;;
 esac

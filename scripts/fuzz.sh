@@ -10,6 +10,11 @@
 #   config              the config file's TOML parser (CueTOML): `cued-fuzz-config` runs
 #                       `ConfigFuzzing.check` (Tools/cued-fuzz-config); corpus Fuzz/config-corpus,
 #                       dictionary Fuzz/config.dict
+#   canberra            the libcanberra driver's JSON lines (Sources/Plugins/CanberraCued/wire.c: the
+#                       reader of cued's replies and events, and the writer of its requests):
+#                       Tests/Canberra/wire-fuzz.c, built from the driver's own C source with clang
+#                       -fsanitize=fuzzer,address,undefined (CLANG, default the one beside SWIFT, which
+#                       ships libFuzzer); corpus Fuzz/canberra-corpus, dictionary Fuzz/canberra.dict
 #
 #   scripts/fuzz.sh [SECONDS]   build, then fuzz for SECONDS (default 60); `make fuzz FUZZ_SECONDS=…`
 #   scripts/fuzz.sh --merge     add to the corpus the inputs of the finds directory that reach code
@@ -38,7 +43,9 @@ case "${FUZZ_TARGET:-protocol}" in
     dict=() ;;
   config) product=cued-fuzz-config; corpus=Fuzz/config-corpus; finds="$scratch/fuzz-finds-config"; max_len=16384
     dict=(-dict=Fuzz/config.dict) ;;
-  *) echo "fuzz.sh: FUZZ_TARGET must be protocol, decode or config" >&2; exit 2 ;;
+  canberra) product=canberra-wire-fuzz; corpus=Fuzz/canberra-corpus; finds="$scratch/fuzz-finds-canberra"; max_len=4096
+    dict=(-dict=Fuzz/canberra.dict) ;;
+  *) echo "fuzz.sh: FUZZ_TARGET must be protocol, decode, config or canberra" >&2; exit 2 ;;
 esac
 artifacts="$scratch/artifacts"
 mode=fuzz
@@ -55,11 +62,21 @@ esac
 # checks on unsafe buffers (the JSON parser reads through one) and `assert` stay on, which a plain
 # release build drops, and it runs about 4 times as many inputs per second as a debug build.
 # -DCUED_FUZZ swaps the replayer's main for LLVMFuzzerTestOneInput.
-# shellcheck disable=SC2206  # FUZZ_BUILD_FLAGS is a list of flags
-build=(--scratch-path "$scratch" -c release --sanitize=fuzzer -Xswiftc -DCUED_FUZZ
-  -Xswiftc -assert-config -Xswiftc Debug ${FUZZ_BUILD_FLAGS:-})
-"$SWIFT" build "${build[@]}" --product "$product"
-fuzzer="$("$SWIFT" build "${build[@]}" --show-bin-path)/$product"
+if [[ "$product" == canberra-wire-fuzz ]]; then
+  # Plain C, as the driver is built (the Makefile's canberra target), with the sanitizers on.
+  clang="${CLANG:-$(dirname "$(command -v "$SWIFT")")/clang}"
+  [[ -x "$clang" ]] || clang=clang
+  mkdir -p "$scratch"
+  fuzzer="$scratch/$product"
+  "$clang" -std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -o "$fuzzer" Tests/Canberra/wire-fuzz.c Sources/Plugins/CanberraCued/wire.c
+else
+  # shellcheck disable=SC2206  # FUZZ_BUILD_FLAGS is a list of flags
+  build=(--scratch-path "$scratch" -c release --sanitize=fuzzer -Xswiftc -DCUED_FUZZ
+    -Xswiftc -assert-config -Xswiftc Debug ${FUZZ_BUILD_FLAGS:-})
+  "$SWIFT" build "${build[@]}" --product "$product"
+  fuzzer="$("$SWIFT" build "${build[@]}" --show-bin-path)/$product"
+fi
 mkdir -p "$finds" "$artifacts"
 
 # The Swift runtime's backtracer would take the trap's signal first and exit; libFuzzer must see it

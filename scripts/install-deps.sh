@@ -28,9 +28,10 @@
 #
 # What each package is for:
 #   pkgconf, libasound2-dev, libmpg123-dev, libpipewire-0.3-dev, libspa-0.2-dev, libpulse-dev,
-#   libsndfile1-dev, libebur128-dev
+#   libsndfile1-dev, libebur128-dev, libcanberra-dev
 #          (--run) headers and pkg-config files: ALSA, libmpg123/libsyn123, PipeWire, PulseAudio,
-#          libsndfile (Ogg Vorbis/Opus, WAV), libebur128 (loudness). libsndfile1 brings libflac12,
+#          libsndfile (Ogg Vorbis/Opus, WAV), libebur128 (loudness), libcanberra (the libcanberra
+#          driver links libcanberra.so.0, as libcanberra's own drivers do). libsndfile1 brings libflac12,
 #          which cued loads for FLAC files; its face declares the little of libFLAC it calls, so
 #          building needs no libflac-dev (where that is installed, the face is checked against it)
 #   pulseaudio        (--test, see above) a private null-sink server for the end-to-end tests
@@ -50,10 +51,12 @@
 #   libcanberra-dev, libcanberra-pulse
 #          (--test) the real libcanberra driving cued's driver (CanberraDriverTests: canberra-play links
 #          it through pkg-config), and the driver it falls over to when cued is not running
+#   xvfb, libcanberra-gtk3-module, gir1.2-gtk-3.0, gir1.2-gsound-1.0, gnome-session-canberra
+#          (--test) the programs users play libcanberra sounds from (CanberraHostTests): a GTK 3
+#          program with canberra-gtk-module on a private X server, GSound from Python, and
+#          canberra-gtk-play (also the libcanberra example of README.md and docs/CLIENT.md, run as
+#          written by DocumentedExampleTests)
 #   tmux   (--test) the terminal carousel's tests
-#   gnome-session-canberra, xvfb
-#          (--test) canberra-gtk-play, on an X display of its own: the libcanberra example of README.md
-#          and docs/CLIENT.md, run as written (DocumentedExampleTests)
 #   rtkit, python3-dbus, python3-gi
 #          (--test) the real rtkit-daemon on a private system bus, and the stand-in polkit authority
 #          it asks (Tests/RealtimeKitTestSupport): real-time through RTKit, tested unprivileged
@@ -100,7 +103,8 @@ if [[ -n "${CUED_DPKG_ADMINDIR:-}" ]]; then
 fi
 installed() { dpkg-query "${dpkg_options[@]}" -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
-packages=(pkgconf libasound2-dev libmpg123-dev libpipewire-0.3-dev libspa-0.2-dev libpulse-dev libsndfile1-dev libebur128-dev)
+packages=(pkgconf libasound2-dev libmpg123-dev libpipewire-0.3-dev libspa-0.2-dev libpulse-dev libsndfile1-dev libebur128-dev
+  libcanberra-dev)
 pulse_server=""
 if [[ "$profile" == package ]]; then
   packages+=(dpkg-dev binutils)
@@ -121,8 +125,9 @@ elif [[ "$profile" != run ]]; then
     *) die "CUED_TEST_PULSE_SERVER is '$pulse_server': give pulseaudio or pipewire-pulse" ;;
   esac
   packages+=(pulseaudio-utils libasound2-plugins pipewire pipewire-bin wireplumber dbus bubblewrap systemd
-    dpkg-dev binutils lintian socat netcat-openbsd python3-venv sound-theme-freedesktop libcanberra0 libcanberra-dev strace tmux
-    gnome-session-canberra xvfb rtkit python3-dbus python3-gi libglib2.0-bin dconf-service dconf-gsettings-backend)
+    dpkg-dev binutils lintian socat netcat-openbsd python3-venv sound-theme-freedesktop libcanberra0 strace tmux
+    rtkit python3-dbus python3-gi libglib2.0-bin dconf-service dconf-gsettings-backend
+    xvfb libcanberra-gtk3-module gir1.2-gtk-3.0 gir1.2-gsound-1.0 gnome-session-canberra)
 fi
 if [[ "$profile" == tools ]]; then
   packages+=(sox libsox-fmt-all lame mpg123 opus-tools flac stress-ng)

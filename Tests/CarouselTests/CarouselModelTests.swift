@@ -1,7 +1,7 @@
 import CueProtocol
 import Testing
 
-@testable import cued_carousel
+@testable import CarouselProgram
 
 /// The carousel's pure parts, without a terminal: the position and its animations, drags,
 /// flicks and the rubber band, auto-advance, input decoding, the status line and the layout.

@@ -3,7 +3,7 @@ import CueCore
 import Testing
 
 /// A sink that keeps nothing: the engine's write path without a device.
-final class DiscardingSink: AudioSink, @unchecked Sendable {
+final class DiscardingSink: PushSink, @unchecked Sendable {
   var writes = 0
   func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
     writes += 1
@@ -208,7 +208,7 @@ struct RewriteQueuedSilenceTests {
 }
 
 /// A sink that waits (reporting an underrun now and then) and rewinds, without keeping anything.
-final class WaitingRewindingSink: AudioSink, @unchecked Sendable {
+final class WaitingRewindingSink: PushSink, @unchecked Sendable {
   var waits = 0
   var rewound = 0
   func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus { .ok }

@@ -2,7 +2,7 @@ import CueCore
 import Testing
 
 /// A sink that records every frame written and can be told to fail.
-final class RecordingSink: AudioSink, @unchecked Sendable {
+final class RecordingSink: PushSink, @unchecked Sendable {
   var frames: [Float] = []
   var nextStatuses: [SinkStatus] = []
   func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
@@ -190,7 +190,7 @@ struct EngineTests {
 /// A sink that models a device's queue: it records what stays queued or played, is told how far
 /// the device has played, takes back silence on `rewind` (minus a margin) and lets a test act
 /// while the engine waits for room.
-final class QueueModelSink: AudioSink, @unchecked Sendable {
+final class QueueModelSink: PushSink, @unchecked Sendable {
   /// Every frame written and not taken back, interleaved.
   var frames: [Float] = []
   /// Frames the device has played (the test moves it).
@@ -256,18 +256,44 @@ struct FillTargetEngineTests {
     #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 0)
   }
 
-  @Test func anUnderrunRaisesTheTargetAndItDecaysAfterACleanWindow() {
-    let policy = LatencyAdapter.Policy(minimumFrames: 128, maximumFrames: 512, decay: 640)
+  @Test func anUnderrunThatCutsSoundRaisesTheTargetOneStepAndItDecaysAfterACleanWindow() {
+    let policy = LatencyAdapter.Policy(minimumFrames: 128, maximumFrames: 512, decay: 640, settle: 0)
     let (engine, sink) = makeEngine(fillTarget: policy)
     #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 128)
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .forever))))
     #expect(engine.send(.attach))
-    #expect(engine.runCycle() == .wrote)  // attaches: tells the sink the target before the first write
+    for _ in 0..<3 { #expect(engine.runCycle() == .wrote) }  // attaches, then plays the loop
     sink.waitStatuses = [.recoveredUnderrun]
     for _ in 0..<11 { #expect(engine.runCycle() == .wrote) }
     // Doubled at the underrun; halved once ten clean periods (640 frames) were written.
-    #expect(sink.waitedTargets == [128, 128] + Array(repeating: 256, count: 9) + [128])
+    #expect(sink.waitedTargets == [128, 128, 128, 128] + Array(repeating: 256, count: 9) + [128])
     #expect(engine.counters.underruns.load(ordering: .relaxed) == 1)
+    #expect(engine.counters.audibleXruns.load(ordering: .relaxed) == 1)
     #expect(engine.counters.fillTargetFrames.load(ordering: .relaxed) == 128)
+    // The raise is posted for `status`, with what it cut.
+    let raises = events(engine).compactMap { if case .latencyRaised(let raise) = $0 { raise } else { nil } }
+    #expect(raises.map { [$0.fromFrames, $0.toFrames, $0.voicesSounding] } == [[128, 256, 1]])
+  }
+
+  @Test func anUnderrunInTrailingSilenceOrRightAfterTheDeviceStartedDoesNotRaiseTheTarget() {
+    let policy = LatencyAdapter.Policy(minimumFrames: 128, maximumFrames: 512, decay: 640, settle: 0)
+    let (engine, sink) = makeEngine(fillTarget: policy)
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .forever))))
+    #expect(engine.send(.attach))
+    #expect(engine.runCycle() == .wrote)  // attaches and writes the first period
+    sink.waitStatuses = [.recoveredUnderrun]  // the device ran dry after its first period: starting up
+    #expect(engine.runCycle() == .wrote)
+    #expect(engine.counters.xrunsAfterResume.load(ordering: .relaxed) == 1)
+    // The loop stops; once the mixer is silent an underrun cuts nothing.
+    #expect(engine.send(.stop(VoiceID(1), fadeFrames: 0, reason: .stopped)))
+    for _ in 0..<3 { #expect(engine.runCycle() == .wrote) }
+    sink.waitStatuses = [.recoveredUnderrun]
+    #expect(engine.runCycle() == .wrote)
+    #expect(engine.counters.silentXruns.load(ordering: .relaxed) == 1)
+    #expect(engine.counters.underruns.load(ordering: .relaxed) == 2)
+    #expect(engine.counters.audibleXruns.load(ordering: .relaxed) == 0)
+    #expect(Set(sink.waitedTargets) == [128], "never raised")
+    #expect(!events(engine).contains { if case .latencyRaised = $0 { true } else { false } })
   }
 
   @Test func aLostDeviceWhileWaitingReleasesItAndKeepsTheCommands() {
@@ -341,39 +367,78 @@ struct FillTargetEngineTests {
 
 @Suite("Latency adapter")
 struct LatencyAdapterTests {
-  let policy = LatencyAdapter.Policy(minimumFrames: 128, maximumFrames: 700, decay: 1000)
+  let policy = LatencyAdapter.Policy(minimumFrames: 128, maximumFrames: 700, decay: 1000, settle: 100)
+  let audible = XrunReport(voicesSounding: 1)
 
-  @Test func xrunsDoubleUpToTheMaximumAndCountOnlyRealRaises() {
+  @Test func anXrunThatCutSoundRaisesOneStepAndTheNextOnlyOnceTheRaiseSettled() {
     var adapter = LatencyAdapter(policy: policy)
-    var targets: [Int] = []
-    var changed: [Bool] = []
-    for _ in 0..<4 {
-      changed.append(adapter.xrun())
-      targets.append(adapter.targetFrames)
-    }
-    #expect(targets == [256, 512, 700, 700])
-    #expect(changed == [true, true, true, false])
+    #expect(adapter.xrun(audible) == .raised)
+    #expect(adapter.targetFrames == 256)
+    // The same stall costing more cycles: part of the same evidence.
+    #expect(adapter.xrun(audible) == .ignored)
+    adapter.elapsed(99)
+    #expect(adapter.xrun(audible) == .ignored)
+    #expect(adapter.targetFrames == 256)
+    adapter.elapsed(1)
+    #expect(adapter.xrun(audible) == .raised)
+    adapter.elapsed(100)
+    #expect(adapter.xrun(audible) == .raised)
+    adapter.elapsed(100)
+    #expect(adapter.xrun(audible) == .atMaximum)
+    #expect(adapter.targetFrames == 700)
     #expect(adapter.raises == 3)
   }
 
-  @Test func itHalvesPerQuietWindowDownToTheMinimum() {
+  @Test func xrunsThatCutNoSoundDoNotRaise() {
     var adapter = LatencyAdapter(policy: policy)
-    adapter.xrun()
-    adapter.xrun()
-    adapter.xrun()  // 700
+    let silent = XrunReport(voicesSounding: 0)
+    let afterResume = XrunReport(voicesSounding: 2, afterResume: true)
+    let graphWide = XrunReport(voicesSounding: 2, graphWide: true)
+    #expect([silent.kind, afterResume.kind, graphWide.kind, audible.kind] == [.silent, .afterResume, .graphWide, .audible])
+    for report in [silent, afterResume, graphWide] {
+      #expect(adapter.xrun(report) == .ignored)
+    }
+    #expect(adapter.targetFrames == 128 && adapter.raises == 0)
+  }
+
+  @Test func itComesDownAStepPerQuietWindowToTheMinimum() {
+    var adapter = LatencyAdapter(policy: policy)
+    for _ in 0..<3 {
+      adapter.xrun(audible)
+      adapter.elapsed(100)
+    }
+    #expect(adapter.targetFrames == 700)
     var targets: [Int] = []
     for _ in 0..<8 {
       adapter.elapsed(500)
       targets.append(adapter.targetFrames)
     }
+    // The last raise came 100 after the quiet window began: 700 until 1000 passed.
     #expect(targets == [700, 350, 350, 175, 175, 128, 128, 128])
+    #expect(adapter.untilNextStep == nil)
   }
 
-  @Test func anXrunRestartsTheQuietWindow() {
+  @Test func aLongQuietSpellTakesItDownSeveralStepsAtOnce() {
     var adapter = LatencyAdapter(policy: policy)
-    adapter.xrun()  // 256
+    for _ in 0..<3 {
+      adapter.xrun(audible)
+      adapter.elapsed(100)
+    }
+    #expect(adapter.untilNextStep == 900)
+    let changed = adapter.elapsed(3_600_000)
+    #expect(changed && adapter.targetFrames == 128)
+  }
+
+  @Test func anAudibleXrunRestartsTheQuietWindowAndAnIgnoredOneDoesNot() {
+    var adapter = LatencyAdapter(policy: policy)
+    adapter.xrun(audible)  // 256
     adapter.elapsed(900)
-    adapter.xrun()  // 512
+    adapter.xrun(XrunReport(voicesSounding: 0))
+    #expect(adapter.elapsed(100) == true)
+    #expect(adapter.targetFrames == 128)
+    adapter.xrun(audible)  // 256
+    adapter.elapsed(900)
+    adapter.xrun(audible)  // 512
     #expect(adapter.elapsed(900) == false)
     #expect(adapter.targetFrames == 512)
     #expect(adapter.elapsed(100) == true)
@@ -383,7 +448,7 @@ struct LatencyAdapterTests {
   @Test func atTheMinimumQuietTimeDoesNotBankADecay() {
     var adapter = LatencyAdapter(policy: policy)
     adapter.elapsed(5000)
-    adapter.xrun()  // 256
+    adapter.xrun(audible)  // 256
     adapter.elapsed(999)
     #expect(adapter.targetFrames == 256)
   }
@@ -391,7 +456,7 @@ struct LatencyAdapterTests {
   @Test func aMaximumAtTheMinimumKeepsItFixed() {
     var adapter = LatencyAdapter(policy: LatencyAdapter.Policy(minimumFrames: 480, maximumFrames: 480, decay: 10))
     #expect(!adapter.policy.adapts)
-    #expect(adapter.xrun() == false)
+    #expect(adapter.xrun(audible) == .atMaximum)
     #expect(adapter.targetFrames == 480 && adapter.raises == 0)
   }
 }

@@ -217,6 +217,30 @@ struct MixerTests {
     #expect(ends(mixer).map(\.id) == [VoiceID(1), VoiceID(2), VoiceID(3), VoiceID(4)])
   }
 
+  /// A replacement stopped in the batch that started it, before its first frame, still takes the
+  /// voice it replaces away (with its fade): the control side counted that voice gone. One
+  /// scheduled for later leaves the other sounding.
+  @Test func aReplacementStoppedBeforeItSoundsStillEndsTheVoiceItReplaces() {
+    let constant = makeCue(frames: 4000, left: { _ in 0.5 }, right: { _ in 0.5 })
+    let mixer = Mixer(voiceCapacity: 4)
+    _ = mixer.start(VoiceStart(id: VoiceID(1), samples: constant.samples, gain: .unity, loops: .count(0)))
+    _ = render(mixer, periods: 1, periodFrames: 64)
+    _ = mixer.start(VoiceStart(id: VoiceID(2), samples: constant.samples, gain: .unity, loops: .count(0), replaces: VoiceID(1), replaceFadeFrames: 100))
+    mixer.stop(VoiceID(2), fadeFrames: 100, reason: .stopped)
+    let out = render(mixer, periods: 4, periodFrames: 64)
+    #expect(abs(out[0] - 0.5) < 1e-6 && abs(out[2 * 50] - 0.25) < 1e-4, "voice 1 fades over the replacement's fade")
+    #expect(out[200...].allSatisfy { $0 == 0 }, "then nothing sounds")
+    #expect(Set(ends(mixer).map(\.id)) == [VoiceID(1), VoiceID(2)])
+
+    let later = Mixer(voiceCapacity: 4)
+    _ = later.start(VoiceStart(id: VoiceID(1), samples: constant.samples, gain: .unity, loops: .count(0)))
+    _ = render(later, periods: 1, periodFrames: 64)
+    _ = later.start(VoiceStart(id: VoiceID(2), samples: constant.samples, gain: .unity, loops: .count(0), startAtFrame: 10_000, replaces: VoiceID(1), replaceFadeFrames: 100))
+    later.stop(VoiceID(2), fadeFrames: 100, reason: .stopped)
+    #expect(render(later, periods: 2, periodFrames: 64).allSatisfy { $0 == 0.5 }, "a scheduled replacement replaced nothing yet")
+    #expect(ends(later).map(\.id) == [VoiceID(2)])
+  }
+
   @Test func stopFadesOutLinearlyThenEnds() {
     let constant = makeCue(frames: 1000, left: { _ in 0.5 }, right: { _ in 0.5 })
     let mixer = Mixer(voiceCapacity: 2)

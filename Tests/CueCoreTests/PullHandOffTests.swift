@@ -3,16 +3,9 @@ import Foundation
 import Synchronization
 import Testing
 
-/// A sink a server pulls: never written; it can be told its stream failed.
-final class PulledSink: AudioSink, @unchecked Sendable {
+/// A sink a server pulls (it has no write to call); it can be told its stream failed.
+final class PulledSink: PullSink, @unchecked Sendable {
   let failure = Atomic<Int32>(0)
-  let writes = Atomic<Int>(0)
-  var outputModel: OutputModel { .pull }
-  func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
-    writes.add(1, ordering: .relaxed)
-    return .ok
-  }
-  func delayFrames() -> Int { 0 }
   func pullFailure() -> Int32 { failure.load(ordering: .acquiring) }
   /// Starts queued while the engine was handed over (`startQueued` pokes).
   let pokes = Atomic<Int>(0)
@@ -33,12 +26,22 @@ final class PulledSink: AudioSink, @unchecked Sendable {
     resumes.add(1, ordering: .relaxed)
     paused.store(false, ordering: .releasing)
   }
+  /// What the sink calls when its stream fails (`fail`).
+  private var failureWake: (@Sendable () -> Void)? = nil
+  func notifyFailure(_ wake: @escaping @Sendable () -> Void) { failureWake = wake }
+  /// The stream fails with `code`, as a server that went away makes it, and says so.
+  func fail(_ code: Int32) {
+    failure.store(code, ordering: .releasing)
+    failureWake?()
+  }
 }
 
 /// Real parking on a condition, so the engine's driver can run on a thread of its own.
 final class ConditionSignals: EngineSignals, @unchecked Sendable {
   private let condition = NSCondition()
   private var woken = false
+  /// Parks that ended by their timeout rather than a wake-up: the audio thread's idle wake-ups.
+  let timedOut = Atomic<Int>(0)
   func wakeAudioThread() {
     condition.lock()
     woken = true
@@ -49,6 +52,7 @@ final class ConditionSignals: EngineSignals, @unchecked Sendable {
     condition.lock()
     let deadline = Date().addingTimeInterval(timeoutMilliseconds < 0 ? 3600 : Double(timeoutMilliseconds) / 1000)
     while !woken && condition.wait(until: deadline) {}
+    if !woken { timedOut.add(1, ordering: .relaxed) }
     woken = false
     condition.unlock()
   }
@@ -119,7 +123,7 @@ struct PullHandOffTests {
   }
 
   @Test func theCallbackPlaysWhatTheEngineThreadHandsOverAndGivesItBackWhenIdle() {
-    let (engine, sink) = makeEngine(idleFrames: 256)
+    let (engine, _) = makeEngine(idleFrames: 256)
     let thread = EngineThread(engine)
     // Before the hand-over the callback writes silence and takes no command.
     #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .count(0)))))
@@ -129,7 +133,6 @@ struct PullHandOffTests {
     #expect(heard[600...].allSatisfy { $0 == 0 })
     let news = waitForEvent(engine) { $0 == .released(.idle) }
     #expect(news?.contains(.ended(VoiceEnd(id: VoiceID(1), reason: .end, position: 300))) == true)
-    #expect(sink.writes.load(ordering: .relaxed) == 0, "a pulled sink is never written")
     // Given back: the engine's own thread runs again and takes the shutdown (no callback needed).
     usleep(20_000)
     #expect(engine.send(.shutdown(fadeFrames: 0)))
@@ -241,6 +244,69 @@ struct PullHandOffTests {
     #expect(engine.counters.pullPauses.load(ordering: .relaxed) == 0)
     #expect(waitForEvent(engine) { $0 == .released(.idle) } != nil, "released by the idle window it was pulled through")
     #expect(engine.send(.shutdown(fadeFrames: 0)))
+    #expect(thread.waitUntilFinished())
+  }
+
+  @Test func aPausedStreamStaysConnectedWithNoWakeUpsAndAFailureWakesItsSupervisor() {
+    let sink = PulledSink(canPause: true)
+    let signals = ConditionSignals()
+    let engine = Engine(
+      configuration: EngineConfiguration(
+        periodFrames: 64, idleFrames: 2048, voiceCapacity: 4, pullPause: EngineConfiguration.PullPause(afterFrames: 128)),
+      sink: sink, signals: signals)
+    let thread = EngineThread(engine)
+    #expect(engine.send(.attach))
+    let (_, paused) = pullUntilPaused(engine, sink, frames: 64)
+    #expect(paused)
+    // Paused far past the idle window (2048 frames): still attached, and the supervisor sleeps
+    // without a timeout (a timed-out park is a wake-up while quiet).
+    let wakeUps = signals.timedOut.load(ordering: .relaxed)
+    usleep(400_000)
+    #expect(signals.timedOut.load(ordering: .relaxed) == wakeUps)
+    #expect(!engine.isParked && engine.isPullPaused)
+    #expect(waitForEvent(engine, seconds: 0.1) { _ in true } == nil, "nothing released")
+    // The server goes away under the paused stream: the sink's failure wakes the supervisor.
+    sink.fail(-32)
+    #expect(waitForEvent(engine) { $0 == .released(.lost(code: -32)) } != nil)
+    #expect(engine.send(.shutdown(fadeFrames: 0)))
+    #expect(thread.waitUntilFinished())
+  }
+
+  @Test func aPulledSinksXrunsAreCountedByWhatTheyCut() {
+    let (engine, _) = makeEngine(idleFrames: 1_000_000)
+    let thread = EngineThread(engine)
+    #expect(engine.send(.start(VoiceStart(id: VoiceID(1), samples: cue.samples, gain: .unity, loops: .forever))))
+    #expect(engine.send(.attach))
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: 128)
+    defer { output.deallocate() }
+    // Pull until the loop sounds, then a gap: it cut one voice.
+    let deadline = Date().addingTimeInterval(5)
+    while engine.counters.voicesSounding.load(ordering: .relaxed) == 0 && Date() < deadline {
+      engine.pull(into: output, frameCount: 64, delayFrames: 64)
+      usleep(300)
+    }
+    engine.xrun(afterResume: false, graphWide: false)
+    engine.xrun(afterResume: true, graphWide: false)
+    engine.xrun(afterResume: false, graphWide: true)
+    #expect(engine.counters.audibleXruns.load(ordering: .relaxed) == 1)
+    #expect(engine.counters.lastAudibleXrunVoices.load(ordering: .relaxed) == 1)
+    #expect(engine.counters.xrunsAfterResume.load(ordering: .relaxed) == 1)
+    #expect(engine.counters.graphWideXruns.load(ordering: .relaxed) == 1)
+    // Stopped and silent: a gap now cuts nothing.
+    #expect(engine.send(.stop(VoiceID(1), fadeFrames: 0, reason: .stopped)))
+    engine.pull(into: output, frameCount: 64, delayFrames: 64)
+    while engine.counters.voicesSounding.load(ordering: .relaxed) != 0 && Date() < deadline {
+      engine.pull(into: output, frameCount: 64, delayFrames: 64)
+      usleep(300)
+    }
+    engine.xrun(afterResume: false, graphWide: false)
+    #expect(engine.counters.silentXruns.load(ordering: .relaxed) == 1)
+    #expect(engine.counters.audibleXruns.load(ordering: .relaxed) == 1)
+    #expect(engine.send(.shutdown(fadeFrames: 0)))
+    while !thread.finished.load(ordering: .acquiring) && Date() < deadline {
+      engine.pull(into: output, frameCount: 64, delayFrames: 64)
+      usleep(300)
+    }
     #expect(thread.waitUntilFinished())
   }
 }

@@ -85,6 +85,86 @@ struct DesktopSoundTests {
     #expect(found == DesktopSoundSchemas.gnome)
   }
 
+  // MARK: - Is there a desktop session?
+
+  /// An environment and a file system of the test's own: `sockets` and `files` exist.
+  static func session(_ environment: [String: String], sockets: Set<String> = [], files: Set<String> = []) -> DesktopSession.Verdict {
+    DesktopSession.verdict(
+      environment: { environment[$0] }, probe: DesktopSession.Probe(isSocket: sockets.contains, isFile: files.contains))
+  }
+
+  @Test func aServerHasNoDesktopSession() {
+    #expect(
+      Self.session(["HOME": "/root"])
+        == .absent("no desktop session: no session bus (DBUS_SESSION_BUS_ADDRESS is unset and XDG_RUNTIME_DIR is unset)"))
+    // XDG_CURRENT_DESKTOP inherited (ssh, sudo) with no bus to go with it.
+    #expect(
+      Self.session(["XDG_RUNTIME_DIR": "/run/user/1000", "XDG_CURRENT_DESKTOP": "GNOME"])
+        == .absent("no desktop session: no session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is no socket /run/user/1000/bus)"))
+    #expect(
+      Self.session(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/gone", "XDG_CURRENT_DESKTOP": "GNOME"])
+        == .absent("no desktop session: no session bus (no socket at DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/gone)"))
+    // A lingering user manager (dbus-user-session): a bus, but no desktop's settings.
+    #expect(
+      Self.session(["XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/u"], sockets: ["/run/user/1000/bus"])
+        == .absent(
+          "no desktop session: a session bus (/run/user/1000/bus) but no desktop's settings (XDG_CURRENT_DESKTOP is unset and there is no /home/u/.config/dconf/user); follow-desktop = \"always\" follows them anyway"
+        ))
+  }
+
+  @Test func aDesktopSessionHasABusAndADesktopsSettings() {
+    let bus = "/run/user/1000/bus"
+    #expect(
+      Self.session(["XDG_RUNTIME_DIR": "/run/user/1000", "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"], sockets: [bus])
+        == .present("a desktop session: XDG_CURRENT_DESKTOP=ubuntu:GNOME, session bus /run/user/1000/bus"))
+    // A user service started before the session imported XDG_CURRENT_DESKTOP: dconf's database says it.
+    #expect(
+      Self.session(["XDG_RUNTIME_DIR": "/run/user/1000", "XDG_CONFIG_HOME": "/home/u/.cfg"], sockets: [bus], files: ["/home/u/.cfg/dconf/user"])
+        == .present("a desktop session: dconf's user database /home/u/.cfg/dconf/user, session bus /run/user/1000/bus"))
+    // The address wins over the runtime directory; its escapes are decoded; the first that is there counts.
+    #expect(
+      Self.session(
+        ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/gone;unix:path=/tmp/my%20bus,guid=1", "XDG_CURRENT_DESKTOP": "KDE"], sockets: ["/tmp/my bus"])
+        == .present("a desktop session: XDG_CURRENT_DESKTOP=KDE, session bus /tmp/my bus"))
+    // An abstract socket cannot be looked at without connecting: taken as given.
+    #expect(
+      Self.session(["DBUS_SESSION_BUS_ADDRESS": "unix:abstract=/tmp/dbus-x", "XDG_CURRENT_DESKTOP": "XFCE"])
+        == .present("a desktop session: XDG_CURRENT_DESKTOP=XFCE, session bus unix:abstract=/tmp/dbus-x"))
+    // GSETTINGS_BACKEND asks for GSettings outright.
+    #expect(Self.session(["GSETTINGS_BACKEND": "keyfile"]) == .present("GSETTINGS_BACKEND=keyfile names GLib's settings backend"))
+  }
+
+  /// No session: the watch is not started (GLib stays unloaded), status says why, and a reload
+  /// once the session is there starts it.
+  @Test func withoutASessionTheWatchWaitsForAReload() throws {
+    let (embedded, desktop) = try Self.daemon(first: Self.yaru, session: .absent("no desktop session: no session bus"))
+    #expect(desktop.starts.load(ordering: .relaxed) == 0)
+    #expect(
+      embedded.daemon.themeSounds.choice.status
+        == StatusReply.SoundTheme(name: "freedesktop", source: .default, reason: "no desktop session: no session bus"))
+    #expect(embedded.connect().reply(#"{"op":"status"}"#)["soundTheme"]?["reason"] == .string("no desktop session: no session bus"))
+    embedded.daemon.desktopSession = { _ in .present("a desktop session") }
+    embedded.daemon.followSoundTheme()
+    #expect(desktop.starts.load(ordering: .relaxed) == 1)
+    #expect(
+      embedded.daemon.themeSounds.choice.status
+        == StatusReply.SoundTheme(name: "Yaru", source: .desktop, schema: DesktopSoundSchemas.gnome, reason: "a desktop session"))
+  }
+
+  /// follow-desktop reaches the session test as written.
+  @Test func followDesktopIsHandedToTheSessionTest() throws {
+    let asked = Mutex<[String]>([])
+    let embedded = try EmbeddedDaemon { $0.followDesktop = "always" }
+    embedded.daemon.desktopWatch = { _ in .success(Self.yaru) }
+    embedded.daemon.desktopSession = { when in
+      asked.withLock { $0.append(when) }
+      return .present("follow-desktop = \"always\"")
+    }
+    embedded.daemon.followSoundTheme()
+    #expect(asked.withLock { $0 } == ["always"])
+    #expect(embedded.daemon.themeSounds.choice.source == .desktop)
+  }
+
   // MARK: - The daemon follows
 
   /// A daemon whose desktop watch is a hand-driven stand-in for GSettings: the first reading, and
@@ -94,9 +174,12 @@ struct DesktopSoundTests {
     let starts = Atomic<Int>(0)
   }
 
-  static func daemon(theme: String = "desktop", first: DesktopSoundSettings?) throws -> (EmbeddedDaemon, Desktop) {
+  static func daemon(
+    theme: String = "desktop", first: DesktopSoundSettings?, session: DesktopSession.Verdict? = nil
+  ) throws -> (EmbeddedDaemon, Desktop) {
     let embedded = try EmbeddedDaemon { $0.soundTheme = theme }
     let desktop = Desktop()
+    if let session { embedded.daemon.desktopSession = { _ in session } }
     embedded.daemon.desktopWatch = { post in
       desktop.starts.add(1, ordering: .relaxed)
       desktop.post.withLock { $0 = post }
@@ -145,7 +228,7 @@ struct DesktopSoundTests {
     #expect(pinned.daemon.themeSounds.choice.source == .config)
     let (unavailable, tried) = try Self.daemon(first: nil)
     #expect(tried.starts.load(ordering: .relaxed) == 1)
-    #expect(unavailable.daemon.themeSounds.choice.status == StatusReply.SoundTheme(name: "freedesktop", source: .default))
+    #expect(unavailable.daemon.themeSounds.choice.status == StatusReply.SoundTheme(name: "freedesktop", source: .default, reason: "no schema"))
     unavailable.daemon.followSoundTheme()
     #expect(tried.starts.load(ordering: .relaxed) == 1, "a watch that could not start is not tried at every reload")
   }

@@ -22,7 +22,7 @@ final class ManualWallClock: WallClock {
 }
 
 /// An output device that keeps what it is given, and fails when told to.
-final class TestSink: OutputDevice, @unchecked Sendable {
+final class TestSink: OutputDevice, PushSink, @unchecked Sendable {
   let name = "test"
   let backend = "test"
   var format = NegotiatedFormat(sampleFormat: .float32, rate: 48000, periodFrames: 240, bufferFrames: 960)

@@ -102,6 +102,43 @@ struct FilePlayTests {
     #expect(rig.ask(#""op":"play","file":"\#(inside)""#)["played"] == .bool(true))
   }
 
+  /// `prepare` (libcanberra's ca_context_cache through the driver): the file is decoded and kept,
+  /// answered once it is, and nothing plays; the first play then starts at once, as a second would.
+  @Test func prepareDecodesAndKeepsTheFileSoItsFirstPlayIsAnsweredAtOnce() throws {
+    let rig = try VoicePathRig()
+    let line = #"{"id":1,"op":"prepare","file":"\#(rig.file)"}"#
+    #expect(!rig.client.request(line).contains { $0["id"] != nil }, "answered before the file was decoded")
+    #expect(rig.embedded.daemon.fileSounds.kept(rig.file).isEmpty)
+    rig.embedded.finishBackgroundWork()
+    let prepared = try #require(rig.client.received().first { $0["id"] == .number(1) })
+    let kept = try #require(rig.embedded.daemon.fileSounds.kept(rig.file).first)
+    #expect(prepared["ok"] == .bool(true) && prepared["file"] == .string(rig.file), "\(prepared)")
+    #expect(prepared["bytes"]?.intValue == kept.byteCount)
+    #expect(rig.embedded.daemon.voices.soundingCount == 0, "prepare played something")
+    // The first play is answered within its request (no decode to wait for), and plays the file.
+    let first = rig.client.request(#"{"id":2,"op":"play","file":"\#(rig.file)","loops":-1}"#)
+    #expect(first.first { $0["id"] == .number(2) }?["played"] == .bool(true), "\(first)")
+    VoicePathTests.expectLevel(rig.peak(), 1, "the prepared file's sine")
+    // Prepared again: answered at once from what is kept.
+    #expect(rig.client.request(#"{"id":3,"op":"prepare","file":"\#(rig.file)"}"#).first { $0["id"] == .number(3) }?["bytes"]?.intValue == kept.byteCount)
+    #expect(rig.embedded.daemon.fileSounds.count == 1)
+  }
+
+  @Test func prepareOfAThemeEventKeepsItsFileAndRefusesWhatPlayRefuses() throws {
+    let rig = try VoicePathRig()
+    let prepared = rig.ask(#""op":"prepare","event":"tone""#)
+    let file = try #require(prepared["file"]?.stringValue, "\(prepared)")
+    #expect(file.hasSuffix("/data/sounds/tone.wav"))
+    #expect(rig.embedded.daemon.fileSounds.kept(file).count == 1)
+    #expect(rig.ask(#""op":"prepare","event":"no-such-sound""#)["error"]?["code"] == .string("unknown-event"))
+    #expect(rig.ask(#""op":"prepare","file":"tone.wav""#)["error"]?["code"] == .string("invalid-request"))
+    #expect(rig.ask(#""op":"prepare","event":"tone","file":"\#(rig.file)""#)["error"]?["code"] == .string("invalid-request"))
+    #expect(rig.ask(#""op":"prepare","file":"/nonexistent/tone.wav""#)["error"]?["code"] == .string("bad-path"))
+    // Another user's client is held to the sound directories, as for play.
+    rig.client.connection.isOwnUser = false
+    #expect(rig.ask(#""op":"prepare","file":"\#(rig.file)""#)["error"]?["code"] == .string("bad-path"))
+  }
+
   @Test func helloSaysFilePlay() throws {
     let rig = try VoicePathRig()
     let features = rig.ask(#""op":"hello""#)["capabilities"]?["features"]?.arrayValue ?? []

@@ -27,6 +27,25 @@ struct InProcessDaemonTests {
     #expect(finished.first?["successfully"] == .bool(true))
   }
 
+  @Test func statusShowsEachRaiseOfTheFillTargetWithItsCauseAndTheUnderrunsThatDidNotRaiseIt() throws {
+    let embedded = try EmbeddedDaemon(idleSeconds: 5) { $0.fillTargetFrames = 480 }
+    let client = embedded.connect()
+    #expect(client.reply(#"{"id":1,"op":"play","cue":"pico","loops":-1}"#)["ok"] == .bool(true))
+    embedded.runCycles(4)
+    embedded.sink.nextWriteStatus = .recoveredUnderrun  // the device ran dry under the loop
+    embedded.runCycles(2)
+    #expect(client.reply(#"{"id":2,"op":"stop","all":true,"fade":0}"#)["ok"] == .bool(true))
+    embedded.runCycles(4)
+    embedded.sink.nextWriteStatus = .recoveredUnderrun  // and once in the silence after it
+    embedded.runCycles(2)
+    let device = try StatusReply(reply: client.reply(#"{"id":3,"op":"status"}"#)).device
+    #expect(device.fillTargetFrames == 960)
+    #expect(device.latencyRaises == 1)
+    #expect(device.recentRaises?.map { [$0.fromFrames, $0.toFrames, $0.voices] } == [[480, 960, 1]])
+    #expect(device.recentRaises?.first?.cause == "underrun")
+    #expect(device.ignoredXruns == StatusReply.Device.IgnoredXruns(silent: 1))
+  }
+
   @Test func eventsARequestCausesComeAfterItsReply() throws {
     let embedded = try EmbeddedDaemon()
     let client = embedded.connect()

@@ -269,10 +269,10 @@ struct SettingsTests {
     #expect(!DaemonConfiguration(ConfigValues()).alsaLayoutGiven)
   }
 
-  @Test func aPipeWireStreamPausesAfterTheGivenSilenceAndOnlyWithinTheIdleWindow() throws {
+  @Test func aPulledStreamPausesAfterTheGivenSilenceOnlyWithinTheIdleWindowAndStaysConnected() throws {
     let defaults = try #require(Daemon<NullSink>.pullPausePolicy(DaemonConfiguration(ConfigValues())))
     #expect(defaults.afterFrames == 12_000, "0.25 s at 48 kHz")
-    #expect(defaults.releaseAfterNanoseconds == 1_750_000_000, "the rest of the 2 s idle window")
+    #expect(defaults.releaseAfterNanoseconds == nil, "paused until the next cue, however long")
     let never = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-pause-after", "0"]).values)
     #expect(Daemon<NullSink>.pullPausePolicy(never) == nil)
     let pastIdle = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-pause-after", "3"]).values)

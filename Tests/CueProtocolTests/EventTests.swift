@@ -151,6 +151,7 @@ struct OpTests {
     return switch name {
     case "play", "stop", "player.create", "sound.create": #"{"op":"\#(name)","cue":"pico"}"#
     case "meters": #"{"op":"meters","rate":30}"#
+    case "prepare": #"{"op":"prepare","event":"bell"}"#
     case _ where name.hasPrefix("player."): #"{"op":"\#(name)","player":1}"#
     case _ where name.hasPrefix("sound."): #"{"op":"\#(name)","sound":1}"#
     default: #"{"op":"\#(name)"}"#
@@ -189,7 +190,7 @@ extension OpTests {
     ("sound.stop", #"unknown op "sound.stop"; the sound ops are sound.create, sound.play, sound.completion, sound.dispose"#),
     (
       "dance",
-      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system, level, group, meters, clients"#
+      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, prepare, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system, level, group, meters, clients"#
     ),
   ])
   func unknownOpMessages(_ name: String, _ message: String) {

@@ -42,6 +42,9 @@ let replySamples: [ReplySample] = [
       #"{"id":1,"ok":true,"clients":[{"connection":1,"name":"cuectl-top","subscribed":true,"meters":15,"asking":false},{"connection":4,"subscribed":false,"asking":true}]}"#
   ),
   ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7,"played":true}"#),
+  ReplySample(
+    op: PrepareRequest.op, body: ReplyBody(PrepareReply(file: "/usr/share/sounds/freedesktop/stereo/bell.oga", bytes: 76800)),
+    line: #"{"id":1,"ok":true,"file":"/usr/share/sounds/freedesktop/stereo/bell.oga","bytes":76800}"#),
   ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7, stole: 3)), line: #"{"id":1,"ok":true,"voice":7,"played":true,"stole":3}"#),
   ReplySample(op: LevelRequest.op, body: ReplyBody(LevelReply(level: .quiet, setBy: "client")), line: #"{"id":1,"ok":true,"level":"quiet","setBy":"client"}"#),
   ReplySample(

@@ -3,7 +3,7 @@ import DaemonTestSupport
 import Foundation
 import Testing
 
-@testable import cued_carousel
+@testable import CarouselProgram
 
 #if canImport(Glibc)
 import Glibc

@@ -405,7 +405,7 @@ struct DaemonTests {
     let (daemon, _) = try Self.start()
     defer { daemon.stop() }
     #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
-    try daemon.waitForDevice("closed")
+    try Harness.waitUntilQuiet(daemon)
     usleep(200_000)
     try Harness.expectIdle(daemon.pid, for: 5)
   }

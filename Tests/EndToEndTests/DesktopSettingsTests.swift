@@ -34,9 +34,13 @@ final class PrivateDesktop {
   }
 
   /// `schemas`: a directory of `.gschema.xml` files to compile (the fixtures by default).
+  /// `namesBackend`: `GSETTINGS_BACKEND` names the backend (which cued takes as asking for the
+  /// desktop's settings, session or not); without it GLib picks dconf, and cued follows the desktop
+  /// only in a session (a session bus and `XDG_CURRENT_DESKTOP`). `bus`: the dconf backend's
+  /// session bus is started now (else `startSessionBus()` starts it later, at the same address).
   init(
     directory: String, backend: Backend = .keyfile, currentDesktop: String = "",
-    schemas: String = TestPaths.repositoryRoot + "/Tests/Fixtures/desktop-schemas"
+    schemas: String = TestPaths.repositoryRoot + "/Tests/Fixtures/desktop-schemas", namesBackend: Bool = true, bus: Bool = true
   ) throws {
     self.directory = directory
     for sub in ["schemas", "config", "data/sounds", "none", "run"] {
@@ -50,12 +54,14 @@ final class PrivateDesktop {
       "XDG_DATA_HOME": directory + "/data", "XDG_DATA_DIRS": directory + "/none", "XDG_CURRENT_DESKTOP": currentDesktop,
       "GSETTINGS_BACKEND": backend.rawValue, "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + directory + "/no-bus",
     ]
-    if backend == .dconf { try startSessionBus() }
+    if backend == .dconf { environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + directory + "/bus" }
+    if !namesBackend { environment["GSETTINGS_BACKEND"] = nil }
+    if backend == .dconf && bus { try startSessionBus() }
   }
 
   /// A session bus of its own that activates the real dconf-service (it writes the private
   /// `XDG_CONFIG_HOME/dconf/user`, and tells cued's GLib of each change over the bus).
-  private func startSessionBus() throws {
+  func startSessionBus() throws {
     let address = "unix:path=" + directory + "/bus"
     try """
       <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -72,8 +78,6 @@ final class PrivateDesktop {
         </policy>
       </busconfig>
       """.write(toFile: directory + "/session.conf", atomically: true, encoding: .utf8)
-    environment["DBUS_SESSION_BUS_ADDRESS"] = address
-    environment["GSETTINGS_BACKEND"] = "dconf"
     // dbus-daemon hands its environment to the services it starts: dconf-service's files are the test's.
     bus = try ChildProcess(
       "/usr/bin/dbus-daemon", ["--config-file=" + directory + "/session.conf", "--nofork", "--nopidfile"], environment: environment,
@@ -288,5 +292,68 @@ struct DesktopSettingsTests {
     let theme = try Self.soundTheme(daemon)
     #expect(theme["name"] as? String == "freedesktop" && theme["source"] as? String == "default", "\(theme)")
     #expect(daemon.log.contains("the schema org.gnome.desktop.sound has theme-name of type 'i', not 's'"), "\(daemon.log)")
+  }
+
+  // MARK: - Only where there is a desktop
+
+  static func mapsGLib(_ daemon: DaemonProcess) throws -> [String] {
+    try ["libgio-2.0", "libgobject-2.0", "libglib-2.0"].filter { try Self.maps(daemon.pid, $0) }
+  }
+
+  /// The schema installed, but no session bus (a server, a container, a CI runner): the desktop is
+  /// not followed, GLib is never loaded, and status says why.
+  @Test(.enabled(if: PrivateDesktop.available, "needs gsettings and glib-compile-schemas (libglib2.0-bin)"))
+  func withoutADesktopSessionGLibIsNotLoaded() throws {
+    let desktop = try PrivateDesktop(directory: Harness.temporaryDirectory(), currentDesktop: "GNOME", namesBackend: false)
+    let daemon = try Self.start(desktop)
+    defer { daemon.stop() }
+    let theme = try Self.soundTheme(daemon)
+    let why = "no desktop session: no session bus (no socket at DBUS_SESSION_BUS_ADDRESS=unix:path=\(desktop.directory)/no-bus)"
+    #expect(theme["name"] as? String == "freedesktop" && theme["source"] as? String == "default", "\(theme)")
+    #expect(theme["reason"] as? String == why, "\(theme)")
+    #expect(daemon.log.contains("the desktop's sound settings are not followed: " + why), "\(daemon.log)")
+    #expect(try daemon.cuectl(["status"]).stdout.contains("theme:     freedesktop (no desktop setting to follow: \(why))"))
+    #expect(try Self.mapsGLib(daemon) == [])
+  }
+
+  /// The same box with `follow-desktop = "always"`: followed (and GLib loaded), because the config says so.
+  @Test(.enabled(if: PrivateDesktop.available, "needs gsettings and glib-compile-schemas (libglib2.0-bin)"))
+  func followDesktopAlwaysFollowsItWithoutASession() throws {
+    let desktop = try PrivateDesktop(directory: Harness.temporaryDirectory(), namesBackend: false)
+    let config = desktop.directory + "/cued.toml"
+    try "follow-desktop = \"always\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+    let daemon = try Self.start(desktop, config: config)
+    defer { daemon.stop() }
+    let theme = try Self.soundTheme(daemon)
+    #expect(theme["source"] as? String == "desktop" && theme["schema"] as? String == "org.gnome.desktop.sound", "\(theme)")
+    #expect(theme["reason"] as? String == "follow-desktop = \"always\"", "\(theme)")
+    #expect(try Self.maps(daemon.pid, "libgio-2.0"))
+  }
+
+  /// A user service started before the session bus: not followed at start; the bus comes up, and
+  /// `cuectl reload` follows the desktop from then on, through dconf (GLib's own choice of backend).
+  @Test(.enabled(if: PrivateDesktop.dconfAvailable, "needs dbus-daemon, dconf-service and dconf-gsettings-backend"))
+  func aSessionThatComesLaterIsFollowedAtReload() throws {
+    let desktop = try PrivateDesktop(
+      directory: Harness.temporaryDirectory(), backend: .dconf, currentDesktop: "GNOME", namesBackend: false, bus: false)
+    defer { desktop.stop() }
+    try desktop.theme("Test", bell: "tone-48000-stereo.ogg")
+    let daemon = try Self.start(desktop)
+    defer { daemon.stop() }
+    let before = try Self.soundTheme(daemon)
+    #expect(before["source"] as? String == "default", "\(before)")
+    #expect((before["reason"] as? String)?.hasPrefix("no desktop session: no session bus") == true, "\(before)")
+    #expect(try Self.mapsGLib(daemon) == [])
+
+    try desktop.startSessionBus()
+    #expect(try daemon.cuectl(["reload"]).status == 0)
+    let after = try Self.soundTheme(daemon)
+    let bus = desktop.directory + "/bus"
+    #expect(after["source"] as? String == "desktop" && after["name"] as? String == "freedesktop", "\(after)")
+    #expect(after["reason"] as? String == "a desktop session: XDG_CURRENT_DESKTOP=GNOME, session bus \(bus)", "\(after)")
+    #expect(try Self.maps(daemon.pid, "libdconfsettings"), "GLib chose dconf's backend")
+    // Heard as it changes, as in any session.
+    try desktop.set("theme-name", "'Test'")
+    _ = try Self.waitForTheme(daemon) { $0["name"] as? String == "Test" }
   }
 }

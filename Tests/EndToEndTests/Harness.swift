@@ -44,6 +44,18 @@ enum Harness {
     }
   }
 
+  /// Whether the shared output stays connected, paused, once quiet (the native PipeWire stream)
+  /// instead of closing after the idle window (the null sink).
+  static var quietOutputStaysConnected: Bool { sharedOutput.device == "pipewire" }
+
+  /// Waits until the daemon's shared output is quiet: paused for a stream that stays connected,
+  /// closed otherwise.
+  static func waitUntilQuiet(_ daemon: DaemonProcess, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    guard quietOutputStaysConnected else { return try daemon.waitForDevice("closed") }
+    let device = try daemon.device(within: 10) { $0["paused"] as? Bool == true }
+    #expect(device["paused"] as? Bool == true && device["state"] as? String == "open", "\(device)", sourceLocation: sourceLocation)
+  }
+
   /// utime + stime of a whole process, in clock ticks (fields 14 and 15 of /proc/PID/stat,
   /// counted after the command name, which may itself hold spaces and parentheses).
   static func cpuTicks(_ pid: Int32) throws -> Int {

@@ -1,3 +1,4 @@
+import CuePosix
 import CueProtocol
 import DaemonTestSupport
 import Foundation
@@ -100,10 +101,17 @@ struct InstallTests {
     let install = try Self.make(["install", "DESTDIR=" + destdir, "PREFIX=/usr/local"])
     try #require(install.status == 0, "make install failed:\n\(install.stdout.suffix(4000))\n\(install.stderr.suffix(4000))")
 
-    // Every executable product, from the release build, runnable.
+    // Every executable product, from the release build, runnable: cued, and every other name a
+    // link to it (one multi-call executable, one Swift runtime), each name its own program.
     for tool in executables {
       #expect(Self.isExecutableFile(root + "/bin/" + tool), "bin/\(tool) missing or not executable")
     }
+    #expect(executables.first == "cued")
+    #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: root + "/bin/cued")) == nil, "bin/cued is a link")
+    for tool in executables.dropFirst() {
+      #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: root + "/bin/" + tool)) == "cued", "bin/\(tool) is not a link to cued")
+    }
+    try Self.expectEachNameIsItsProgram(bindir: root + "/bin", executables: executables)
     let version = try run(root + "/bin/cued", ["--version"])
     #expect(version.status == 0)
     #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == cuedVersion)
@@ -194,6 +202,31 @@ struct InstallTests {
     }
   }
 
+  /// Each installed name runs its own program: `--help` of each says its name, the installed cued
+  /// serves, and the installed cuectl (the same file under another name) talks to it.
+  static func expectEachNameIsItsProgram(bindir: String, executables: [String]) throws {
+    for tool in executables {
+      let help = try run(bindir + "/" + tool, ["--help"])
+      #expect(help.status == 0 && help.stdout.contains("USAGE: \(tool) "), "\(tool) --help:\n\(help.stdout)\(help.stderr)")
+    }
+    let directory = Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let socket = directory + "/cued.sock"
+    let daemon = try ChildProcess(
+      bindir + "/cued", ["--socket", socket, "--device", "null", "--no-config", "--sounds", Harness.repositoryRoot + "/sounds"],
+      environment: ["XDG_CONFIG_HOME": directory], standardOutput: .file(directory + "/cued.log"), standardError: .sameAsStandardOutput)
+    defer { _ = daemon.terminate(grace: 2) }
+    let deadline = Date().addingTimeInterval(15)
+    var ping = try run(bindir + "/cuectl", ["ping", "--socket", socket])
+    while ping.status != 0 && Date() < deadline && daemon.isRunning {
+      usleep(20_000)
+      ping = try run(bindir + "/cuectl", ["ping", "--socket", socket])
+    }
+    #expect(ping.status == 0, "installed cuectl ping: \(ping.stdout)\(ping.stderr)\n\(Self.contents(directory + "/cued.log") ?? "")")
+    let list = try run(bindir + "/cuectl", ["list", "--socket", socket])
+    #expect(list.status == 0 && Self.sounds.allSatisfy { list.stdout.contains($0) }, "installed cuectl list: \(list.stdout)")
+  }
+
   /// Into an empty DESTDIR every directory is install's own: uninstall leaves nothing at all.
   @Test func uninstallFromAnEmptyRootLeavesNothing() throws {
     let destdir = Harness.temporaryDirectory()
@@ -237,14 +270,37 @@ struct InstallTests {
       "./usr/share/doc/cued/changelog.Debian.gz", "./usr/share/bash-completion/completions/cuectl",
       "./usr/share/doc/cued/protocol.schema.json",
     ] {
-      #expect(listing.contains(path + "\n"), "\(path) not in the package")
+      // (a link is listed as `./usr/bin/cuectl -> cued`)
+      #expect(listing.contains(path + "\n") || listing.contains(path + " -> "), "\(path) not in the package")
     }
     #expect(!listing.contains("install-manifest"), "make install's manifest does not belong in the package")
+    // Its size: one executable with the Swift runtime (cuectl and cued-carousel link to it) and
+    // the libcanberra driver, at most 25 MB; all of it at most 30 MB installed.
+    let executables = try Self.executables()
+    var programBytes = 0
+    for line in listing.split(separator: "\n") {
+      let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 6, let bytes = Int(fields[2]) else { continue }
+      let path = String(fields[5])
+      if line.hasPrefix("l") {
+        if path.hasPrefix("./usr/bin/") { #expect(fields.last == "cued", "\(line): a link, but not to cued") }
+      } else if line.hasPrefix("-") && (path.hasPrefix("./usr/bin/") || path.hasPrefix("./usr/lib/") && (path.hasSuffix(".so") || path.contains(".so."))) {
+        programBytes += bytes
+      }
+    }
+    for tool in executables { #expect(listing.contains("./usr/bin/\(tool)"), "no /usr/bin/\(tool) in the package") }
+    #expect(programBytes > 0 && programBytes <= 25_000_000, "executables and libraries: \(programBytes) bytes")
+    let installedKiB = Int(try run("/usr/bin/dpkg-deb", ["-f", deb, "Installed-Size"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    #expect(installedKiB > 0 && installedKiB * 1024 <= 30_000_000, "Installed-Size: \(installedKiB) KiB")
     #expect(listing.contains("." + CanberraRig.pluginDirectory + "/libcanberra-cued.so\n"), "the libcanberra driver is not in the package")
-    #expect(try run("/usr/bin/dpkg-deb", ["-f", deb, "Enhances"]).stdout.contains("libcanberra0"))
     let depends = try run("/usr/bin/dpkg-deb", ["-f", deb, "Depends"]).stdout
-    for library in ["libasound2", "libmpg123-0", "libebur128-1", "libsndfile1", "libflac12", "libc6"] { #expect(depends.contains(library), "Depends: \(depends)") }
+    // libcanberra0: the driver links libcanberra.so.0 (dpkg-shlibdeps finds it).
+    for library in ["libasound2", "libmpg123-0", "libebur128-1", "libsndfile1", "libflac12", "libc6", "libcanberra0"] {
+      #expect(depends.contains(library), "Depends: \(depends)")
+    }
     #expect(!depends.contains("swift"), "Depends: \(depends)")
+    // Packed relative relocations (RELEASE_FLAGS) run only on glibc 2.36's loader.
+    #expect(depends.contains("libc6 (>= 2.36)"), "Depends: \(depends)")
     // The sound-server clients are loaded when chosen: recommended, not depended on.
     #expect(!depends.contains("libpulse") && !depends.contains("libpipewire") && !depends.contains("libglib"), "Depends: \(depends)")
     let recommends = try run("/usr/bin/dpkg-deb", ["-f", deb, "Recommends"]).stdout
@@ -272,6 +328,14 @@ struct InstallTests {
     #expect(version.status == 0 && version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == cuedVersion)
     let libraries = try run("/usr/bin/ldd", ["/usr/bin/cued"]).stdout
     #expect(!libraries.contains("/opt/swift") && !libraries.contains("not found"), "ldd /usr/bin/cued:\n\(libraries)")
+    // What cuectl starts with is what cued is linked to: none of the libraries cued loads when it
+    // needs them (the sound servers' clients, GLib, sd-bus), nor libstdc++.so.
+    let needed = try run("/usr/bin/readelf", ["-d", "/usr/bin/cued"]).stdout
+    // libstdc++ is linked in: its shared library's symbol tables alone cost 1 MiB of RSS (the Makefile).
+    for library in ["libpulse", "libpipewire", "libglib", "libgio", "libsystemd", "libsndfile", "libFLAC", "libswift", "libstdc++"] {
+      #expect(!needed.contains(library), "/usr/bin/cued needs \(library):\n\(needed)")
+    }
+    try Self.expectEachNameIsItsProgram(bindir: "/usr/bin", executables: executables)
     #expect(FileManager.default.fileExists(atPath: "/usr/lib/systemd/system/cued.socket"))
     #expect(try run("/usr/bin/getent", ["group", "cued"]).status == 0, "postinst made no cued group")
 

@@ -95,7 +95,7 @@ struct PipeWireOutputTests {
   }
 
   @Test(arguments: PipeWirePath.allCases)
-  func aCueArrivesSampleForSampleAndCuedLeavesTheGraphWhenIdle(path: PipeWirePath) throws {
+  func aCueArrivesSampleForSampleAndWhenQuietCuedPausesOrLeavesTheGraph(path: PipeWirePath) throws {
     let dir = Harness.temporaryDirectory()
     let pipewire = try PipeWireEnvironment(directory: dir + "/pw")
     var environment = pipewire.environment
@@ -144,14 +144,23 @@ struct PipeWireOutputTests {
       #expect(daemon.log.contains("is PipeWire's ALSA plugin: period 64, buffer 256, kept 128 frames full"))
     }
 
-    // Idle: the device closes, cued's node leaves the graph, and cued uses no CPU.
-    try daemon.waitForDevice("closed", timeout: 5)
-    var left = try foreignNodes(environment)
-    for _ in 0..<50 where !left.isEmpty {
-      usleep(20_000)
-      left = try foreignNodes(environment)
+    if path == .native {
+      // Quiet past the idle window: the native stream stays in the graph, paused (it costs nothing),
+      // and cued uses no CPU.
+      let paused = try daemon.device(within: 3) { $0["paused"] as? Bool == true }
+      usleep(700_000)  // past the 0.5 s idle window
+      #expect(try daemon.deviceState() == "open" && paused["paused"] as? Bool == true, "\(paused)")
+      #expect(try foreignNodes(environment) == ["cued"])
+    } else {
+      // Idle: the ALSA device closes, cued's node leaves the graph, and cued uses no CPU.
+      try daemon.waitForDevice("closed", timeout: 5)
+      var left = try foreignNodes(environment)
+      for _ in 0..<50 where !left.isEmpty {
+        usleep(20_000)
+        left = try foreignNodes(environment)
+      }
+      #expect(left.isEmpty, "nodes left in the graph after the idle close: \(left)")
     }
-    #expect(left.isEmpty, "nodes left in the graph after the idle close: \(left)")
     usleep(200_000)
     try Harness.expectIdle(daemon.pid, for: 2)
 
@@ -166,6 +175,53 @@ struct PipeWireOutputTests {
     } else {
       try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
     }
+    #expect(daemon.stop() == 0)
+  }
+
+  /// After a quiet spell well past the idle window, cued is still in the graph, paused: it used no CPU
+  /// meanwhile, and its first cue after the pause arrives at the sink sample for sample, on a stream
+  /// that was not reconnected (one open in all).
+  @Test func theFirstCueAfterAQuietSpellPlaysOnTheStreamThatStayedPaused() throws {
+    let dir = Harness.temporaryDirectory()
+    let pipewire = try PipeWireEnvironment(directory: dir + "/pw")
+    let environment = pipewire.environment
+    let daemon = try Self.startDaemon(in: dir, device: "pipewire", environment: environment, ["pico": "tone-44100-stereo.mp3"])
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "pico", "--volume", "0", "--wait"]).status == 0)
+    _ = try daemon.device(within: 3) { $0["paused"] as? Bool == true }
+    try Harness.expectIdle(daemon.pid, for: 2)
+    var device = try #require(daemon.status()["device"] as? [String: Any])
+    #expect(device["state"] as? String == "open" && device["paused"] as? Bool == true, "\(device)")
+    #expect(try foreignNodes(environment) == ["cued"], "the paused stream keeps its node")
+
+    // The monitor recorder is passive: from an idle graph it starts a few cycles late and misses a
+    // cue's head, so, as in the pause test below, another program records the sink meanwhile
+    // (pw-record, an active capture) and the graph runs while cued stays paused.
+    let keeper = try ChildProcess(
+      "/usr/bin/pw-record", ["--target", "cued-test-sink", "-P", "{ stream.capture.sink=true }", dir + "/keeper.wav"],
+      environment: environment, standardOutput: .file(dir + "/keeper.out"), standardError: .sameAsStandardOutput)
+    defer { _ = keeper.terminate(grace: 2) }
+    let recorder = try MonitorRecorder(directory: dir, environment: environment)
+    let linked = Date().addingTimeInterval(5)
+    while Date() < linked, !((try? run("/usr/bin/pw-link", ["-l"], environment: environment).stdout) ?? "").contains("|-> pw-record:input_FR") {
+      usleep(20_000)
+    }
+    #expect(try daemon.device(within: 1)["paused"] as? Bool == true, "still paused while another program runs the graph")
+    let underrunsBefore = try daemon.status()["underruns"] as? Int ?? 0
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    usleep(100_000)  // `finished` comes when the last frame is mixed; it is heard a quantum or two later
+    let capture = try recorder.finish()
+    let status = try daemon.status()
+    if (status["underruns"] as? Int ?? 0) > underrunsBefore {
+      withKnownIssue("the graph skipped a cycle while the cue played", isIntermittent: true) {
+        try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+      }
+    } else {
+      try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+    }
+    device = try #require(status["device"] as? [String: Any])
+    #expect(device["opens"] as? Int == 1, "resumed, not reconnected: \(device)")
+    #expect((device["pauses"] as? Int ?? 0) >= 1)
     #expect(daemon.stop() == 0)
   }
 

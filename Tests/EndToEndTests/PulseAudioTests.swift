@@ -107,7 +107,7 @@ enum PulsePath: String, CaseIterable, CustomTestStringConvertible, Sendable {
 @Suite("PulseAudio null sink, paced end to end", .serialized)
 struct PulseAudioTests {
   @Test(arguments: PulsePath.allCases)
-  func aCueIsCapturedFromTheMonitorAndTheDeviceClosesWhenIdle(path: PulsePath) throws {
+  func aCueIsCapturedFromTheMonitorAndWhenQuietTheStreamIsCorkedOrClosed(path: PulsePath) throws {
     let dir = Harness.temporaryDirectory()
     let pulse = try PulseServer(directory: dir)
     let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
@@ -142,9 +142,18 @@ struct PulseAudioTests {
     // The capture holds the cue, sample for sample (float32 end to end, unity volume).
     try expectCaptureHoldsTheCue(readFloats(dir + "/capture.f32"), fixture: "tone-44100-stereo.mp3")
 
-    // Once idle, cued closes the device: no stream left on the server.
-    try daemon.waitForDevice("closed", timeout: 5)
-    #expect(try pulse.sinkInputs().isEmpty)
+    if path == .native {
+      // Quiet past the idle window, the native stream stays on the server, corked: it costs nothing.
+      let paused = try daemon.device(within: 3) { $0["paused"] as? Bool == true }
+      usleep(700_000)  // past the 0.5 s idle window
+      #expect(try daemon.deviceState() == "open" && paused["paused"] as? Bool == true, "\(paused)")
+      #expect(try pulse.sinkInputs().count == 1)
+      #expect(try run("/usr/bin/pactl", ["list", "sink-inputs"], environment: pulse.environment).stdout.contains("Corked: yes"))
+    } else {
+      // Once idle, cued closes the ALSA device: no stream left on the server.
+      try daemon.waitForDevice("closed", timeout: 5)
+      #expect(try pulse.sinkInputs().isEmpty)
+    }
     // And cued uses no CPU: no stream, no wake-ups. On the native path libpulse's context stays
     // connected (the next cue needs no handshake) and its mainloop thread answers the server's
     // last messages about the deleted stream; Linux charges CPU time a whole tick at a time to
@@ -152,6 +161,48 @@ struct PulseAudioTests {
     // of many. One tick in 2 s is tolerated there: a wake-up that repeats would cost many.
     usleep(500_000)
     try Harness.expectIdle(daemon.pid, for: 2, allowance: path == .native ? 1 : 0)
+    #expect(daemon.stop() == 0)
+  }
+
+  /// After a quiet spell well past the idle window, the native stream is still on the server, corked:
+  /// cued used no CPU meanwhile, and its first cue after the pause is captured sample for sample,
+  /// on the stream that stayed (one open in all).
+  @Test func theFirstCueAfterAQuietSpellPlaysOnTheStreamThatStayedCorked() throws {
+    let dir = Harness.temporaryDirectory()
+    let pulse = try PulseServer(directory: dir)
+    let sounds = try Harness.soundDirectory(in: dir, ["pico": "tone-44100-stereo.mp3"])
+    let daemon = try DaemonProcess(
+      socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulseaudio:" + pulse.sink, "--idle-timeout", "0.5"],
+      environment: pulse.environment, logPath: dir + "/cued.log")
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "pico", "--volume", "0", "--wait"]).status == 0)
+    _ = try daemon.device(within: 3) { $0["paused"] as? Bool == true }
+    usleep(500_000)
+    try Harness.expectIdle(daemon.pid, for: 2, allowance: 1)
+    var device = try #require(daemon.status()["device"] as? [String: Any])
+    #expect(device["state"] as? String == "open" && device["paused"] as? Bool == true, "\(device)")
+    #expect(try pulse.sinkInputs().count == 1, "the corked stream keeps its sink input")
+
+    let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
+    defer { recorder.terminate(grace: 1) }
+    let underrunsBefore = try daemon.status()["underruns"] as? Int ?? 0
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    usleep(300_000)
+    recorder.terminate(grace: 2)
+    // Sample for sample, unless the server underflowed while it played (a machine too loaded to
+    // answer in time: cued counts it): then no capture can be exact.
+    let capture = try readFloats(dir + "/capture.f32")
+    let status = try daemon.status()
+    if (status["underruns"] as? Int ?? 0) > underrunsBefore {
+      withKnownIssue("the server underflowed while the cue played: \(status["device"] ?? "")", isIntermittent: true) {
+        try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+      }
+    } else {
+      try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
+    }
+    device = try #require(status["device"] as? [String: Any])
+    #expect(device["opens"] as? Int == 1, "uncorked, not reconnected: \(device)")
+    #expect((device["pauses"] as? Int ?? 0) >= 1)
     #expect(daemon.stop() == 0)
   }
 

@@ -56,7 +56,7 @@ struct SetupTests {
   static var script: String { Harness.repositoryRoot + "/scripts/install-deps.sh" }
   static let buildPackages: Set<String> = [
     "pkgconf", "libasound2-dev", "libmpg123-dev", "libpipewire-0.3-dev", "libspa-0.2-dev", "libpulse-dev", "libsndfile1-dev",
-    "libebur128-dev",
+    "libebur128-dev", "libcanberra-dev",
   ]
   static let soundServersAndTestTools: Set<String> = [
     "pulseaudio", "pipewire", "pipewire-pulse", "pipewire-bin", "wireplumber", "libasound2-plugins", "lintian", "strace", "tmux",
@@ -94,7 +94,7 @@ struct SetupTests {
         #expect(plan.fields["pulse-server"] == "pulseaudio")
         #expect(plan.missing.contains("pulseaudio"))
         // libcanberra's pulse driver, which cued's libcanberra driver falls over to in its tests.
-        #expect(plan.missing.isSuperset(of: ["libcanberra-dev", "libcanberra-pulse"]), "\(plan.result.stdout)")
+        #expect(plan.missing.isSuperset(of: ["libcanberra-pulse", "xvfb", "libcanberra-gtk3-module"]), "\(plan.result.stdout)")
       case .pipeWireDesktop:
         // The desktop's pipewire-pulse stays; the tests run a private one.
         #expect(plan.fields["pulse-server"] == "pipewire-pulse")

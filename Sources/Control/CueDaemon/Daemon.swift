@@ -60,9 +60,14 @@ public final class Daemon<Device: OutputDevice> {
   /// nil (in-process tests): there is no desktop to follow.
   var desktopWatch:
     ((@escaping @Sendable (DesktopSoundSettings) -> Void) -> Result<DesktopSoundSettings, DesktopSettingsWatch.Unavailable>)? = nil
+  /// Whether there is a desktop to follow, and why (for `follow-desktop`'s value), decided before
+  /// the watch loads GLib. Set by `followDesktopSettings()`; nil (in-process tests): the watch decides.
+  var desktopSession: ((String) -> DesktopSession.Verdict)? = nil
   /// The desktop's sound settings as last read; nil before a watch started, or when none could.
   private(set) var desktopSettings: DesktopSoundSettings? = nil
   private var desktopWatchTried = false
+  /// Why the desktop is followed, or why not (`status`'s `soundTheme.reason`).
+  private var desktopReason: String? = nil
   private let environment: (String) -> String?
 
   /// From a request's last byte arriving to its voice's first frame handed to the device.
@@ -163,19 +168,18 @@ public final class Daemon<Device: OutputDevice> {
     levels.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
   }
 
-  /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence, for the rest of the idle
-  /// window (nil when it is 0 or not shorter than the idle window).
+  /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence; it then stays connected,
+  /// paused, until the next cue (nil when it is 0 or not shorter than the idle window, which then
+  /// closes the stream as it closes an ALSA device).
   static func pullPausePolicy(_ configuration: DaemonConfiguration) -> EngineConfiguration.PullPause? {
     let pause = configuration.pipeWirePauseSeconds
     guard pause > 0, pause < configuration.idleSeconds else { return nil }
-    return EngineConfiguration.PullPause(
-      afterFrames: Int(pause * Double(configuration.sampleRate)),
-      releaseAfterNanoseconds: UInt64((configuration.idleSeconds - pause) * 1e9))
+    return EngineConfiguration.PullPause(afterFrames: Int(pause * Double(configuration.sampleRate)))
   }
 
-  /// The push loop's fill target: `fill-target` frames, twice as much after each underrun up to the
-  /// whole buffer, half again after each `latency-decay` seconds of audio without one (the rule every
-  /// backend's latency follows: `LatencyAdapter`).
+  /// The push loop's fill target: `fill-target` frames, twice as much after an underrun that cut sound,
+  /// up to the whole buffer, half again after each `latency-decay` seconds of audio without one (the
+  /// rule every backend's latency follows: `LatencyAdapter`).
   static func fillTargetPolicy(_ configuration: DaemonConfiguration) -> LatencyAdapter.Policy? {
     guard configuration.fillTargetFrames > 0 else { return nil }
     return LatencyAdapter.Policy(
@@ -253,34 +257,53 @@ public final class Daemon<Device: OutputDevice> {
   // MARK: - The desktop's sound settings
 
   /// Follows the desktop's sound theme and event-sounds switch while `sound-theme` is `desktop`:
-  /// read through GSettings (`DesktopSettingsWatch`), when a schema for them is installed, and
-  /// heard as they change. GLib is loaded only then, the first time `desktop` is in force.
+  /// read through GSettings (`DesktopSettingsWatch`), when a schema for them is installed and (with
+  /// `follow-desktop = "auto"`) there is a desktop session (`DesktopSession`), and heard as they
+  /// change. GLib is loaded only then: on a server or in a container it is never mapped.
   public func followDesktopSettings() {
-    desktopWatch = { [environment] post in
+    desktopSession = { [environment] when in
       let schemas = DesktopSoundSchemas.candidates(currentDesktop: environment("XDG_CURRENT_DESKTOP"))
       let directories = DesktopSoundSchemas.directories(environment: environment)
       guard DesktopSoundSchemas.firstNamed(schemas, in: directories, read: DesktopSoundSchemas.readCompiled) != nil else {
-        return .failure(
-          DesktopSettingsWatch.Unavailable(
-            reason: "no GSettings schema for them is installed (\(schemas.joined(separator: ", ")); Debian: gsettings-desktop-schemas)"))
+        return .absent("no GSettings schema for them is installed (\(schemas.joined(separator: ", ")); Debian: gsettings-desktop-schemas)")
       }
-      return DesktopSettingsWatch.start(schemas: schemas, post: post).map(\.0)
+      if when == "always" { return .present("follow-desktop = \"always\"") }
+      return DesktopSession.verdict(environment: environment)
+    }
+    desktopWatch = { [environment] post in
+      DesktopSettingsWatch.start(schemas: DesktopSoundSchemas.candidates(currentDesktop: environment("XDG_CURRENT_DESKTOP")), post: post).map(\.0)
     }
     followSoundTheme()
   }
 
-  /// Puts the sound theme in force: `sound-theme`, and the desktop's settings when it follows them
-  /// (the watch started the first time). Logged when the choice changes.
+  /// Puts the sound theme in force: `sound-theme`, and the desktop's settings when it follows them.
+  /// Logged when the choice changes.
+  ///
+  /// The watch is started the first time `desktop` is in force and there is a desktop to follow;
+  /// until then every reload asks again (a user service may start before the session it serves:
+  /// `cuectl reload` once it is there follows it). Once tried, the watch is never tried again: it
+  /// either runs and hears every change, or it failed in GLib, which a reload would not mend.
   func followSoundTheme() {
     let configured = configuration.soundTheme
     if configured == SoundThemeChoice.followDesktop, !desktopWatchTried, let start = desktopWatch {
-      desktopWatchTried = true
-      switch start({ [work] settings in work.post(.desktopSound(settings)) }) {
-      case .success(let settings): desktopSettings = settings
-      case .failure(let unavailable): logger.info("the desktop's sound settings are not followed: \(unavailable.reason)")
+      let verdict = desktopSession?(configuration.followDesktop)
+      switch verdict {
+      case .absent(let why):
+        if why != desktopReason { logger.info("the desktop's sound settings are not followed: \(why)") }
+        desktopReason = why
+      case .present, nil:
+        desktopWatchTried = true
+        switch start({ [work] settings in work.post(.desktopSound(settings)) }) {
+        case .success(let settings):
+          desktopSettings = settings
+          if case .present(let why) = verdict { desktopReason = why }
+        case .failure(let unavailable):
+          logger.info("the desktop's sound settings are not followed: \(unavailable.reason)")
+          desktopReason = unavailable.reason
+        }
       }
     }
-    let choice = SoundThemeChoice(configured: configured, desktop: desktopSettings)
+    let choice = SoundThemeChoice(configured: configured, desktop: desktopSettings, reason: desktopReason)
     if choice != themeSounds.choice || !soundThemeLogged {
       if let refused = choice.refusedName {
         logger.warning("the desktop's sound theme '\(refused)' is not a theme name; playing events from \(choice.name)")
@@ -439,6 +462,8 @@ public final class Daemon<Device: OutputDevice> {
         voiceEnded(VoiceEnd(id: id, reason: .error, position: 0))
       case .released(let reason):
         device.released(reason)
+      case .latencyRaised(let raise):
+        device.noteRaise(raise)
       }
     }
     // A pulled sink's first callback since it connected has run (it sent these events): make its thread real-time.
@@ -524,7 +549,7 @@ public final class Daemon<Device: OutputDevice> {
         case .released(let reason):
           device.close()  // no events, no reopening: cued is on its way out
           if reason == .shutdown { released = true }
-        case .started: break
+        case .started, .latencyRaised: break
         }
       }
     }

@@ -21,7 +21,7 @@ public struct DaemonConfiguration: Sendable {
   /// The most the native PulseAudio queue rises to after underflows; at or below `pulseAudioLatency` it stays fixed.
   public var pulseAudioLatencyMax: Int = 3840
   /// Seconds without an xrun (PipeWire) or underflow (PulseAudio) after which a raised latency halves again.
-  public var latencyDecaySeconds: Double = 60
+  public var latencyDecaySeconds: Double = 10
   public var sampleRate: Int = 48000
   public var periodFrames: Int = 240
   public var bufferFrames: Int = 960
@@ -43,7 +43,8 @@ public struct DaemonConfiguration: Sendable {
   public var clientQueueBytes: Int = 1024 << 10
   /// Besides cued's own user, members of this group may connect (`--allow-group`); nil: nobody else.
   public var allowedGroup: UInt32? = nil
-  /// Lets clients name MP3 files outside the sound directories (`--allow-any-path`).
+  /// Lets `player.create` and `sound.create` paths, and another user's `play` and `prepare` files,
+  /// lead outside the sound directories (`--allow-any-path`; cued's own user plays any file anyway).
   public var allowAnyPath = false
   /// Watch the sound directories and add or remove cues as files come and go (`watch-sounds`;
   /// `--no-watch-sounds` turns it off).
@@ -51,6 +52,9 @@ public struct DaemonConfiguration: Sendable {
   /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`); `desktop`: the
   /// desktop's own, with its event-sounds switch (`SoundThemeChoice`).
   public var soundTheme = "desktop"
+  /// With `sound-theme = "desktop"`: `auto` follows the desktop only in a desktop session
+  /// (`DesktopSession`), `always` wherever the schema is installed (`--follow-desktop`).
+  public var followDesktop = "auto"
   /// Scale every voice so that its cue sounds at `loudnessTargetLUFS` (`--loudness-normalize`).
   public var loudnessNormalize = false
   /// The integrated loudness (EBU R128, LUFS) cues are normalised to.

@@ -40,6 +40,16 @@ extension Daemon: OpHandler {
     }
     routes.on(PingRequest.self) { _, _ in PingReply() }
     routes.on(PlayRequest.self) { [unowned self] request, context throws(ProtocolError) in try play(request.parameters, context) }
+    routes.on(PrepareRequest.self) { [unowned self] request, context throws(ProtocolError) in
+      switch request.sound {
+      case .event(let event):
+        return try themeSounds.prepare(event: event, waiter: context.waiter)
+      case .file(let file):
+        let ownUser = context.connection.isOwnUser
+        return fileSounds.prepare(
+          path: try files.playable(file, ownUser: ownUser), waiter: context.waiter, confined: !ownUser, failure: PathDecoder.failure)
+      }
+    }
     routes.on(StopRequest.self) { [unowned self] request, _ throws(ProtocolError) in
       let fadeFrames = request.fadeSeconds.map { Int($0 * Double(configuration.sampleRate)) }
       return StopReply(stopped: try voices.stop(request.target, fadeFrames: fadeFrames, catalog: catalog))

@@ -28,22 +28,38 @@ struct DaemonStatus<Device: OutputDevice> {
       StatusReply.Device.Format(sampleFormat: $0.sampleFormat.rawValue, rate: $0.rate, periodFrames: $0.periodFrames, bufferFrames: $0.bufferFrames)
     }
     let counters = daemon.engine.counters
-    // ALSA's fill target now (0 from the engine: the whole buffer).
+    // The push loop's fill target now (0 from the engine: the whole buffer), for a device that asks
+    // for one (ALSA) or a configured one.
     var fillTarget: Int? = nil
-    if device.backend == "alsa", let buffer = device.lastFormat?.bufferFrames {
+    let traits = device.device.traits
+    if device.device.outputModel == .push, traits.asks == .fill || daemon.engine.configuration.fillTarget != nil,
+      let buffer = device.lastFormat?.bufferFrames
+    {
       let target = counters.fillTargetFrames.load(ordering: .relaxed)
       fillTarget = target > 0 ? min(target, buffer) : buffer
     }
-    let latency = device.device.latencyAsked
+    let adapts = fillTarget != nil || traits.adapts != nil
+    let started = daemon.startedAt
+    let raises = device.recentRaises.map {
+      StatusReply.Device.LatencyRaise(
+        uptime: Double($0.atNanoseconds > started ? $0.atNanoseconds - started : 0) / 1e9, fromFrames: $0.fromFrames,
+        toFrames: $0.toFrames, cause: traits.glitch, voices: $0.voicesSounding)
+    }
+    let ignored = StatusReply.Device.IgnoredXruns(
+      silent: Int(counters.silentXruns.load(ordering: .relaxed)), afterResume: Int(counters.xrunsAfterResume.load(ordering: .relaxed)),
+      graphWide: Int(counters.graphWideXruns.load(ordering: .relaxed)))
+    let pauses = traits.pauses && daemon.engine.configuration.pullPause != nil
     return StatusReply(
       pid: Int(ProcessInfo.processID), uptime: Double(daemon.clock.nanoseconds() - daemon.startedAt) / 1e9,
       device: StatusReply.Device(
         name: device.name, backend: device.backend, state: device.reportedState, error: device.lossError, format: format,
         delayFrames: device.delayFrames, quantumFrames: device.device.quantumInUse, fillTargetFrames: fillTarget,
-        latencyFrames: latency?.frames, latencyRaises: latency?.raises,
+        latencyFrames: device.device.latencyAskedFrames, latencyRaises: adapts ? device.raiseCount : nil,
+        recentRaises: adapts ? raises : nil, ignoredXruns: adapts ? ignored : nil,
         mixingThread: mixingThread.map { StatusReply.Scheduling($0, backend: device.backend) },
-        paused: device.backend == "pipewire" ? daemon.engine.isPullPaused && device.reportedState == .open : nil,
-        pauses: device.backend == "pipewire" ? Int(counters.pullPauses.load(ordering: .relaxed)) : nil,
+        mixingThreadName: device.device.outputModel == .pull ? traits.mixingThread : nil,
+        paused: pauses ? daemon.engine.isPullPaused && device.reportedState == .open : nil,
+        pauses: pauses ? Int(counters.pullPauses.load(ordering: .relaxed)) : nil,
         opens: device.opens, losses: device.losses),
       voices: voices.soundingCount, voiceLimit: voices.limit, plays: Int(voices.playsStarted),
       underruns: Int(counters.underruns.load(ordering: .relaxed)) + device.device.xruns, framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),

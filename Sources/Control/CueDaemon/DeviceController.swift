@@ -66,11 +66,20 @@ final class DeviceController {
   /// At most 1 s between tries: a sound server that comes back is heard within 2 s.
   static let maximumBackoff: UInt64 = 1_000_000_000
 
+  /// A pulled sink's latency adapter (nil: fixed, or adapted by the push loop on the audio thread).
+  private var latency: PulledLatency?
+  /// The latest raises of the latency, oldest first (at most `raisesKept`), for `status`.
+  private(set) var recentRaises: [LatencyRaise] = []
+  /// Every raise so far.
+  private(set) var raiseCount = 0
+  static let raisesKept = 8
+
   init(device: any OutputDevice, engine: EngineControl, clock: DaemonClock, logger: Logger) {
     self.device = device
     self.engine = engine
     self.clock = clock
     self.logger = logger
+    latency = device.traits.adapts.flatMap(PulledLatency.init(policy:))
   }
 
   var name: String { device.name }
@@ -174,24 +183,50 @@ final class DeviceController {
     reopen()
   }
 
-  /// When the loop must next look at a pulled sink's xruns (nil: closed, or a fixed latency).
+  /// When the loop must next look at a pulled sink's xruns (nil: closed, or a fixed latency). While
+  /// the stream plays, every `PulledLatency.checkNanoseconds`; while it is paused no xrun can come,
+  /// so only when the latency is due to come down a step (none at the minimum: no wake-ups).
   private var nextLatencyCheck: UInt64? = nil
   var latencyDeadline: UInt64? {
-    guard device.adaptsLatency, case .attached = state else { return nil }
+    guard let latency, case .attached = state else { return nil }
+    if engine.isPullPaused { return latency.nextStepDown }
     return nextLatencyCheck ?? clock.nanoseconds()
   }
 
-  /// Adapts a pulled sink's latency to its xruns, every `PulledLatency.checkNanoseconds` while it
-  /// plays (an open device wakes the server's thread every quantum anyway; a closed one costs nothing).
+  /// Adapts a pulled sink's latency to the xruns that cut sound (`PulledLatency`), when due.
   func adaptLatencyIfDue() {
-    guard let due = latencyDeadline else {
+    guard let due = latencyDeadline, var adapting = latency else {
       nextLatencyCheck = nil
       return
     }
     let now = clock.nanoseconds()
     guard now >= due else { return }
-    device.adaptLatency(nowNanoseconds: now)
+    let from = device.latencyAskedFrames ?? adapting.adapter.targetFrames
+    let change = adapting.observe(audibleXruns: engine.counters.audibleXruns.load(ordering: .acquiring), nowNanoseconds: now)
+    latency = adapting
     nextLatencyCheck = now + PulledLatency.checkNanoseconds
+    switch change {
+    case .raised(let frames):
+      device.askLatency(frames: frames)
+      noteRaise(
+        LatencyRaise(
+          atNanoseconds: now, fromFrames: from, toFrames: frames,
+          voicesSounding: engine.counters.lastAudibleXrunVoices.load(ordering: .relaxed)))
+    case .lowered(let frames):
+      device.askLatency(frames: frames)
+      logger.debug("\(device.traits.glitch)s stayed away: the latency comes down to \(frames) frames")
+    case nil:
+      break
+    }
+  }
+
+  /// A raise of the latency (the push loop's fill target, or a pulled sink's here): kept for `status`.
+  func noteRaise(_ raise: LatencyRaise) {
+    raiseCount += 1
+    recentRaises.append(raise)
+    if recentRaises.count > Self.raisesKept { recentRaises.removeFirst(recentRaises.count - Self.raisesKept) }
+    logger.info(
+      "an \(device.traits.glitch) cut \(raise.voicesSounding) sounding voice\(raise.voicesSounding == 1 ? "" : "s"): latency raised from \(raise.fromFrames) to \(raise.toFrames) frames")
   }
 
   /// A pulled sink's mixing thread (libpulse's mainloop, PipeWire's data thread), once its callback

@@ -15,6 +15,8 @@ protocol EngineControl: AnyObject {
   var counters: EngineCounters { get }
   /// True while the audio thread waits for work with no device attached.
   var isParked: Bool { get }
+  /// True while a pulled sink is paused after a silence (open, not asked for audio).
+  var isPullPaused: Bool { get }
 }
 
 extension Engine: EngineControl {}

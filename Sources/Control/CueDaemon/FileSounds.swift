@@ -2,7 +2,7 @@ import CueDecoding
 import CueProtocol
 
 /// Sound files played by path, each decoded once on a worker and kept: a theme event's file
-/// (`ThemeSounds` finds it) and `play` with a `file`. Plays that come while a file decodes wait
+/// (`ThemeSounds` finds it) and `play` with a `file`, or decoded ahead by `prepare`. Plays that come while a file decodes wait
 /// for it, and their replies come when it has (a deferred reply, as for `sound.create` with a path).
 ///
 /// A decode is kept under its path and the file's identity (device, inode, size, modification
@@ -25,9 +25,9 @@ final class FileSounds {
   private var cache: [Key: Cue] = [:]
   private var lastUsed: [Key: UInt64] = [:]
   private var uses: UInt64 = 0
-  /// A play waiting for its file's decode.
+  /// A play (or a `prepare`: no parameters) waiting for its file's decode.
   private struct Waiting {
-    let parameters: PlayParameters
+    let parameters: PlayParameters?
     let rule: String
     let waiter: Waiter
     let client: String?
@@ -61,18 +61,37 @@ final class FileSounds {
     _ p: PlayParameters, path: String, rule: String, waiter: Waiter, client: String?, arrival: UInt64, confined: Bool,
     failure: @escaping (DecodeError) -> ProtocolError
   ) throws(ProtocolError) -> PlayReply? {
-    if let stamp = FileStamp.of(path), case let key = Key(path: path, stamp: stamp), let cue = cache[key] {
-      touch(key)
+    if let cue = keptDecode(path) {
       return try start(p, rule: rule, cue: cue, file: path, owner: waiter.client, client: client, arrival: arrival)
     }
+    wait(Waiting(parameters: p, rule: rule, waiter: waiter, client: client, failure: failure), path: path, confined: confined)
+    return nil
+  }
+
+  /// Decodes the file at `path` and keeps it, playing nothing (`prepare`); nil when the reply comes
+  /// once the file is decoded, or as `failure` says if it does not decode.
+  func prepare(path: String, waiter: Waiter, confined: Bool, failure: @escaping (DecodeError) -> ProtocolError) -> PrepareReply? {
+    if let cue = keptDecode(path) { return PrepareReply(file: path, bytes: cue.byteCount) }
+    wait(Waiting(parameters: nil, rule: path, waiter: waiter, client: nil, failure: failure), path: path, confined: confined)
+    return nil
+  }
+
+  /// The decode kept for the file at `path` as it is now, marked as used.
+  private func keptDecode(_ path: String) -> Cue? {
+    guard let stamp = FileStamp.of(path), case let key = Key(path: path, stamp: stamp), let cue = cache[key] else { return nil }
+    touch(key)
+    return cue
+  }
+
+  /// `waiting` until the file at `path` is decoded; the first to wait starts the decode.
+  private func wait(_ waiting: Waiting, path: String, confined: Bool) {
     let first = pending[path] == nil
-    pending[path, default: []].append(Waiting(parameters: p, rule: rule, waiter: waiter, client: client, failure: failure))
+    pending[path, default: []].append(waiting)
     if first {
       let token = ids.make()
       tokens[token] = path
       files.decode(path: path, token: token, confined: confined)
     }
-    return nil
   }
 
   /// A play that is silent for `reason` before any file is looked at (the desktop's event sounds
@@ -96,10 +115,14 @@ final class FileSounds {
     case .success(let cue):
       store(cue, at: Key(path: path, stamp: cue.fileStamp))
       for play in waiting {
+        guard let parameters = play.parameters else {
+          events.reply(to: play.waiter, PrepareReply(file: path, bytes: cue.byteCount))
+          continue
+        }
         // Arrival unknown (0): the wait for the decode is not trigger latency.
         do throws(ProtocolError) {
           let reply = try start(
-            play.parameters, rule: play.rule, cue: cue, file: path, owner: play.waiter.client, client: play.client, arrival: 0)
+            parameters, rule: play.rule, cue: cue, file: path, owner: play.waiter.client, client: play.client, arrival: 0)
           events.reply(to: play.waiter, reply)
         } catch {
           events.fail(play.waiter, error)

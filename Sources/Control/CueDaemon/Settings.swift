@@ -243,13 +243,13 @@ public enum Settings {
       "pipewire-latency-max", .integer(16...8192), default: 1024, shown: "1024, 21 ms at 48 kHz", valueName: "frames", .restartOnly,
       help: "The most the PipeWire node.latency rises to after the graph skips cycles (xruns)",
       details:
-        "An xrun says this machine did not keep up with the quantum: cued then asks for twice the latency, up to this, and halves it again after each latency-decay seconds without one, down to pipewire-latency (as PulseAudio's watermark rises and decays). At or below pipewire-latency the latency stays fixed.",
+        "An xrun that cut sound says this machine did not keep up with the quantum: cued then asks for twice the latency, up to this, and halves it again after each latency-decay seconds without one, down to pipewire-latency (as PulseAudio's watermark rises and decays). A skipped cycle during trailing silence, the first cycle after a resume or a connect, and a stall of the whole graph do not count. At or below pipewire-latency the latency stays fixed.",
       sets: \.pipeWireLatencyMax),
     Setting(
       "pipewire-pause-after", .number(0...86_400), default: 0.25, valueName: "seconds", .restartOnly,
-      help: "Seconds of silence after which the PipeWire stream is paused until the next cue (0: never)",
+      help: "Seconds of silence after which the PipeWire or PulseAudio stream is paused until the next cue (0: never)",
       details:
-        "A paused stream keeps its node and links but is not scheduled, so cued and the graph stop waking for its quanta; the next cue resumes it (about 0.7 ms more before it is heard). After idle-timeout the node leaves the graph as before.",
+        "A paused PipeWire stream keeps its node and links but is not scheduled, and a corked PulseAudio stream keeps its sink input but is not asked for audio, so neither cued nor the server wakes for it; the stream stays connected, paused, however long the quiet lasts, and the next cue resumes it. At 0 (or at idle-timeout or more) the stream is not paused and leaves the server after idle-timeout.",
       sets: \.pipeWirePauseSeconds),
     Setting(
       "pulseaudio-latency", .integer(64...48000), default: 480, shown: "480, 10 ms at 48 kHz", valueName: "frames", .restartOnly,
@@ -260,11 +260,11 @@ public enum Settings {
       "pulseaudio-latency-max", .integer(64...192_000), default: 3840, shown: "3840, 80 ms at 48 kHz", valueName: "frames", .restartOnly,
       help: "The most a native PulseAudio stream's queue (tlength) rises to after the server underflows",
       details:
-        "An underflow says this machine did not answer the server in time: cued then asks for twice the queue, up to this, and halves it again after each latency-decay seconds without one, down to pulseaudio-latency. At or below pulseaudio-latency the queue stays fixed.",
+        "An underflow that cut sound says this machine did not answer the server in time: cued then asks for twice the queue, up to this, and halves it again after each latency-decay seconds without one, down to pulseaudio-latency. An underflow in trailing silence or right after a connect or a resume does not count. At or below pulseaudio-latency the queue stays fixed.",
       sets: \.pulseAudioLatencyMax),
     Setting(
-      "latency-decay", .number(0.1...86_400), default: 60, valueName: "seconds", .restartOnly,
-      help: "Seconds without an xrun after which a raised latency halves again (ALSA's fill target, PipeWire's, PulseAudio's)",
+      "latency-decay", .number(0.1...86_400), default: 10, valueName: "seconds", .restartOnly,
+      help: "Seconds without an xrun that cut sound after which a raised latency halves again (ALSA's fill target, PipeWire's, PulseAudio's)",
       sets: \.latencyDecaySeconds),
     Setting(
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
@@ -279,11 +279,12 @@ public enum Settings {
       "fill-target", .integer(0...65536), default: 0, valueName: "frames", .restartOnly,
       help: "Frames kept queued in the device ahead of a new cue; 0 keeps the whole buffer full",
       details:
-        "Between period-frames and buffer-frames. After an underrun it doubles (up to the buffer) and halves again after each latency-decay seconds without one, as the PipeWire and PulseAudio latencies do; cuectl status shows the target in force.",
+        "Between period-frames and buffer-frames. After an underrun that cut sound it doubles (up to the buffer) and halves again after each latency-decay seconds without one, as the PipeWire and PulseAudio latencies do; cuectl status shows the target in force and each raise.",
       sets: \.fillTargetFrames),
     Setting(
       "idle-timeout", .number(0...86_400), default: 2, valueName: "seconds", .restartOnly,
-      help: "Seconds of silence before the device is closed", sets: \.idleSeconds),
+      help: "Seconds of silence before an ALSA or null device is closed",
+      details: "A PipeWire or PulseAudio stream pauses instead (pipewire-pause-after) and stays connected.", sets: \.idleSeconds),
     Setting(
       "max-voices", .integer(1...4096), default: 32, valueName: "n", .reloadable,
       help: "Voices sounding at once; past it the oldest is stolen with a fade", details: "The client whose voice is stolen is told.", sets: \.voiceLimit),
@@ -313,7 +314,7 @@ public enum Settings {
       sets: \.clientQueueBytes, as: { $0.int << 10 }),
     Setting(
       "allow-any-path", .boolean, default: false, .reloadable,
-      help: "Let clients name sound files outside the sound directories (player.create / sound.create with a path)",
+      help: "Let player.create / sound.create paths, and the play / prepare files of another user's clients, lead outside the sound directories (cued's own user plays any file it can read)",
       sets: \.allowAnyPath),
     Setting(
       "watch-sounds", .boolean, default: true, .reloadable,
@@ -328,6 +329,12 @@ public enum Settings {
       details:
         "desktop follows the desktop's sound settings as they change (org.gnome.desktop.sound's theme-name and event-sounds, read through GSettings; Cinnamon's and MATE's own schemas on those desktops): with event sounds off, plays of events are silent (event-sounds-off) and cues still sound. Without a desktop setting to read it is freedesktop. Any other name pins that theme and reads nothing from the desktop. Looked up as libcanberra does: $XDG_DATA_HOME/sounds, then each of $XDG_DATA_DIRS/sounds; the locale from LC_ALL, LC_MESSAGES or LANG; the stereo profile.",
       sets: \.soundTheme),
+    Setting(
+      "follow-desktop", .choice(["auto", "always"]), default: "auto", valueName: "when", .reloadable,
+      help: "With sound-theme desktop: auto follows the desktop's sound settings only in a desktop session; always wherever their schema is installed",
+      details:
+        "auto loads GLib only where there is a desktop session: a session bus (DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus) and a desktop's settings (XDG_CURRENT_DESKTOP, or dconf's user database), or GSETTINGS_BACKEND set; elsewhere (a server, a container) it is freedesktop and GLib is never loaded. Checked at start and again at each reload until the desktop is followed; status says why (soundTheme.reason).",
+      sets: \.followDesktop),
     Setting(
       "loudness-normalize", .boolean, default: false, .reloadable,
       help: "Play every cue at loudness-target: each voice is scaled by the cue's measured EBU R128 loudness",

@@ -53,6 +53,20 @@ final class ThemeSounds {
     guard choice.eventSounds else {
       return files.silent(p, cue: event, reason: .eventSoundsOff, owner: waiter.client)
     }
+    // The theme's directories are not the sound directories: the path came from the lookup, not a client.
+    return try files.play(
+      p, path: try file(for: event), rule: event, waiter: waiter, client: client, arrival: arrival, confined: false,
+      failure: Self.failure(event))
+  }
+
+  /// `prepare` of `event`: its file decoded and kept, whether event sounds are on or not (they may
+  /// be turned on); nil when the reply comes once it is decoded.
+  func prepare(event: String, waiter: Waiter) throws(ProtocolError) -> PrepareReply? {
+    files.prepare(path: try file(for: event), waiter: waiter, confined: false, failure: Self.failure(event))
+  }
+
+  /// The theme's file for `event`, or why there is none.
+  private func file(for event: String) throws(ProtocolError) -> String {
     switch resolver.resolve(event) {
     case .notFound:
       let places = resolver.baseDirectories.map { $0 + "/sounds" }.joined(separator: ", ")
@@ -62,10 +76,11 @@ final class ThemeSounds {
     case .disabled(let path):
       throw ProtocolError(.eventDisabled, "the sound theme silences '\(event)' with \(path); remove that file to hear it")
     case .file(let path):
-      // The theme's directories are not the sound directories: the path came from the lookup, not a client.
-      return try files.play(
-        p, path: path, rule: event, waiter: waiter, client: client, arrival: arrival, confined: false,
-        failure: { error in ProtocolError(.badPath, "the sound theme's file for '\(event)' does not load: \(error.path): \(error.reason)") })
+      return path
     }
+  }
+
+  private static func failure(_ event: String) -> (DecodeError) -> ProtocolError {
+    { error in ProtocolError(.badPath, "the sound theme's file for '\(event)' does not load: \(error.path): \(error.reason)") }
   }
 }

@@ -31,9 +31,18 @@ extension Engine {
     }
   }
 
+  /// A pulled sink saw an xrun (a skipped graph cycle, an underflow) on its thread: counted by what
+  /// it cut (`EngineCounters.voicesSounding`, the voices left after the last block mixed) and by
+  /// what the sink knew (`XrunReport`). The control side's latency adapter reads the counts.
+  /// Atomics only: any thread, including the real-time one.
+  public func xrun(afterResume: Bool, graphWide: Bool) {
+    counters.count(
+      XrunReport(voicesSounding: counters.voicesSounding.load(ordering: .relaxed), afterResume: afterResume, graphWide: graphWide))
+  }
+
   /// For a pulled sink that can replace what it queued but has not played (PulseAudio: a write
   /// placed relative to the server's read index), called on the sink's thread right after a start was
-  /// queued (`AudioSink.startQueued`). Takes the engine like `pull` (or returns 0 when it is not
+  /// queued (`PullSink.startQueued`). Takes the engine like `pull` (or returns 0 when it is not
   /// handed over), applies commands, and when a voice starts while the stream's queued tail is
   /// silence the engine wrote, moves the mixer clock back by up to `maxFrameCount` of those frames
   /// (what the sink says it can still replace) and renders that many frames into `output`. The sink
@@ -53,13 +62,9 @@ extension Engine {
     if attached && mixerWasSilent && mixer.activeVoiceCount > 0 {
       frames = min(max(maxFrameCount, 0), trailingSilentFrames)
       if frames > 0 {
-        mixer.rewindClock(by: frames)
-        mixer.render(into: output, frameCount: frames)
-        lastHandedAt = signals.nowNanoseconds()
-        trailingSilentFrames = 0
-        silentFrames = 0
-        counters.rewoundFrames.add(UInt64(frames), ordering: .relaxed)
-        counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
+        rewindOverTrailingSilence(frames)
+        mix(into: output, frameCount: frames)
+        counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)  // where it was: the write position
       }
     }
     reportEvents(delayFrames: delayFrames)

@@ -21,6 +21,10 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   public let configuration: EngineConfiguration
   public let counters = EngineCounters()
   let sink: Sink
+  /// Driver: the sink's half that its driver calls, the other nil: written (`PushLoop`) or pulled
+  /// (`PullSupervisor`, and `send` for a resume or a queued start). Found once, at init.
+  let pushHalf: (any PushSink)?
+  let pullHalf: (any PullSink)?
   let signals: EngineSignals
   let commands: SPSCRing<EngineCommand>
   private let events: SPSCRing<EngineEvent>
@@ -35,6 +39,8 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// Driver: a `shutdown` command was applied.
   private(set) var shuttingDown = false
   private var pendingRelease: SinkRelease? = nil
+  /// A raise of the fill target not yet posted (the push loop's; a pulled sink's is the control side's).
+  private var pendingRaise: LatencyRaise? = nil
   private let refusedPending: UnsafeMutablePointer<VoiceID>
   private var refusedCount = 0
   /// The last report could not post everything.
@@ -51,14 +57,17 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// True while the sink is paused (or about to be): the first command resumes it. Only changed by
   /// exchanges, so a command pushed just before one is seen by the other side (see `send`).
   let pullPaused = Atomic<Bool>(false)
-  /// Frames at the end of what a pulled stream holds that the engine rendered as silence (no voice
-  /// in the mixer): what `rewriteQueuedSilence` may replace when a voice starts. (The push loop
-  /// keeps its own count, for `AudioSink.rewind`.)
+  /// Driver: frames at the end of what the sink holds that were mixed as silence (no voice in the
+  /// mixer): what a voice that starts may be rendered over (`rewindOverTrailingSilence`: ALSA's
+  /// rewind, PulseAudio's rewrite). Kept by `mix`; a driver sets it to 0 when the sink starts empty.
   var trailingSilentFrames = 0
 
   public init(configuration: EngineConfiguration, sink: Sink, signals: EngineSignals) {
     self.configuration = configuration
     self.sink = sink
+    pushHalf = sink as? any PushSink
+    pullHalf = pushHalf == nil ? sink as? any PullSink : nil
+    precondition(pushHalf != nil || pullHalf != nil, "a sink is a PushSink or a PullSink")
     self.signals = signals
     commands = SPSCRing(minimumCapacity: configuration.commandCapacity)
     events = SPSCRing(minimumCapacity: configuration.eventCapacity)
@@ -81,12 +90,13 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     // one comes first, the audio thread (`PullSupervisor`), pausing, reads what it wrote and so sees
     // the command pushed above (and resumes); if it comes second, it reads true and resumes here.
     if pullPaused.exchange(false, ordering: .sequentiallyConsistent) {
-      sink.resumePulling()
+      pullHalf?.resumePulling()
+      signals.wakeAudioThread()  // the supervisor slept through the pause: it watches the stream again
     }
     if parked.load(ordering: .sequentiallyConsistent) {
       signals.wakeAudioThread()
     } else if case .start = command, pullOwner.load(ordering: .relaxed) != PullOwner.engineThread.rawValue {
-      sink.startQueued()  // a pulled sink that can rewrite its queue plays it before the next request
+      pullHalf?.startQueued()  // a pulled sink that can rewrite its queue plays it before the next request
     }
     return true
   }
@@ -120,8 +130,6 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       reportEvents(delayFrames: 0)
       return false
     }
-    let blockIsSilent = mixer.activeVoiceCount == 0
-    trailingSilentFrames = blockIsSilent ? trailingSilentFrames + frameCount : 0
     mix(into: output, frameCount: frameCount)
     countMixed(frameCount)
     noteSilence(frameCount)
@@ -138,10 +146,32 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   // MARK: Driver: what the thread that asks needs to know and do (module-internal)
 
   /// Driver: mixes `frameCount` frames into `output` and stamps the moment they go to the device
-  /// (a new voice's first frame is handed over now).
+  /// (a new voice's first frame is handed over now). Counts the block into the trailing silence
+  /// when no voice was in the mixer.
   func mix(into output: UnsafeMutablePointer<Float>, frameCount: Int) {
+    let blockIsSilent = mixer.activeVoiceCount == 0
     mixer.render(into: output, frameCount: frameCount)
     lastHandedAt = signals.nowNanoseconds()
+    counters.voicesSounding.store(mixer.activeVoiceCount, ordering: .relaxed)
+    trailingSilentFrames = blockIsSilent ? trailingSilentFrames + frameCount : 0
+  }
+
+  /// Driver: a voice starts while the sink's queued tail is silence the engine mixed: the sink took
+  /// back `frames` of it (ALSA's rewind) or is about to write over them (PulseAudio's rewrite), so
+  /// the mixer clock moves back with it and the next `mix` renders from there. The clock stays the
+  /// sink's write position: frames heard (clock − delay) do not jump, and a voice scheduled for a
+  /// frame is heard when it would have been. `frames` is at most `trailingSilentFrames`.
+  func rewindOverTrailingSilence(_ frames: Int) {
+    mixer.rewindClock(by: frames)
+    trailingSilentFrames -= frames
+    silentFrames = 0
+    counters.rewoundFrames.add(UInt64(frames), ordering: .relaxed)
+    counters.mixerClock.store(mixer.frameClock, ordering: .relaxed)
+  }
+
+  /// Driver: posts a raise of the fill target with the next report.
+  func noteLatencyRaise(_ raise: LatencyRaise) {
+    pendingRaise = raise
   }
 
   /// Driver: commands are waiting in the queue.
@@ -188,7 +218,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     }
   }
 
-  var hasUnreportedEvents: Bool { pendingRelease != nil || refusedCount > 0 || eventsBlocked }
+  var hasUnreportedEvents: Bool { pendingRelease != nil || pendingRaise != nil || refusedCount > 0 || eventsBlocked }
 
   /// Driver: gives the sink back (`released(reason)` is posted by the next `reportEvents`).
   func release(_ reason: SinkRelease) {
@@ -266,6 +296,14 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       let left = refusedCount - reported
       if left > 0 { (refusedPending).update(from: refusedPending + reported, count: left) }
       refusedCount = left
+    }
+    if let raise = pendingRaise {
+      if events.push(.latencyRaised(raise)) {
+        pendingRaise = nil
+        posted = true
+      } else {
+        blocked = true
+      }
     }
     if let reason = pendingRelease {
       if events.push(.released(reason)) {

@@ -51,4 +51,6 @@ public enum EngineEvent: Sendable, BitwiseCopyable, Equatable {
   case released(SinkRelease)
   /// The engine could not take a voice: every slot was in use.
   case refused(VoiceID)
+  /// The push loop raised its fill target after an underrun that cut sound.
+  case latencyRaised(LatencyRaise)
 }

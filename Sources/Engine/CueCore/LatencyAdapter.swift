@@ -1,15 +1,24 @@
 /// How much a sink keeps queued ahead of what is heard, adapted to what this machine can keep up
 /// with: ALSA's fill target, PipeWire's node.latency, PulseAudio's tlength. One rule for every
-/// backend, as PulseAudio's watermark and PipeWire's own quantum rules go: an xrun (an underrun, a
-/// skipped graph cycle, an underflow) says the amount was too small, so it doubles at once, up to
-/// the maximum; after each `decay` without one it halves again, down to the minimum.
+/// backend, modelled on PulseAudio's watermark (module-alsa-sink raises its wake-up watermark by a
+/// step on an underrun and lowers it by a step once it has held for a while):
+///
+/// - only an xrun that cut sound raises it (`XrunReport.counts`: a voice was sounding in the late
+///   cycle; not a late cycle during trailing silence, not the first cycle after a resume or a
+///   (re)connect, not a stall of the whole graph that every client saw);
+/// - a raise is one step (twice the amount, up to the maximum: PipeWire's quantum moves in powers of
+///   two, so a finer step would ask for nothing new), and xruns within `settle` after a raise do not
+///   raise again: one stall that costs several cycles is one piece of evidence, and the new amount
+///   gets the chance to show that it holds before another is asked for;
+/// - after each `decay` without such an xrun it comes down a step (half), to the minimum, so the
+///   amount is the smallest that held lately.
 ///
 /// A cue is heard after everything already queued, so the minimum is what was configured and the
 /// adapter only ever trades latency for safety after the machine has shown it needs it.
 ///
-/// `decay` and the amounts given to `elapsed` share one unit the caller chooses: frames played for
-/// the push loop (on the audio thread: no clock needed, and a test drives it exactly), nanoseconds
-/// for a pulled sink adapted on the control side. A plain value: no allocation, no lock.
+/// `decay`, `settle` and the amounts given to `elapsed` share one unit the caller chooses: frames
+/// played for the push loop (on the audio thread: no clock needed, and a test drives it exactly),
+/// nanoseconds for a pulled sink adapted on the control side. A plain value: no allocation, no lock.
 public struct LatencyAdapter: Sendable, Equatable {
   /// The bounds and the pace, fixed for the sink's life.
   public struct Policy: Sendable, Equatable {
@@ -17,18 +26,32 @@ public struct LatencyAdapter: Sendable, Equatable {
     public var minimumFrames: Int
     /// The amount never rises past this (frames).
     public var maximumFrames: Int
-    /// How long without an xrun before the amount halves (in the caller's unit).
+    /// How long without a counted xrun before the amount comes down a step (in the caller's unit).
     public var decay: Int
+    /// How long after a raise further xruns are taken as part of the same stall (the caller's unit).
+    public var settle: Int
 
-    public init(minimumFrames: Int, maximumFrames: Int, decay: Int) {
+    /// `settle` defaults to a fortieth of `decay` (a quarter of a second with the default 10 s).
+    public init(minimumFrames: Int, maximumFrames: Int, decay: Int, settle: Int? = nil) {
       precondition(minimumFrames > 0 && decay > 0)
       self.minimumFrames = minimumFrames
       self.maximumFrames = max(maximumFrames, minimumFrames)
       self.decay = decay
+      self.settle = max(settle ?? decay / 40, 0)
     }
 
     /// Whether the amount can change at all (a maximum above the minimum).
     public var adapts: Bool { maximumFrames > minimumFrames }
+  }
+
+  /// What one xrun did to the amount.
+  public enum Outcome: Sendable, Equatable {
+    /// Raised one step.
+    case raised
+    /// Not counted: the report says no sound was cut, or it came while a raise settled.
+    case ignored
+    /// Counted, but the amount is at the maximum already.
+    case atMaximum
   }
 
   public let policy: Policy
@@ -36,38 +59,111 @@ public struct LatencyAdapter: Sendable, Equatable {
   public private(set) var targetFrames: Int
   /// How often an xrun raised the amount.
   public private(set) var raises = 0
-  /// Time since the last xrun or the last decay step (the caller's unit).
+  /// Time since the last counted xrun or the last step down (the caller's unit).
   private var quiet = 0
+  /// Time since the last raise (the caller's unit); `Int.max` before the first.
+  private var sinceRaise = Int.max
 
   public init(policy: Policy) {
     self.policy = policy
     targetFrames = policy.minimumFrames
   }
 
-  /// An xrun happened: twice the amount, up to the maximum; the quiet window starts again. Returns
-  /// whether the amount changed.
+  /// An xrun happened: one step up when it counts (`XrunReport.counts`) and no raise is settling;
+  /// a counted one starts the quiet window again.
   @discardableResult
-  public mutating func xrun() -> Bool {
+  public mutating func xrun(_ report: XrunReport) -> Outcome {
+    guard report.counts, sinceRaise >= policy.settle else { return .ignored }
     quiet = 0
     let raised = min(policy.maximumFrames, targetFrames * 2)
-    guard raised != targetFrames else { return false }
+    guard raised != targetFrames else { return .atMaximum }
     targetFrames = raised
     raises += 1
-    return true
+    sinceRaise = 0
+    return .raised
   }
 
-  /// `amount` passed without an xrun: after each whole quiet window, half the amount, down to the
-  /// minimum. Returns whether the amount changed.
+  /// `amount` passed without a counted xrun: a step down (half, to the minimum) for each whole
+  /// quiet window. Returns whether the amount changed.
   @discardableResult
   public mutating func elapsed(_ amount: Int) -> Bool {
+    let amount = max(amount, 0)
+    sinceRaise = sinceRaise > Int.max - amount ? Int.max : sinceRaise + amount
     guard targetFrames > policy.minimumFrames else {
       quiet = 0
       return false
     }
-    quiet += amount
-    guard quiet >= policy.decay else { return false }
-    quiet = 0
-    targetFrames = max(policy.minimumFrames, targetFrames / 2)
-    return true
+    quiet = quiet > Int.max - amount ? Int.max : quiet + amount
+    var changed = false
+    while quiet >= policy.decay && targetFrames > policy.minimumFrames {
+      quiet -= policy.decay
+      targetFrames = max(policy.minimumFrames, targetFrames / 2)
+      changed = true
+    }
+    if targetFrames == policy.minimumFrames { quiet = 0 }
+    return changed
+  }
+
+  /// How long until the next step down if nothing counts meanwhile (the caller's unit); nil at the
+  /// minimum. A caller that only looks when something can change (a paused stream) waits this long.
+  public var untilNextStep: Int? {
+    targetFrames > policy.minimumFrames ? policy.decay - quiet : nil
+  }
+}
+
+/// What a sink knew about one xrun (an underrun, a skipped graph cycle, an underflow), so that the
+/// latency follows only the ones a listener heard. Plain values; made on the thread that saw it.
+public struct XrunReport: Sendable, Equatable, BitwiseCopyable {
+  /// Voices sounding when the last block before the gap was mixed: what the gap cut. 0: it fell in
+  /// trailing silence (or before anything played).
+  public var voicesSounding: Int
+  /// The late cycle was the first after the stream was resumed or (re)connected: waking the path
+  /// up, not a sign that the amount is too small.
+  public var afterResume: Bool
+  /// The whole graph stalled (every client saw the same gap), not this stream.
+  public var graphWide: Bool
+
+  public init(voicesSounding: Int, afterResume: Bool = false, graphWide: Bool = false) {
+    self.voicesSounding = voicesSounding
+    self.afterResume = afterResume
+    self.graphWide = graphWide
+  }
+
+  /// Why it counts or not, one reason per xrun (the first that applies).
+  public enum Kind: Sendable, Equatable, CaseIterable {
+    /// It cut sound this stream was playing: the amount is too small.
+    case audible
+    /// Only silence was late.
+    case silent
+    /// The first cycle after a resume or a (re)connect.
+    case afterResume
+    /// A stall of the whole graph.
+    case graphWide
+  }
+
+  public var kind: Kind {
+    if afterResume { return .afterResume }
+    if graphWide { return .graphWide }
+    return voicesSounding > 0 ? .audible : .silent
+  }
+
+  /// Whether it is evidence that the amount is too small.
+  public var counts: Bool { kind == .audible }
+}
+
+/// One raise of the latency, for `status`: when, from what to what, and the xrun that caused it.
+public struct LatencyRaise: Sendable, Equatable, BitwiseCopyable {
+  /// When it was raised (monotonic ns).
+  public var atNanoseconds: UInt64
+  public var fromFrames: Int
+  public var toFrames: Int
+  /// Voices the xrun cut.
+  public var voicesSounding: Int
+
+  public init(atNanoseconds: UInt64, fromFrames: Int, toFrames: Int, voicesSounding: Int) {
+    self.atNanoseconds = atNanoseconds
+    self.fromFrames = fromFrames
+    self.toFrames = toFrames
+    self.voicesSounding = voicesSounding
   }
 }

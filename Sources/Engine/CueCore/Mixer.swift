@@ -277,6 +277,17 @@ public final class Mixer {
   }
 
   private func stopSlot(_ index: Int, fadeFrames: Int, reason: VoiceEndReason) {
+    // A voice due now that was to take another's place and is stopped before its first frame (both
+    // in one batch): the voice it replaces goes as it would have at that frame, with the same
+    // fade (the control side counts it gone already). A voice scheduled for later replaces nothing
+    // until its time comes, so stopping it leaves the other sounding.
+    if !slots[index].sounded, slots[index].replaces != VoiceID(0), slots[index].startAtFrame <= frameClock {
+      let target = slots[index].replaces
+      slots[index].replaces = VoiceID(0)
+      if let replaced = activeSlot(target), replaced != index {
+        stopSlot(replaced, fadeFrames: slots[index].replaceFadeFrames, reason: .stopped)
+      }
+    }
     if fadeFrames <= 0 || !slots[index].sounded {
       finish(index, reason: reason)
       return

@@ -10,11 +10,12 @@ import Synchronization
 /// hands the engine to the callback (`Engine.PullOwner`) and sleeps until the callback gives it
 /// back (idle, shutdown), or takes it back itself when the stream failed or stopped asking (then
 /// the sink is released as lost, and the control side reconnects with backoff as for any lost
-/// device). It also pauses the sink after a silence (`EngineConfiguration.PullPause`) and, once
-/// paused for the rest of the idle window, releases it as idle.
+/// device). It also pauses the sink after a silence (`EngineConfiguration.PullPause`); a paused sink
+/// stays open, and this thread sleeps without a timeout until a command or a failure wakes it
+/// (`PullSink.notifyFailure`), unless the pause has a release time (then it is released as idle).
 public final class PullSupervisor<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
   public let engine: Engine<Sink>
-  private let sink: Sink
+  private let sink: any PullSink
   /// When the sink was paused (monotonic ns).
   private var pausedAt: UInt64 = 0
 
@@ -23,7 +24,10 @@ public final class PullSupervisor<Sink: AudioSink>: AudioDriver, @unchecked Send
 
   public init(_ engine: Engine<Sink>) {
     self.engine = engine
-    sink = engine.sink
+    guard let half = engine.pullHalf else { preconditionFailure("PullSupervisor watches a PullSink") }
+    sink = half
+    let signals = engine.signals
+    sink.notifyFailure { signals.wakeAudioThread() }
   }
 
   /// What one cycle did.
@@ -68,7 +72,12 @@ public final class PullSupervisor<Sink: AudioSink>: AudioDriver, @unchecked Send
   func superviseWhilePulled() {
     var wasPaused = false
     while true {
-      engine.signals.parkAudioThread(timeoutMilliseconds: 100)
+      // Paused for good: nothing to watch until a command resumes the sink or the sink fails
+      // (`Engine.send` and the sink's failure wake this thread): no wake-ups while quiet.
+      let keptPaused =
+        engine.pullPaused.load(ordering: .acquiring) && engine.configuration.pullPause?.releaseAfterNanoseconds == nil
+        && sink.pullFailure() == 0
+      engine.signals.parkAudioThread(timeoutMilliseconds: keptPaused ? -1 : 100)
       engine.counters.heartbeat.add(1, ordering: .relaxed)
       if engine.pullOwner.load(ordering: .acquiring) == PullOwner.returned.rawValue {
         engine.pullOwner.store(PullOwner.engineThread.rawValue, ordering: .relaxed)
@@ -84,8 +93,8 @@ public final class PullSupervisor<Sink: AudioSink>: AudioDriver, @unchecked Send
       if paused {
         wasPaused = true
         if failure == 0 {
-          guard let pause = engine.configuration.pullPause,
-            engine.signals.nowNanoseconds() >= pausedAt + pause.releaseAfterNanoseconds
+          guard let releaseAfter = engine.configuration.pullPause?.releaseAfterNanoseconds,
+            engine.signals.nowNanoseconds() >= pausedAt + releaseAfter
           else { continue }
           guard takeEngineBack() else { return }
           // Still paused, still silent, nothing queued: the idle window is over.
@@ -110,6 +119,7 @@ public final class PullSupervisor<Sink: AudioSink>: AudioDriver, @unchecked Send
       let stalled = !paused && now > lastPull && now - lastPull > Self.stallNanoseconds
       guard failure != 0 || stalled else { continue }
       guard takeEngineBack() else { return }
+      _ = engine.pullPaused.exchange(false, ordering: .sequentiallyConsistent)  // a new stream starts unpaused
       engine.release(.lost(code: failure != 0 ? failure : -110))  // ETIMEDOUT: the server stopped asking
       engine.reportEvents(delayFrames: 0)
       return

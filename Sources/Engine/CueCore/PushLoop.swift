@@ -8,26 +8,29 @@ import Synchronization
 ///
 /// Each cycle waits until the device has room below the fill target, has the engine apply the
 /// commands that arrived meanwhile, mixes one period into its bus, writes it and has the engine
-/// report. It owns what only the push model needs: the bus, the fill target (`LatencyAdapter`, raised
-/// by the underruns the sink reports), and the count of silence queued at the device's end, which it
-/// takes back (`AudioSink.rewind`) when a voice starts. While no sink is attached it parks.
+/// report. It owns what only the push model needs: the bus and the fill target (`LatencyAdapter`,
+/// raised by the underruns the sink reports that cut sound); when a voice starts over silence queued
+/// at the device's end (the engine's count), it takes that back (`PushSink.rewind`). While no sink is attached it parks.
 ///
 /// It uses the sink's push half (`waitForRoom`, `write`, `rewind`, `delayFrames`) and the engine's
 /// driver half; the engine knows nothing of it.
 public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
   public let engine: Engine<Sink>
-  private let sink: Sink
+  private let sink: any PushSink
   private let bus: UnsafeMutablePointer<Float>
   /// The fill target (nil: the sink's whole buffer).
   private var watermark: LatencyAdapter?
-  /// Frames at the end of what the sink holds that were written as silence (no voice in the
-  /// mixer): what `rewind` may take back when a voice starts.
-  private var trailingSilentFrames = 0
+  /// Periods written since the sink was attached: an underrun in the first says the device was
+  /// starting, not that the target is too small.
+  private var periodsSinceAttach = 0
+  /// Voices left sounding after the period mixed before this cycle's (what an underrun now cut).
+  private var voicesBeforeCycle = 0
 
   /// Allocates the bus (one period); control side, before the loop runs.
   public init(_ engine: Engine<Sink>) {
     self.engine = engine
-    sink = engine.sink
+    guard let half = engine.pushHalf else { preconditionFailure("PushLoop drives a PushSink") }
+    sink = half
     let frames = engine.configuration.periodFrames
     bus = .allocate(capacity: frames * 2)
     bus.initialize(repeating: 0, count: frames * 2)
@@ -68,11 +71,16 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
     engine.counters.heartbeat.add(1, ordering: .relaxed)
     let frames = engine.configuration.periodFrames
     let wasAttached = engine.attached
+    if !wasAttached {
+      periodsSinceAttach = 0
+      engine.trailingSilentFrames = 0  // a device that attaches now starts empty
+    }
+    voicesBeforeCycle = engine.counters.voicesSounding.load(ordering: .relaxed)
     if wasAttached && !waitForRoom(frames) { return .detached }
     let mixerWasSilent = engine.mixer.activeVoiceCount == 0
     engine.applyCommands()
     guard engine.attached else {
-      trailingSilentFrames = 0  // the next device starts empty
+      engine.trailingSilentFrames = 0  // the next device starts empty
       engine.reportEvents(delayFrames: 0)
       return engine.hasFinished ? .finished : .detached
     }
@@ -80,8 +88,6 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
     // before the first write (ALSA's start threshold follows it).
     if !wasAttached && !waitForRoom(frames) { return .detached }
     if mixerWasSilent && engine.mixer.activeVoiceCount > 0 { rewindQueuedSilence() }
-    // Nothing sounds in this period when no voice is in the mixer: it is all zeros.
-    let periodIsSilent = engine.mixer.activeVoiceCount == 0
     engine.mix(into: bus, frameCount: frames)
     let status = sink.write(bus, frameCount: frames)
     engine.countMixed(frames)
@@ -89,8 +95,9 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
       engine.reportEvents(delayFrames: 0)
       return .detached
     }
-    if status == .recoveredUnderrun { trailingSilentFrames = 0 }  // the device was restarted
-    trailingSilentFrames = periodIsSilent ? trailingSilentFrames + frames : 0
+    periodsSinceAttach += 1
+    // The device was restarted: it holds this period only.
+    if status == .recoveredUnderrun { engine.trailingSilentFrames = min(engine.trailingSilentFrames, frames) }
     if status == .ok, var decaying = watermark {
       decaying.elapsed(frames)
       watermark = decaying
@@ -118,10 +125,19 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
       return true
     case .recoveredUnderrun:
       engine.counters.underruns.add(1, ordering: .relaxed)
+      // The late period was the first since the device started when at most one was written before it.
+      let report = XrunReport(voicesSounding: voicesBeforeCycle, afterResume: periodsSinceAttach <= 1)
+      engine.counters.count(report)
       if var raised = watermark {
-        raised.xrun()
+        let from = raised.targetFrames
+        if raised.xrun(report) == .raised {
+          engine.counters.fillTargetFrames.store(raised.targetFrames, ordering: .relaxed)
+          engine.noteLatencyRaise(
+            LatencyRaise(
+              atNanoseconds: engine.signals.nowNanoseconds(), fromFrames: from, toFrames: raised.targetFrames,
+              voicesSounding: report.voicesSounding))
+        }
         watermark = raised
-        engine.counters.fillTargetFrames.store(raised.targetFrames, ordering: .relaxed)
       }
       return true
     case .lost(let code):
@@ -130,17 +146,13 @@ public final class PushLoop<Sink: AudioSink>: AudioDriver, @unchecked Sendable {
     }
   }
 
-  /// A voice starts while the device holds only silence this loop wrote: take that silence back
-  /// (what the sink can rewind), so the voice is heard that much sooner. The mixer clock moves back
-  /// with it, so it stays the device's write position: frames heard (clock − delay) do not jump,
-  /// and a voice scheduled for a frame is heard when it would have been.
+  /// A voice starts while the device holds only silence the engine mixed: take that silence back
+  /// (what the sink can rewind), so the voice is heard that much sooner
+  /// (`Engine.rewindOverTrailingSilence` moves the mixer clock back with it).
   private func rewindQueuedSilence() {
-    guard trailingSilentFrames > 0 else { return }
-    let rewound = sink.rewind(maxFrames: trailingSilentFrames)
+    guard engine.trailingSilentFrames > 0 else { return }
+    let rewound = sink.rewind(maxFrames: engine.trailingSilentFrames)
     guard rewound > 0 else { return }
-    engine.mixer.rewindClock(by: rewound)
-    trailingSilentFrames -= rewound
-    engine.counters.rewoundFrames.add(UInt64(rewound), ordering: .relaxed)
-    engine.counters.mixerClock.store(engine.mixer.frameClock, ordering: .relaxed)
+    engine.rewindOverTrailingSilence(rewound)
   }
 }

@@ -16,9 +16,10 @@ import CueCore
 /// Rewinding queued silence is done only on a hardware PCM (`hw:`): ALSA's ioplug plugins (pulse,
 /// pipewire) answer `snd_pcm_rewindable` with what their ring holds, but they have already sent
 /// those frames to the server, so a rewind would only corrupt the accounting.
-public final class AlsaSink: OutputDevice, @unchecked Sendable {
+public final class AlsaSink: OutputDevice, PushSink, @unchecked Sendable {
   public let name: String
   public let backend = "alsa"
+  public var traits: DeviceTraits { DeviceTraits(asks: .fill) }
   private let rate: Int
   private let requestedPeriodFrames: Int
   private let requestedBufferFrames: Int

@@ -5,7 +5,7 @@ import CuePosix
 ///
 /// ALSA's own `null` PCM swallows audio as fast as it is written; this one keeps real time, with
 /// a buffer like a device's, so voices, events and idle timing behave as they would on a card.
-public final class NullSink: OutputDevice, @unchecked Sendable {
+public final class NullSink: OutputDevice, PushSink, @unchecked Sendable {
   public let name = "null"
   public let backend = "null"
   private let rate: Int

@@ -63,15 +63,13 @@ public protocol OutputDevice: AudioSink {
   func settleMixingThread() -> Bool
   /// Glitches the sink saw that the engine does not count itself (a pulled stream's skipped cycles).
   var xruns: Int { get }
-  /// For a sink that adapts its latency to xruns (PipeWire's node.latency): what it asks for now
-  /// and how often an xrun raised it; nil otherwise. Control side.
-  var latencyAsked: (frames: Int, raises: Int)? { get }
-  /// Whether the sink's latency adapts to xruns, by `adaptLatency` on the control side (pulled sinks;
-  /// the push loop adapts its fill target itself, on the audio thread).
-  var adaptsLatency: Bool { get }
-  /// Reads the xruns the sink saw and, by `LatencyAdapter`'s rule, asks for more latency or less.
-  /// Control side, about every `PulledLatency.checkNanoseconds` while the device is open.
-  func adaptLatency(nowNanoseconds: UInt64)
+  /// What the device asks for, what of it adapts and whether it pauses: what the control side and
+  /// `status` read instead of the backend's name.
+  var traits: DeviceTraits { get }
+  /// What the sink asks of the server now (frames), once opened; nil otherwise. Control side.
+  var latencyAskedFrames: Int? { get }
+  /// Asks the server for `frames` of latency (kept for the next connection). Control side.
+  func askLatency(frames: Int)
   /// Why the device was lost, from the code in `SinkRelease.lost`. Control side.
   func describeLoss(code: Int32) -> String
   /// Names the engine a pulled sink's callback runs (a push sink ignores it). Before the first open.
@@ -81,45 +79,107 @@ public protocol OutputDevice: AudioSink {
 extension OutputDevice {
   public var quantumInUse: Int? { nil }
   public var xruns: Int { 0 }
-  public var latencyAsked: (frames: Int, raises: Int)? { nil }
+  public var traits: DeviceTraits { DeviceTraits(asks: .nothing) }
+  public var latencyAskedFrames: Int? { nil }
+  public func askLatency(frames: Int) {}
   public var mixingThread: Threads.Scheduling? { nil }
   public func settleMixingThread() -> Bool { false }
-  public var adaptsLatency: Bool { false }
-  public func adaptLatency(nowNanoseconds: UInt64) {}
   public func pulls(from source: any PullSource) {}
   public func describeLoss(code: Int32) -> String {
     "write failed: \(Errno(rawValue: -code)) (error \(code))"
   }
 }
 
-/// A pulled sink's latency adapter, on the control side: the sink's C face counts xruns (on the
-/// server's thread, an atomic) and sets the amount asked for; when and how much is decided here,
-/// by the one rule every backend follows (`LatencyAdapter`: twice after an xrun, half again after
-/// each quiet `latency-decay`).
+/// A device's typed status: what it asks for, what of it adapts and whether it pauses.
+public struct DeviceTraits: Sendable, Equatable {
+  /// What the device is asked to keep between a cue and the ear.
+  public enum Asks: Sendable, Equatable {
+    /// A fill level of its own buffer (ALSA), kept by the push loop (`fill-target`; `status`
+    /// shows `fillTargetFrames`).
+    case fill
+    /// A latency of its server (PipeWire's node.latency, PulseAudio's tlength), set by the control
+    /// side (`OutputDevice.askLatency`; `status` shows `latencyFrames`).
+    case serverLatency
+    /// Nothing: its clock paces it (the null sink, unless a fill target is configured).
+    case nothing
+  }
+
+  public var asks: Asks
+  /// For `serverLatency`: how it adapts to xruns, in nanoseconds (`PulledLatency`); nil: fixed.
+  /// (A fill target adapts on the audio thread, by `EngineConfiguration.fillTarget`.)
+  public var adapts: LatencyAdapter.Policy?
+  /// Whether it pauses after a silence and stays connected, paused, until the next cue
+  /// (`PullSink.pausePulling`: PipeWire, PulseAudio); one that does not is closed after the idle
+  /// window.
+  public var pauses: Bool
+  /// What its backend calls a glitch, for `status`: `underrun` (ALSA), `xrun` (PipeWire),
+  /// `underflow` (PulseAudio).
+  public var glitch: String
+  /// The thread that runs the mix when it is the server's callback thread, in words for `status`
+  /// (`PipeWire's data thread`); nil: cued's audio thread.
+  public var mixingThread: String?
+
+  public init(
+    asks: Asks, adapts: LatencyAdapter.Policy? = nil, pauses: Bool = false, glitch: String = "underrun", mixingThread: String? = nil
+  ) {
+    self.asks = asks
+    self.adapts = adapts
+    self.pauses = pauses
+    self.glitch = glitch
+    self.mixingThread = mixingThread
+  }
+}
+
+/// A pulled sink's latency adapter, on the control side: the sink's thread counts xruns by kind
+/// (`EngineCounters`, atomics) and the sink sets the amount asked for; when and how much is decided
+/// here, by the one rule every backend follows (`LatencyAdapter`, in nanoseconds).
 public struct PulledLatency: Sendable {
-  /// How often the control loop looks at the xrun count while the device is open.
+  /// How often the control loop looks at the xrun count while the stream plays.
   public static let checkNanoseconds: UInt64 = 50_000_000
 
   public private(set) var adapter: LatencyAdapter
-  private var xrunsSeen: UInt64 = 0
+  private var audibleSeen: UInt64 = 0
   private var lastCheck: UInt64? = nil
 
-  /// `minimumFrames` is what was configured; nil when `maximumFrames` is not above it (fixed).
-  public init?(minimumFrames: Int, maximumFrames: Int, decaySeconds: Double) {
-    let policy = LatencyAdapter.Policy(
-      minimumFrames: minimumFrames, maximumFrames: maximumFrames, decay: max(1, Int(decaySeconds * 1e9)))
+  /// nil when the policy does not adapt (a maximum at or below the minimum).
+  public init?(policy: LatencyAdapter.Policy) {
     guard policy.adapts else { return nil }
     adapter = LatencyAdapter(policy: policy)
   }
 
-  /// The sink's xrun count now; returns the amount to ask for when it changed.
-  public mutating func observe(xruns: UInt64, nowNanoseconds now: UInt64) -> Int? {
-    defer { lastCheck = now }
-    if xruns > xrunsSeen {
-      xrunsSeen = xruns
-      return adapter.xrun() ? adapter.targetFrames : nil
-    }
+  /// The policy a sink configured with `minimumFrames`, `maximumFrames` and `decaySeconds` adapts by
+  /// (nil: fixed).
+  public static func policy(minimumFrames: Int, maximumFrames: Int, decaySeconds: Double) -> LatencyAdapter.Policy? {
+    let policy = LatencyAdapter.Policy(
+      minimumFrames: minimumFrames, maximumFrames: maximumFrames, decay: max(1, Int(decaySeconds * 1e9)))
+    return policy.adapts ? policy : nil
+  }
+
+  /// What one look found.
+  public enum Change: Sendable, Equatable {
+    /// Raised one step, to `frames`, after an xrun that cut sound.
+    case raised(frames: Int)
+    /// Came down to `frames` after a quiet window.
+    case lowered(frames: Int)
+  }
+
+  /// The count of audible xruns now (`EngineCounters.audibleXruns`; the others never raise it);
+  /// returns what changed. New ones since the last look are one piece of evidence: one step.
+  public mutating func observe(audibleXruns: UInt64, nowNanoseconds now: UInt64) -> Change? {
     let elapsed = lastCheck.map { now > $0 ? now - $0 : 0 } ?? 0
-    return adapter.elapsed(Int(clamping: elapsed)) ? adapter.targetFrames : nil
+    lastCheck = now
+    let lowered = adapter.elapsed(Int(clamping: elapsed))
+    if audibleXruns > audibleSeen {
+      audibleSeen = audibleXruns
+      if adapter.xrun(XrunReport(voicesSounding: 1)) == .raised { return .raised(frames: adapter.targetFrames) }
+    }
+    return lowered ? .lowered(frames: adapter.targetFrames) : nil
+  }
+
+  /// When the next look can change something while no xrun can come (the stream is paused): the
+  /// next step down (monotonic ns); nil at the minimum or before the first look.
+  public var nextStepDown: UInt64? {
+    guard let left = adapter.untilNextStep, let lastCheck else { return nil }
+    return lastCheck + UInt64(max(left, 0))
   }
 }

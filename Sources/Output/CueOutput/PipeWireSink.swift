@@ -1,6 +1,7 @@
 import CPipeWireShims
 import CueCore
 import CuePosix
+import Synchronization
 
 /// Plays through a native PipeWire stream: the server's real-time thread pulls each quantum.
 ///
@@ -15,27 +16,35 @@ import CuePosix
 /// `close` removes it, so an idle daemon has no node and the graph can stop. A server that went away
 /// shows in `pullFailure`; the engine then releases the sink as lost and the device controller
 /// reconnects with backoff, which reaches a restarted server.
-public final class PipeWireSink: OutputDevice, @unchecked Sendable {
+public final class PipeWireSink: OutputDevice, PullSink, @unchecked Sendable {
   /// `pipewire`, or `pipewire:TARGET` with a target node.
   public let name: String
   public let backend = "pipewire"
-  public var outputModel: OutputModel { .pull }
   private let target: String?
   private let rate: Int
   private let quantumFrames: Int
   private let remote: String?
   /// The real-time state of PipeWire's data thread, which runs the mix.
   private let mixing: ServerThreadScheduling
-  /// The latency adapter (nil: fixed). Control side.
-  private var latency: PulledLatency?
+  /// A server latency that adapts (when configured) and pauses.
+  public let traits: DeviceTraits
+  /// The xrun test (data thread only, between a connect and the next disconnect).
+  private var cycles = GraphCycles()
+  /// Set on the control side at a connect or a resume: the data thread's next cycle is the first.
+  private let restarted = Atomic<Bool>(true)
+  /// Gaps the xrun test found, of every kind.
+  private let gaps = Atomic<Int>(0)
   private var stream: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on PipeWire's data thread.
   private var source: (any PullSource)? = nil
+  /// Called on the thread loop when the stream fails (`notifyFailure`). Set once before the first open.
+  private var failureWake: (@Sendable () -> Void)? = nil
 
   /// `quantumFrames`: the node.latency asked for (PipeWire rounds it down to a power of two).
   /// `remote`: a server socket name or path (nil: PIPEWIRE_REMOTE, PIPEWIRE_RUNTIME_DIR, XDG_RUNTIME_DIR).
-  /// `adaptiveLatency`: after an xrun ask for twice the latency, up to `maximumFrames`, and halve it
-  /// again after each `decaySeconds` without one (nil: fixed at `quantumFrames`).
+  /// `adaptiveLatency`: after an xrun that cut sound ask for twice the latency, up to `maximumFrames`,
+  /// and halve it again after each `decaySeconds` without one (nil: fixed at `quantumFrames`); the
+  /// control side decides (`PulledLatency`), this sink's xrun test says what each xrun was (`GraphCycles`).
   /// `realtime`: what PipeWire's data thread is made when PipeWire's module-rt could not make it
   /// real-time itself (`settleMixingThread`; a thread already real-time is left alone).
   public init(
@@ -47,9 +56,10 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
     name = target.map { "pipewire:\($0)" } ?? "pipewire"
     self.rate = rate
     self.quantumFrames = quantumFrames
-    latency = adaptiveLatency.flatMap {
-      PulledLatency(minimumFrames: quantumFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
+    let adapts = adaptiveLatency.flatMap {
+      PulledLatency.policy(minimumFrames: quantumFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
     }
+    traits = DeviceTraits(asks: .serverLatency, adapts: adapts, pauses: true, glitch: "xrun", mixingThread: "PipeWire's data thread")
     self.remote = remote
   }
 
@@ -85,7 +95,9 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
         throw AudioDeviceError(device: name, step: "set up PipeWire", code: -12, detail: "pw_thread_loop or pw_context could not be made")
       }
       if let remote { cued_pw_stream_set_remote(stream, remote) }
+      if failureWake != nil { cued_pw_stream_set_failure_callback(stream, pipeWireFailed, user) }
     }
+    restarted.store(true, ordering: .releasing)
     let rc = cued_pw_stream_connect(stream)
     guard rc == 0 else {
       let detail = errorText()
@@ -117,18 +129,12 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
     return Int(timing.frames_requested)
   }
 
-  public var xruns: Int { stream.map { Int(cued_pw_stream_xruns($0)) } ?? 0 }
+  public var xruns: Int { gaps.load(ordering: .relaxed) }
 
-  public var latencyAsked: (frames: Int, raises: Int)? {
-    guard let stream else { return nil }
-    return (Int(cued_pw_stream_latency(stream)), latency?.adapter.raises ?? 0)
-  }
+  public var latencyAskedFrames: Int? { stream.map { Int(cued_pw_stream_latency($0)) } }
 
-  public var adaptsLatency: Bool { latency != nil }
-
-  public func adaptLatency(nowNanoseconds: UInt64) {
-    guard let stream, let frames = latency?.observe(xruns: cued_pw_stream_xruns(stream), nowNanoseconds: nowNanoseconds) else { return }
-    cued_pw_stream_set_latency(stream, UInt32(clamping: frames))
+  public func askLatency(frames: Int) {
+    if let stream { cued_pw_stream_set_latency(stream, UInt32(clamping: frames)) }
   }
 
   public var mixingThread: Threads.Scheduling? { mixing.scheduling }
@@ -158,12 +164,6 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
 
   // MARK: Audio side
 
-  public func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
-    .lost(code: -22)  // EINVAL: a pulled sink is never written
-  }
-
-  public func delayFrames() -> Int { 0 }
-
   /// An inactive stream keeps its node and links, but PipeWire stops scheduling it: no callback,
   /// and no graph cycles on its account. Resuming costs a message to the server and one graph
   /// recalculation, about 0.7 ms on the test server (docs/PERFORMANCE.md).
@@ -173,6 +173,7 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
   }
 
   public func resumePulling() {
+    restarted.store(true, ordering: .releasing)
     if let stream { _ = cued_pw_stream_set_active(stream, 1) }
   }
 
@@ -181,15 +182,35 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
     return cued_pw_stream_failed(stream)
   }
 
+  public func notifyFailure(_ wake: @escaping @Sendable () -> Void) {
+    failureWake = wake
+  }
+
+  /// On the thread loop: the stream or the server failed.
+  fileprivate func failed() {
+    failureWake?()
+  }
+
   /// On PipeWire's data thread: one quantum for the engine.
   fileprivate func process(_ output: UnsafeMutablePointer<Float>, frames: Int, timing: UnsafePointer<cued_pw_timing>) {
     guard let source else {
       output.update(repeating: 0, count: frames * 2)
       return
     }
+    let calledAt = Int64(MonotonicClock.nanoseconds())
+    if restarted.exchange(false, ordering: .acquiring) { cycles.resumed() }
+    let time = timing.pointee
+    if let gap = cycles.cycle(
+      ticks: time.ticks, rateNumerator: time.rate_num, rateDenominator: time.rate_denom, frames: frames, rate: rate,
+      startNanoseconds: time.now_ns, calledAtNanoseconds: calledAt)
+    {
+      gaps.add(1, ordering: .relaxed)
+      source.xrun(afterResume: gap.afterResume, graphWide: gap.graphWide)
+    }
     // Not yet heard once this buffer is filled: the previous cycle's buffer, which the sink plays
     // during this cycle, then this one (heard one quantum from now), then what lies downstream.
-    source.pull(into: output, frameCount: frames, delayFrames: 2 * frames + Self.delayFrames(timing.pointee, rate: rate))
+    source.pull(into: output, frameCount: frames, delayFrames: 2 * frames + Self.delayFrames(time, rate: rate))
+    cycles.finished(atNanoseconds: Int64(MonotonicClock.nanoseconds()))
   }
 
   /// What PipeWire says lies between this stream and the ear, in frames at `rate`: the device's
@@ -201,6 +222,12 @@ public final class PipeWireSink: OutputDevice, @unchecked Sendable {
     }
     return frames
   }
+}
+
+/// The C callback: the thread loop, when the stream or the server fails.
+private func pipeWireFailed(_ user: UnsafeMutableRawPointer?) {
+  guard let user else { return }
+  Unmanaged<PipeWireSink>.fromOpaque(user).takeUnretainedValue().failed()
 }
 
 /// The C callback: PipeWire's data thread, once per cycle. No allocation, lock or log.

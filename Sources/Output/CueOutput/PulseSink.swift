@@ -1,6 +1,7 @@
 import CPulseShims
 import CueCore
 import CuePosix
+import Synchronization
 
 /// Plays through a native PulseAudio stream: the server asks for audio and the engine fills it.
 ///
@@ -25,22 +26,28 @@ import CuePosix
 /// it, so an idle daemon has no stream on the server and no wake-ups. A server that went away shows
 /// in `pullFailure`; the engine then releases the sink as lost and the device controller reconnects
 /// with backoff, which reaches a restarted server.
-public final class PulseSink: OutputDevice, @unchecked Sendable {
+public final class PulseSink: OutputDevice, PullSink, @unchecked Sendable {
   /// `pulseaudio`, or `pulseaudio:SINK` with a sink name.
   public let name: String
   public let backend = "pulseaudio"
-  public var outputModel: OutputModel { .pull }
   private let sinkName: String?
   private let rate: Int
   private let targetFrames: Int
   private let server: String?
   /// The real-time state of libpulse's mainloop thread, which runs the mix.
   private let mixing: ServerThreadScheduling
-  /// The latency adapter (nil: fixed). Control side.
-  private var latency: PulledLatency?
+  /// A server latency that adapts (when configured) and pauses.
+  public let traits: DeviceTraits
+  /// Set on the control side at a connect or a resume: the next request is the first.
+  private let restarted = Atomic<Bool>(true)
+  /// Mainloop thread only: underflows already reported, and frames filled since the last connect or resume.
+  private var underflowsSeen: UInt64 = 0
+  private var framesSinceResume = 0
   private var output: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on the mainloop thread.
   private var source: (any PullSource)? = nil
+  /// Called on the mainloop thread when the stream fails (`notifyFailure`). Set once before the first open.
+  private var failureWake: (@Sendable () -> Void)? = nil
 
   /// What a rewrite leaves in front of the server's read position when the write arrives: none, since the
   /// server places it in its own thread between two reads of the sink, so the next read takes it.
@@ -49,10 +56,18 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
   /// How long `open` waits for the server and the stream to be ready.
   public static var connectTimeoutMilliseconds: Int32 { 2000 }
 
+  /// How long `close` waits for the server to confirm the stream is gone (its sink input deleted).
+  public static var disconnectTimeoutMilliseconds: Int32 { 500 }
+
+  /// The request size (minreq) asked with a queue of `queue` frames: a quarter of it, so the server
+  /// asks for more while three quarters are still queued.
+  static func requestFrames(queue: Int) -> Int { max(queue / 4, 1) }
+
   /// `targetFrames`: the queue the server is asked to keep (tlength); it asks for a quarter of it at
   /// a time (minreq). `server`: a server address (nil: PULSE_SERVER, then the user's runtime directory).
-  /// `adaptiveLatency`: after an underflow ask for twice the queue, up to `maximumFrames`, and halve
-  /// it again after each `decaySeconds` without one (nil: fixed at `targetFrames`).
+  /// `adaptiveLatency`: after an underflow that cut sound ask for twice the queue, up to
+  /// `maximumFrames`, and halve it again after each `decaySeconds` without one (nil: fixed at
+  /// `targetFrames`); the control side decides (`PulledLatency`).
   /// `realtime`: what libpulse's mainloop thread, which fills the stream, is made (`settleMixingThread`):
   /// an ordinary thread answers the server late under CPU load and the stream underflows.
   public init(
@@ -64,14 +79,15 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     name = sink.map { "pulseaudio:\($0)" } ?? "pulseaudio"
     self.rate = rate
     self.targetFrames = targetFrames
-    latency = adaptiveLatency.flatMap {
-      PulledLatency(minimumFrames: targetFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
+    let adapts = adaptiveLatency.flatMap {
+      PulledLatency.policy(minimumFrames: targetFrames, maximumFrames: $0.maximumFrames, decaySeconds: $0.decaySeconds)
     }
+    traits = DeviceTraits(asks: .serverLatency, adapts: adapts, pauses: true, glitch: "underflow", mixingThread: "libpulse's mainloop thread")
     self.server = server
   }
 
   deinit {
-    cued_pa_output_free(output)
+    cued_pa_output_free(output, Self.disconnectTimeoutMilliseconds)
   }
 
   /// Names the engine that fills each request. Call before the first `open`.
@@ -97,31 +113,33 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     if output == nil {
       let user = Unmanaged.passUnretained(self).toOpaque()
       output = cued_pa_output_new(
-        "cued", "event", sinkName, server, UInt32(rate), 2, UInt32(targetFrames), UInt32(max(targetFrames / 4, 1)),
+        "cued", "event", sinkName, server, UInt32(rate), 2, UInt32(targetFrames), UInt32(Self.requestFrames(queue: targetFrames)),
         pulseWrite, user)
       guard output != nil else {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: -12, detail: "pa_threaded_mainloop could not be made")
       }
+      if failureWake != nil { cued_pa_output_set_failure_callback(output, pulseFailed, user) }
       let margin = UInt32(Double(rate) * Self.rewriteMarginSeconds)
       let rc = cued_pa_output_set_rewrite(output, pulseRewrite, margin)
       guard rc == 0 else {
         throw AudioDeviceError(device: name, step: "set up PulseAudio", code: rc, detail: "the wake-up eventfd could not be made")
       }
     }
+    restarted.store(true, ordering: .releasing)
     let rc = cued_pa_output_connect(output, Self.connectTimeoutMilliseconds)
     guard rc == 0 else {
       let detail = errorText()
-      cued_pa_output_disconnect(output)
+      cued_pa_output_disconnect(output, Self.disconnectTimeoutMilliseconds)
       throw AudioDeviceError(device: name, step: "connect to PulseAudio", code: rc, detail: detail.isEmpty ? "error \(rc)" : detail)
     }
     let granted = grantedFrames()
     return NegotiatedFormat(
-      sampleFormat: .float32, rate: rate, periodFrames: granted?.minreq ?? targetFrames / 4,
+      sampleFormat: .float32, rate: rate, periodFrames: granted?.minreq ?? Self.requestFrames(queue: targetFrames),
       bufferFrames: granted?.target ?? targetFrames)
   }
 
   public func close() {
-    if let output { cued_pa_output_disconnect(output) }
+    if let output { cued_pa_output_disconnect(output, Self.disconnectTimeoutMilliseconds) }
   }
 
   /// The stream's error in words, or "".
@@ -155,16 +173,10 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   public var xruns: Int { output.map { Int(cued_pa_output_underflows($0)) } ?? 0 }
 
-  public var latencyAsked: (frames: Int, raises: Int)? {
-    guard let output else { return nil }
-    return (Int(cued_pa_output_latency(output)), latency?.adapter.raises ?? 0)
-  }
+  public var latencyAskedFrames: Int? { output.map { Int(cued_pa_output_latency($0)) } }
 
-  public var adaptsLatency: Bool { latency != nil }
-
-  public func adaptLatency(nowNanoseconds: UInt64) {
-    guard let output, let frames = latency?.observe(xruns: cued_pa_output_underflows(output), nowNanoseconds: nowNanoseconds) else { return }
-    cued_pa_output_set_latency(output, UInt32(clamping: frames))
+  public func askLatency(frames: Int) {
+    if let output { cued_pa_output_set_latency(output, UInt32(clamping: frames), UInt32(clamping: Self.requestFrames(queue: frames))) }
   }
 
   public func describeLoss(code: Int32) -> String {
@@ -177,12 +189,6 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 
   // MARK: Audio side
 
-  public func write(_ interleaved: UnsafePointer<Float>, frameCount: Int) -> SinkStatus {
-    .lost(code: -22)  // EINVAL: a pulled sink is never written
-  }
-
-  public func delayFrames() -> Int { 0 }
-
   /// A start was queued while the engine is handed to the stream: wake the mainloop to rewrite the queue.
   public func startQueued() {
     if let output { cued_pa_output_poke(output) }
@@ -193,22 +199,77 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
     return cued_pa_output_failed(output)
   }
 
+  public func notifyFailure(_ wake: @escaping @Sendable () -> Void) {
+    failureWake = wake
+  }
+
+  /// On the mainloop thread: the stream or the server failed.
+  fileprivate func failed() {
+    failureWake?()
+  }
+
+  /// A corked stream keeps its sink input, but the server neither plays it nor asks it for audio:
+  /// no write callback, no wake-up of cued's, and the sink may suspend when nothing else plays.
+  /// Uncorking costs a message to the server; what the stream held when corked (silence) plays
+  /// first, and a cue is rendered over it (`startQueued`).
+  public func pausePulling() -> Bool {
+    guard let output else { return false }
+    return cued_pa_output_cork(output, 1) == 0
+  }
+
+  public func resumePulling() {
+    restarted.store(true, ordering: .releasing)
+    if let output { _ = cued_pa_output_cork(output, 0) }
+  }
+
   /// On the mainloop thread, lock held: `frames` frames for the engine.
   fileprivate func fill(_ buffer: UnsafeMutablePointer<Float>, frames: Int, timing: UnsafePointer<cued_pa_timing>) {
     guard let source else {
       buffer.update(repeating: 0, count: frames * 2)
       return
     }
+    noteUnderflows(filling: frames)
     // Not yet heard once this block is queued: what the stream and the sink already hold, then this block.
     let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
     source.pull(into: buffer, frameCount: frames, delayFrames: queued + frames)
   }
 
+  /// On the mainloop thread, before `frames` are filled: an underflow since the last fill is
+  /// reported to the engine, which counts it by what it cut. One while the stream is still feeding
+  /// its first two queues after a connect or a resume (an uncorked stream on a sink waking from
+  /// suspend underflows once as it starts) does not count against the queue.
+  private func noteUnderflows(filling frames: Int) {
+    if restarted.exchange(false, ordering: .acquiring) { framesSinceResume = 0 }
+    defer { framesSinceResume += frames }
+    guard let output, let source else { return }
+    let underflows = cued_pa_output_underflows(output)
+    guard underflows != underflowsSeen else { return }
+    underflowsSeen = underflows
+    source.xrun(afterResume: framesSinceResume <= 2 * Int(cued_pa_output_latency(output)), graphWide: false)
+  }
+
   /// On the mainloop thread, lock held, after `startQueued`: up to `maxFrames` over the queue's tail.
   fileprivate func rewrite(_ buffer: UnsafeMutablePointer<Float>, maxFrames: Int, timing: UnsafePointer<cued_pa_timing>) -> Int {
     guard let source else { return 0 }
-    let queued = Int(timing.pointee.latency_us) * rate / 1_000_000
-    return source.rewriteQueuedSilence(into: buffer, maxFrameCount: maxFrames, delayFrames: queued)
+    let time = timing.pointee
+    let span = Self.rewriteSpan(
+      latencyMicroseconds: time.latency_us, sinkMicroseconds: time.sink_usec, transportMicroseconds: time.transport_usec,
+      rate: rate, marginFrames: Int(Double(rate) * Self.rewriteMarginSeconds))
+    // Written from the margin past the read index, it must reach the write index: a block too small
+    // for the whole span would leave queued silence inside the cue.
+    guard span > 0, span <= maxFrames else { return 0 }
+    let queued = Int(time.latency_us) * rate / 1_000_000
+    return source.rewriteQueuedSilence(into: buffer, maxFrameCount: span, delayFrames: queued)
+  }
+
+  /// The frames a rewrite replaces: what the stream holds (`latencyMicroseconds`, from its write
+  /// position) minus what the sink already took and what a write needs to get there, less the margin
+  /// left in front of the read index. 0 or less: nothing can be replaced.
+  public static func rewriteSpan(
+    latencyMicroseconds: UInt64, sinkMicroseconds: UInt64, transportMicroseconds: UInt64, rate: Int, marginFrames: Int
+  ) -> Int {
+    let replaceable = Int64(latencyMicroseconds) - Int64(sinkMicroseconds) - Int64(transportMicroseconds)
+    return Int(replaceable * Int64(rate) / 1_000_000) - marginFrames
   }
 }
 
@@ -216,6 +277,12 @@ public final class PulseSink: OutputDevice, @unchecked Sendable {
 private func pulseWrite(_ user: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<Float>?, _ frames: UInt32, _ timing: UnsafePointer<cued_pa_timing>?) {
   guard let user, let buffer, let timing else { return }
   Unmanaged<PulseSink>.fromOpaque(user).takeUnretainedValue().fill(buffer, frames: Int(frames), timing: timing)
+}
+
+/// The C callback: the mainloop thread, when the stream or the server fails.
+private func pulseFailed(_ user: UnsafeMutableRawPointer?) {
+  guard let user else { return }
+  Unmanaged<PulseSink>.fromOpaque(user).takeUnretainedValue().failed()
 }
 
 /// The C callback after a poke: libpulse's mainloop thread. No allocation, lock or log.

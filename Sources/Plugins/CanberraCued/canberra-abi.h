@@ -61,8 +61,9 @@ enum {
   CA_ERROR_DISCONNECTED = -18,
 };
 
-// Exported by libcanberra.so.0, which is loaded in the process before any driver: the driver links
-// against none of it (the symbols resolve at load time), as libcanberra's own drivers do.
+// Exported by libcanberra.so.0, which the driver links (NEEDED), as libcanberra's own drivers do: a
+// host may have loaded libcanberra with local binding, and then only the driver's own dependencies
+// supply these.
 void ca_mutex_lock(ca_mutex *m);
 void ca_mutex_unlock(ca_mutex *m);
 const char *ca_proplist_gets_unlocked(ca_proplist *p, const char *key);

@@ -207,6 +207,20 @@ public struct StopReply: FlatReply {
   static var layout: Layout { Layout("the stop reply", .int("stopped", \.stopped), Self.init(stopped:)) }
 }
 
+/// `prepare`: the file decoded and kept (a theme event's file, or the file's real path), and the
+/// memory its decode takes.
+public struct PrepareReply: FlatReply {
+  public var file: String
+  public var bytes: Int
+
+  public init(file: String, bytes: Int) {
+    self.file = file
+    self.bytes = bytes
+  }
+
+  static var layout: Layout { Layout("the prepare reply", .string("file", \.file), .int("bytes", \.bytes), Self.init(file:bytes:)) }
+}
+
 /// One loaded cue, as `list` describes it.
 public struct CueInfo: Sendable, Equatable {
   public var name: String

@@ -6,7 +6,7 @@ extension Op {
   /// The core ops, in the order `hello` lists them.
   static let coreOps: [any RequestFields.Type] = [
     HelloRequest.self, PingRequest.self, PlayRequest.self, StopRequest.self, ListRequest.self, StatusRequest.self,
-    ReloadRequest.self, SubscribeRequest.self, UnsubscribeRequest.self, VoicesRequest.self,
+    ReloadRequest.self, SubscribeRequest.self, UnsubscribeRequest.self, VoicesRequest.self, PrepareRequest.self,
   ]
 }
 
@@ -46,15 +46,7 @@ public struct PlayRequest: RequestFields {
         .invalidRequest,
         "play needs exactly one of \"cue\" (a cue name), \"event\" (a sound-theme event name, e.g. message-new-instant) or \"file\" (a sound file's absolute path)")
     }
-    if let file, !PlayParameters.isFilePath(file) {
-      throw ProtocolError(
-        .invalidRequest,
-        "\"file\" must be an absolute path (starting with /, at most \(PlayParameters.maximumPathBytes) bytes, no NUL), like /usr/share/sounds/alsa/Front_Center.wav; give the whole path, not one relative to a directory")
-    }
-    if let event, !PlayParameters.isEventName(event) {
-      throw ProtocolError(
-        .invalidRequest, "\"event\" must be a sound-theme name of letters, digits, '-', '_' and '.', not starting with '.' (at most 128 bytes), like bell or message-new-instant")
-    }
+    try PlayParameters.check(event: event, file: file)
     let volume = try fields.number("volume", in: 0...1, default: 1)
     let pan = try fields.number("pan", in: -1...1, default: 0)
     let loops = try fields.loopCount("loops")
@@ -96,6 +88,39 @@ public struct PlayRequest: RequestFields {
     if p.notify { members.append(("notify", .bool(true))) }
     if let role = p.role { members.append(("role", .string(role))) }
     return members
+  }
+}
+
+/// `prepare`: a sound-theme event's file or a sound file decoded and kept, nothing played, so that
+/// its first play starts at once (libcanberra's `ca_context_cache`); answered once it is decoded.
+public struct PrepareRequest: RequestFields {
+  public static let op = Op("prepare", owner: .daemon)
+  public typealias Reply = PrepareReply
+  /// What to decode: a sound-theme event name or a file's absolute path, as `play` takes them.
+  public enum Sound: Sendable, Equatable {
+    case event(String)
+    case file(String)
+  }
+  public var sound: Sound
+
+  public init(_ sound: Sound) { self.sound = sound }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    let event = try fields.string("event")
+    let file = try fields.string("file")
+    guard (event == nil) != (file == nil) else {
+      throw ProtocolError(
+        .invalidRequest, "prepare needs exactly one of \"event\" (a sound-theme event name, e.g. bell) or \"file\" (a sound file's absolute path)")
+    }
+    try PlayParameters.check(event: event, file: file)
+    sound = event.map(Sound.event) ?? .file(file ?? "")
+  }
+
+  public var fields: [(String, JSONValue)] {
+    switch sound {
+    case .event(let event): [("event", .string(event))]
+    case .file(let file): [("file", .string(file))]
+    }
   }
 }
 
@@ -209,6 +234,8 @@ extension Request {
   public static let unsubscribe = Request(UnsubscribeRequest())
   /// Lists the voices sounding now.
   public static let voices = Request(VoicesRequest())
+  /// Decodes a sound-theme event's file or a sound file and keeps it.
+  public static func prepare(_ sound: PrepareRequest.Sound) -> Request { Request(PrepareRequest(sound)) }
 }
 
 /// What `play` asks for.
@@ -286,6 +313,20 @@ public struct PlayParameters: Sendable, Equatable {
   public static func isEventName(_ name: String) -> Bool {
     guard (1...128).contains(name.utf8.count), name.first != "." else { return false }
     return name.utf8.allSatisfy(isNameByte)
+  }
+
+  /// Refuses an `event` that is not a sound-theme name and a `file` that is not an absolute path
+  /// (`play` and `prepare` take them alike).
+  static func check(event: String?, file: String?) throws(ProtocolError) {
+    if let file, !isFilePath(file) {
+      throw ProtocolError(
+        .invalidRequest,
+        "\"file\" must be an absolute path (starting with /, at most \(maximumPathBytes) bytes, no NUL), like /usr/share/sounds/alsa/Front_Center.wav; give the whole path, not one relative to a directory")
+    }
+    if let event, !isEventName(event) {
+      throw ProtocolError(
+        .invalidRequest, "\"event\" must be a sound-theme name of letters, digits, '-', '_' and '.', not starting with '.' (at most 128 bytes), like bell or message-new-instant")
+    }
   }
 }
 

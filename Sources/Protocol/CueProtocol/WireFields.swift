@@ -134,6 +134,10 @@ extension ReplyField {
     Self(key: key, path: path, encode: JSONValue.int) { (fields, key) throws(ProtocolError) in try fields.integer(key) }
   }
 
+  static func string(_ key: String, _ path: KeyPath<Body, String>) -> Self where Value == String {
+    Self(key: key, path: path, encode: JSONValue.string) { (fields, key) throws(ProtocolError) in try fields.string(key) }
+  }
+
   static func bool(_ key: String, _ path: KeyPath<Body, Bool>) -> Self where Value == Bool {
     Self(key: key, path: path, encode: JSONValue.bool) { (fields, key) throws(ProtocolError) in try fields.bool(key) }
   }

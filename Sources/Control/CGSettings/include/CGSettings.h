@@ -4,8 +4,8 @@
 // change. One C call each, no policy (CueDaemon/DesktopSettings.swift decides what to read, when,
 // and what a value means).
 //
-// Why dlopen, not a link: only a daemon that follows the desktop (`sound-theme = "desktop"`) on a
-// machine with the schema installed needs GLib, and loading it costs memory (its type system, the
+// Why dlopen, not a link: only a daemon that follows the desktop (`sound-theme = "desktop"`, in a
+// desktop session) on a machine with the schema installed needs GLib, and loading it costs memory (its type system, the
 // GIO modules it loads: dconf's backend); a daemon on a server, or with a theme of its own, maps
 // none of it. Why no <gio/gio.h>: nothing links GLib, so libglib2.0-dev would be needed only for
 // these prototypes; they are declared here (as function-pointer types in gsettings.c) from GLib's

@@ -45,6 +45,8 @@ struct cued_pw_stream {
   uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
   _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
   char error[256];                 // written on the loop thread or under the lock
+  cued_pw_notify_fn on_failure;    // called (thread loop) when `failed` is set; NULL: nobody to tell
+  void *failure_user;
   // node.latency asked for now (cued_pw_stream_set_latency: the control side decides, LatencyAdapter).
   _Atomic uint32_t latency_frames;
 };
@@ -56,6 +58,7 @@ extern const struct pw_core_events cued_pw__core_events;
 cued_pw_stream *cued_pw__stream_new(enum spa_direction direction, const char *app_name, const char *node_name,
                                     uint32_t rate, uint32_t channels, uint32_t quantum_frames,
                                     cued_pw_process_fn fn, void *user, struct pw_properties *props);
+void cued_pw__set_failed(cued_pw_stream *s, int code);
 void cued_pw__fill_timing(struct pw_stream *stream, cued_pw_timing *timing);
 extern const struct pw_stream_events cued_pw__stream_events;
 

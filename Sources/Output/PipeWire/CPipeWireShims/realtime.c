@@ -57,7 +57,8 @@ static void on_process(void *data) {
   timing.frames_requested = (uint32_t)buffer->requested;
   atomic_store_explicit(&s->last_requested, timing.frames_requested, memory_order_relaxed);
   // A cycle that does not start where the last one ended means the graph skipped (an xrun): the
-  // documented way to find them with pw_stream (pw_time has no xrun counter in 0.3.65).
+  // documented way to find them with pw_stream (pw_time has no xrun counter in 0.3.65). Counted for
+  // the tools (cued-pwprobe); cued decides about its own in Swift (CueOutput's GraphCycles).
   if (timing.rate_num != 0 && timing.rate_denom != 0 && timing.frames_requested != 0) {
     uint64_t length = (uint64_t)timing.frames_requested * timing.rate_denom / ((uint64_t)timing.rate_num * s->rate);
     if (atomic_exchange_explicit(&s->resumed, 0, memory_order_relaxed)) s->next_ticks = 0;
@@ -85,12 +86,17 @@ static void on_process(void *data) {
 
 // --- events on the thread loop -------------------------------------------------------------------
 
+void cued_pw__set_failed(cued_pw_stream *s, int code) {
+  atomic_store_explicit(&s->failed, code, memory_order_release);
+  if (s->on_failure != NULL) s->on_failure(s->failure_user);
+}
+
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
   (void)old;
   struct cued_pw_stream *s = data;
   if (state == PW_STREAM_STATE_ERROR) {
     snprintf(s->error, sizeof s->error, "%s", error ? error : "stream error");
-    atomic_store_explicit(&s->failed, -EIO, memory_order_release);
+    cued_pw__set_failed(s, -EIO);
   }
   pw_thread_loop_signal(s->loop, false);
 }
@@ -107,7 +113,7 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
   if (id != PW_ID_CORE) return;
   s->core_dead = 1;
   snprintf(s->error, sizeof s->error, "server: %s (%s)", message ? message : "error", spa_strerror(res));
-  atomic_store_explicit(&s->failed, res < 0 ? res : -EPIPE, memory_order_release);
+  cued_pw__set_failed(s, res < 0 ? res : -EPIPE);
   pw_thread_loop_signal(s->loop, false);
 }
 

@@ -257,6 +257,13 @@ int cued_pw_stream_set_active(cued_pw_stream *s, int active) {
   return result;
 }
 
+void cued_pw_stream_set_failure_callback(cued_pw_stream *s, cued_pw_notify_fn fn, void *user) {
+  pw_thread_loop_lock(s->loop);
+  s->on_failure = fn;
+  s->failure_user = user;
+  pw_thread_loop_unlock(s->loop);
+}
+
 int cued_pw_stream_failed(cued_pw_stream *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }
 
 // --- is a server there? --------------------------------------------------------------------------

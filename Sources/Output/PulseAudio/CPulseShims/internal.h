@@ -35,15 +35,16 @@ struct cued_pa_output {
   int timed_out;                 // set by the connect timer
   _Atomic int failed;            // a negative errno once the context or stream failed; 0 after connect
   _Atomic uint64_t underflows;
+  cued_pa_notify_fn on_failure;  // called (mainloop thread) when `failed` is set; NULL: nobody to tell
+  void *failure_user;
   char error[256];               // written on the mainloop thread or under the lock
-  // The queue asked for now (cued_pa_output_set_latency: the control side decides, LatencyAdapter);
-  // a minreq that was given scales with it.
-  uint32_t configured_frames, configured_minreq;
+  // The queue asked for now (cued_pa_output_set_latency: the control side decides, LatencyAdapter).
   _Atomic uint32_t latency_frames;  // the tlength asked for now
 };
 
 int cued_pa__errno_of(int pa_error);
-void cued_pa__ask_latency_locked(cued_pa_output *s, uint32_t frames);
+void cued_pa__set_failed(cued_pa_output *s, int code);
+void cued_pa__ask_latency_locked(cued_pa_output *s, uint32_t frames, uint32_t minreq_frames);
 void cued_pa__on_context_state(pa_context *context, void *data);
 void cued_pa__on_stream_state(pa_stream *stream, void *data);
 void cued_pa__on_timeout(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data);

@@ -30,10 +30,8 @@ cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role,
   s->rate = rate;
   s->channels = channels;
   s->target_frames = target_frames;
-  s->configured_frames = target_frames;
   s->latency_frames = target_frames;
   s->minreq_frames = minreq_frames;
-  s->configured_minreq = minreq_frames;
   s->fn = fn;
   s->user = user;
   s->wake_fd = -1;
@@ -53,14 +51,15 @@ cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role,
 }
 
 // All of these with the mainloop lock held.
-static void drop_stream_locked(cued_pa_output *s) {
+static void drop_stream_locked(cued_pa_output *s, int timeout_ms) {
   if (s->stream == NULL) return;
   pa_stream_set_write_callback(s->stream, NULL, NULL);
   pa_stream_set_underflow_callback(s->stream, NULL, NULL);
   if (pa_stream_get_state(s->stream) == PA_STREAM_READY || pa_stream_get_state(s->stream) == PA_STREAM_CREATING) {
     s->disconnecting = 1;
     s->timed_out = 0;
-    pa_time_event *timer = pa_context_rttime_new(s->context, pa_rtclock_now() + 500 * PA_USEC_PER_MSEC, cued_pa__on_timeout, s);
+    pa_time_event *timer = pa_context_rttime_new(s->context, pa_rtclock_now() + (pa_usec_t)(timeout_ms > 0 ? timeout_ms : 1) * PA_USEC_PER_MSEC,
+                                              cued_pa__on_timeout, s);
     // The server confirms the delete (the stream goes TERMINATED): its sink input is gone by then.
     if (pa_stream_disconnect(s->stream) == 0) {
       while (!s->timed_out && PA_STREAM_IS_GOOD(pa_stream_get_state(s->stream))) pa_threaded_mainloop_wait(s->loop);
@@ -73,8 +72,8 @@ static void drop_stream_locked(cued_pa_output *s) {
   s->stream = NULL;
 }
 
-static void drop_context_locked(cued_pa_output *s) {
-  drop_stream_locked(s);
+static void drop_context_locked(cued_pa_output *s, int timeout_ms) {
+  drop_stream_locked(s, timeout_ms);
   if (s->context == NULL) return;
   pa_context_set_state_callback(s->context, NULL, NULL);
   pa_context_disconnect(s->context);
@@ -133,9 +132,9 @@ int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
   // A server that went away leaves a failed context: start over with a new connection. A stream
   // that failed on a live server (its sink was unloaded) is made again.
   if (s->context != NULL && !PA_CONTEXT_IS_GOOD(pa_context_get_state(s->context)))
-    drop_context_locked(s);
+    drop_context_locked(s, timeout_ms);
   else if (s->stream != NULL && pa_stream_get_state(s->stream) != PA_STREAM_READY)
-    drop_stream_locked(s);
+    drop_stream_locked(s, timeout_ms);
   if (s->stream != NULL) goto done;
   s->error[0] = 0;
   atomic_store_explicit(&s->callback_tid, 0, memory_order_relaxed);
@@ -154,14 +153,14 @@ int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
     pa_context_set_state_callback(s->context, cued_pa__on_context_state, s);
     if (pa_context_connect(s->context, s->has_server ? s->server : NULL, PA_CONTEXT_NOAUTOSPAWN, NULL) < 0) {
       result = fail_locked(s, "no PulseAudio server", -1);
-      drop_context_locked(s);
+      drop_context_locked(s, timeout_ms);
       goto done;
     }
   }
   int waited = wait_for_locked(s, deadline, context_ready);
   if (waited != 0) {
     result = fail_locked(s, "no PulseAudio server", waited);
-    drop_context_locked(s);
+    drop_context_locked(s, timeout_ms);
     goto done;
   }
 
@@ -191,29 +190,29 @@ int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
   pa_stream_flags_t flags = PA_STREAM_ADJUST_LATENCY | PA_STREAM_INTERPOLATE_TIMING | PA_STREAM_AUTO_TIMING_UPDATE;
   if (pa_stream_connect_playback(s->stream, s->has_sink ? s->sink : NULL, &attr, flags, NULL, NULL) < 0) {
     result = fail_locked(s, "pa_stream_connect_playback", -1);
-    drop_stream_locked(s);
+    drop_stream_locked(s, timeout_ms);
     goto done;
   }
   waited = wait_for_locked(s, deadline, stream_ready);
   if (waited != 0) {
     result = fail_locked(s, s->has_sink ? "connect to the sink" : "connect a playback stream", waited);
-    drop_stream_locked(s);
+    drop_stream_locked(s, timeout_ms);
   }
 done:
   pa_threaded_mainloop_unlock(s->loop);
   return result;
 }
 
-void cued_pa_output_disconnect(cued_pa_output *s) {
+void cued_pa_output_disconnect(cued_pa_output *s, int timeout_ms) {
   pa_threaded_mainloop_lock(s->loop);
-  drop_stream_locked(s);
+  drop_stream_locked(s, timeout_ms);
   pa_threaded_mainloop_unlock(s->loop);
 }
 
-void cued_pa_output_free(cued_pa_output *s) {
+void cued_pa_output_free(cued_pa_output *s, int timeout_ms) {
   if (s == NULL) return;
   pa_threaded_mainloop_lock(s->loop);
-  drop_context_locked(s);
+  drop_context_locked(s, timeout_ms);
   if (s->wake_event != NULL) s->api->io_free(s->wake_event);
   pa_threaded_mainloop_unlock(s->loop);
   pa_threaded_mainloop_stop(s->loop);
@@ -283,13 +282,32 @@ uint64_t cued_pa_output_underflows(cued_pa_output *s) {
   return atomic_load_explicit(&s->underflows, memory_order_relaxed);
 }
 
-void cued_pa_output_set_latency(cued_pa_output *s, uint32_t frames) {
+void cued_pa_output_set_latency(cued_pa_output *s, uint32_t target_frames, uint32_t minreq_frames) {
   pa_threaded_mainloop_lock(s->loop);
-  cued_pa__ask_latency_locked(s, frames);
+  cued_pa__ask_latency_locked(s, target_frames, minreq_frames);
   pa_threaded_mainloop_unlock(s->loop);
 }
 
 uint32_t cued_pa_output_latency(cued_pa_output *s) { return atomic_load_explicit(&s->latency_frames, memory_order_relaxed); }
+
+void cued_pa_output_set_failure_callback(cued_pa_output *s, cued_pa_notify_fn fn, void *user) {
+  pa_threaded_mainloop_lock(s->loop);
+  s->on_failure = fn;
+  s->failure_user = user;
+  pa_threaded_mainloop_unlock(s->loop);
+}
+
+int cued_pa_output_cork(cued_pa_output *s, int cork) {
+  pa_threaded_mainloop_lock(s->loop);
+  int result = -ENOTCONN;
+  if (s->stream != NULL && pa_stream_get_state(s->stream) == PA_STREAM_READY) {
+    pa_operation *operation = pa_stream_cork(s->stream, cork != 0, NULL, NULL);
+    result = operation != NULL ? 0 : cued_pa__errno_of(pa_context_errno(s->context));
+    if (operation != NULL) pa_operation_unref(operation);
+  }
+  pa_threaded_mainloop_unlock(s->loop);
+  return result;
+}
 
 int cued_pa_output_failed(cued_pa_output *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }
 

@@ -44,7 +44,7 @@ void cued_pa__on_write(pa_stream *stream, size_t nbytes, void *data) {
   }
 }
 
-// Fresh timing from the server: replace the queue's tail the server has not handed to the sink yet.
+// Fresh timing from the server: Swift replaces the queue's tail the server has not handed to the sink yet.
 static void on_timing(pa_stream *stream, int success, void *data) {
   cued_pa_output *s = data;
   if (!success || stream != s->stream || pa_stream_get_state(stream) != PA_STREAM_READY) return;
@@ -52,21 +52,13 @@ static void on_timing(pa_stream *stream, int success, void *data) {
   pa_usec_t latency = 0;
   int negative = 0;
   if (info == NULL || pa_stream_get_latency(stream, &latency, &negative) < 0 || negative) return;
-  // What the stream holds minus what the sink already took, and what a write needs to get there.
-  int64_t replaceable_us = (int64_t)latency - (int64_t)info->sink_usec - (int64_t)info->transport_usec;
-  int64_t frames = replaceable_us * (int64_t)s->rate / 1000000 - (int64_t)s->margin_frames;
-  if (frames <= 0) return;
   const size_t stride = sizeof(float) * s->channels;
   void *buffer = NULL;
-  size_t bytes = (size_t)frames * stride;
+  size_t bytes = (size_t)-1;  // libpulse's choice: a whole pool block
   if (pa_stream_begin_write(stream, &buffer, &bytes) < 0 || buffer == NULL) return;
   bytes -= bytes % stride;
-  if (bytes == 0) {
-    pa_stream_cancel_write(stream);
-    return;
-  }
-  cued_pa_timing timing = {.latency_us = latency, .bytes_requested = 0};
-  uint32_t written = s->rewrite(s->user, buffer, (uint32_t)(bytes / stride), &timing);
+  cued_pa_timing timing = {.latency_us = latency, .sink_usec = info->sink_usec, .transport_usec = info->transport_usec};
+  uint32_t written = bytes == 0 ? 0 : s->rewrite(s->user, buffer, (uint32_t)(bytes / stride), &timing);
   if (written == 0 || written > bytes / stride) {
     pa_stream_cancel_write(stream);
     return;
@@ -110,6 +102,11 @@ int cued_pa__errno_of(int pa_error) {
   }
 }
 
+void cued_pa__set_failed(cued_pa_output *s, int code) {
+  atomic_store_explicit(&s->failed, code, memory_order_release);
+  if (s->on_failure != NULL) s->on_failure(s->failure_user);
+}
+
 void cued_pa__on_context_state(pa_context *context, void *data) {
   cued_pa_output *s = data;
   pa_context_state_t state = pa_context_get_state(context);
@@ -117,7 +114,7 @@ void cued_pa__on_context_state(pa_context *context, void *data) {
     int error = pa_context_errno(context);
     if (s->error[0] == 0) snprintf(s->error, sizeof s->error, "server: %s", pa_strerror(error));
     int code = cued_pa__errno_of(error);
-    atomic_store_explicit(&s->failed, code == -EIO ? -EPIPE : code, memory_order_release);
+    cued_pa__set_failed(s, code == -EIO ? -EPIPE : code);
   }
   pa_threaded_mainloop_signal(s->loop, 0);
 }
@@ -129,18 +126,17 @@ void cued_pa__on_stream_state(pa_stream *stream, void *data) {
     int error = pa_context_errno(s->context);
     if (s->error[0] == 0)
       snprintf(s->error, sizeof s->error, "stream: %s", state == PA_STREAM_FAILED ? pa_strerror(error) : "removed by the server");
-    int code = cued_pa__errno_of(error);
-    atomic_store_explicit(&s->failed, code, memory_order_release);
+    cued_pa__set_failed(s, cued_pa__errno_of(error));
   }
   pa_threaded_mainloop_signal(s->loop, 0);
 }
 
-// The queue (tlength) the stream asks for now, and minreq a quarter of it when one was configured.
-// Lock held; the server answers asynchronously (the operation is not waited for).
-void cued_pa__ask_latency_locked(cued_pa_output *s, uint32_t frames) {
+// The queue (tlength) and request size (minreq, 0: the server's) the stream asks for now, as Swift
+// decided. Lock held; the server answers asynchronously (the operation is not waited for).
+void cued_pa__ask_latency_locked(cued_pa_output *s, uint32_t frames, uint32_t minreq_frames) {
   s->target_frames = frames;
   atomic_store_explicit(&s->latency_frames, frames, memory_order_relaxed);
-  if (s->configured_minreq) s->minreq_frames = (uint32_t)((uint64_t)s->configured_minreq * frames / s->configured_frames);
+  s->minreq_frames = minreq_frames;
   if (s->stream == NULL || pa_stream_get_state(s->stream) != PA_STREAM_READY) return;
   const uint32_t stride = (uint32_t)(sizeof(float) * s->channels);
   pa_buffer_attr attr = {

@@ -50,6 +50,7 @@
   X(pa_stream_set_underflow_callback) \
   X(pa_stream_get_buffer_attr) \
   X(pa_stream_set_buffer_attr) \
+  X(pa_stream_cork) \
   X(pa_stream_get_latency) \
   X(pa_stream_get_timing_info) \
   X(pa_stream_update_timing_info) \
@@ -114,6 +115,7 @@ extern struct cued_pa_symbols cued_pa_syms;
 #define pa_stream_set_underflow_callback (cued_pa_syms.pa_stream_set_underflow_callback)
 #define pa_stream_get_buffer_attr (cued_pa_syms.pa_stream_get_buffer_attr)
 #define pa_stream_set_buffer_attr (cued_pa_syms.pa_stream_set_buffer_attr)
+#define pa_stream_cork (cued_pa_syms.pa_stream_cork)
 #define pa_stream_get_latency (cued_pa_syms.pa_stream_get_latency)
 #define pa_stream_get_timing_info (cued_pa_syms.pa_stream_get_timing_info)
 #define pa_stream_update_timing_info (cued_pa_syms.pa_stream_update_timing_info)

@@ -65,6 +65,10 @@ typedef struct cued_pw_timing {
 /// Capture: read `frames` frames from it. Runs on the data thread: no allocation, lock, log or wait.
 typedef void (*cued_pw_process_fn)(void *user, float *interleaved, uint32_t frames, const cued_pw_timing *timing);
 
+/// What the thread loop calls when the stream or the server fails (`cued_pw_stream_failed` turned
+/// non-zero). Thread loop, lock held: it must not block or call back into this face.
+typedef void (*cued_pw_notify_fn)(void *user);
+
 /// The states of a stream, from `enum pw_stream_state`, plus `unconnected` for a stream that
 /// has no PipeWire node (before `connect`, after `disconnect`).
 typedef enum cued_pw_state {
@@ -147,6 +151,10 @@ uint32_t cued_pw_stream_latency(cued_pw_stream *stream);
 /// -EPIPE). Cleared by the next `connect`. Any thread, including the real-time one: an atomic read.
 /// The reason in words is in `cued_pw_stream_state`'s text.
 int cued_pw_stream_failed(cued_pw_stream *stream);
+
+/// Registers `fn` (NULL: none) to be called with `user` on the thread loop each time the stream or
+/// the server fails. Control side.
+void cued_pw_stream_set_failure_callback(cued_pw_stream *stream, cued_pw_notify_fn fn, void *user);
 
 /// Pauses (0) or resumes (1) a connected stream: a paused stream keeps its node in the graph but is
 /// not scheduled, so neither it nor (when nothing else runs) the driver wakes. pw_stream_set_active

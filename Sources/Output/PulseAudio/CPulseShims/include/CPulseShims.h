@@ -41,6 +41,10 @@ typedef struct cued_pa_timing {
   uint64_t latency_us;
   /// Bytes the server asked for in this write callback (all the chunks of one request together).
   uint32_t bytes_requested;
+  /// For a rewrite, from pa_stream_get_timing_info: the sink's latency and the transport's, in
+  /// microseconds (0 in a write callback).
+  uint64_t sink_usec;
+  uint64_t transport_usec;
 } cued_pa_timing;
 
 /// The callback the mainloop thread calls to fill part of a server request: write `frames` frames of
@@ -48,12 +52,18 @@ typedef struct cued_pa_timing {
 /// allocation, lock, log or wait.
 typedef void (*cued_pa_fill_fn)(void *user, float *interleaved, uint32_t frames, const cued_pa_timing *timing);
 
-/// The callback the mainloop thread calls after `cued_pa_output_poke`, to replace the end of what
-/// the stream has queued but the server has not yet handed to the sink: write up to `max_frames`
-/// frames at `interleaved` and return how many; they replace the last frames queued (0: leave the
-/// queue alone). `timing->latency_us` is what the stream holds unheard from its write position.
-/// Mainloop thread, lock held; no allocation, lock, log or wait.
+/// The callback the mainloop thread calls after `cued_pa_output_poke`, with fresh timing, to replace
+/// what the stream has queued but the server has not yet handed to the sink: it decides how much
+/// that is (from `timing`: `latency_us` is what the stream holds unheard from its write position,
+/// `sink_usec` and `transport_usec` what of it the sink already took and what a write needs to get
+/// there), writes that many frames (at most `max_frames`, the block lent) at `interleaved` and
+/// returns how many (0: leave the queue alone). Mainloop thread, lock held; no allocation, lock,
+/// log or wait.
 typedef uint32_t (*cued_pa_rewrite_fn)(void *user, float *interleaved, uint32_t max_frames, const cued_pa_timing *timing);
+
+/// What the mainloop thread calls when the stream or the server fails (`cued_pa_output_failed` turned
+/// non-zero). Mainloop thread, lock held: it must not block or call back into this face.
+typedef void (*cued_pa_notify_fn)(void *user);
 
 /// The states of the stream, from `pa_stream_state_t`, plus `unconnected` (no stream on the server).
 typedef enum cued_pa_state {
@@ -80,12 +90,11 @@ cued_pa_output *cued_pa_output_new(const char *app_name, const char *media_role,
                                    uint32_t target_frames, uint32_t minreq_frames, cued_pa_fill_fn fn, void *user);
 
 /// Turns on rewriting queued audio: after `cued_pa_output_poke`, the mainloop thread asks the server
-/// for fresh timing (pa_stream_update_timing_info), then works out how much of the stream's queue the
-/// server has not yet handed to the sink (pa_stream_get_latency minus the sink's and the transport's
-/// latency from pa_stream_get_timing_info), less `margin_frames`,
-/// asks `fn` for up to that much and writes it over the queue's tail: pa_stream_begin_write, then
-/// pa_stream_write at offset -bytes, PA_SEEK_RELATIVE (the write index ends where it was, so the
-/// server's request accounting is unchanged). The wake-up is an eventfd watched by a mainloop io
+/// for fresh timing (pa_stream_update_timing_info), then takes a block (pa_stream_begin_write, the
+/// size libpulse chooses), gives `fn` the timing (pa_stream_get_latency, and the sink's and the
+/// transport's latency from pa_stream_get_timing_info) to fill what it decides, and writes what it
+/// filled `margin_frames` past the read index as the server stands when the write arrives
+/// (pa_stream_write, PA_SEEK_RELATIVE_ON_READ). The wake-up is an eventfd watched by a mainloop io
 /// event (pa_mainloop_api io_new), made here. Call once, before the first `connect`. Returns 0 or
 /// a negative errno.
 int cued_pa_output_set_rewrite(cued_pa_output *output, cued_pa_rewrite_fn fn, uint32_t margin_frames);
@@ -114,12 +123,13 @@ void cued_pa_output_poke(cued_pa_output *output);
 int cued_pa_output_connect(cued_pa_output *output, int timeout_ms);
 
 /// Removes the stream from the server (pa_stream_disconnect, waited for until the server confirms
-/// or 500 ms pass); the connection to the server stays. After it returns the fill callback is not
-/// running and will not run. Idempotent.
-void cued_pa_output_disconnect(cued_pa_output *output);
+/// or `timeout_ms` pass); the connection to the server stays. After it returns the fill callback is
+/// not running and will not run. Idempotent.
+void cued_pa_output_disconnect(cued_pa_output *output, int timeout_ms);
 
-/// Disconnects, closes the server connection, stops the mainloop thread and frees everything. NULL is fine.
-void cued_pa_output_free(cued_pa_output *output);
+/// Disconnects (waiting as `disconnect` does), closes the server connection, stops the mainloop
+/// thread and frees everything. NULL is fine.
+void cued_pa_output_free(cued_pa_output *output, int timeout_ms);
 
 /// The stream's state now; when `error_text` is not NULL, copies the error (or "") into it.
 /// Stands in for pa_stream_get_state and pa_context_get_state, read under the mainloop lock.
@@ -132,11 +142,11 @@ int cued_pa_output_attr(cued_pa_output *output, uint32_t *target_frames, uint32_
 /// Underflows the server reported (pa_stream_set_underflow_callback). Any thread; an atomic read.
 uint64_t cued_pa_output_underflows(cued_pa_output *output);
 
-/// Asks for a queue (tlength) of `frames` (a minreq that was given scales with it), on the server at
-/// once when a stream is ready (pa_stream_set_buffer_attr, not waited for) and for the next
-/// connection. Control side, under the mainloop lock. When and how much is decided in Swift
-/// (CueCore's LatencyAdapter).
-void cued_pa_output_set_latency(cued_pa_output *output, uint32_t frames);
+/// Asks for a queue (tlength) of `target_frames` and requests of at least `minreq_frames` (0: the
+/// server's default), on the server at once when a stream is ready (pa_stream_set_buffer_attr, not
+/// waited for) and for the next connection. Control side, under the mainloop lock. When and how
+/// much is decided in Swift (CueCore's LatencyAdapter, PulseSink).
+void cued_pa_output_set_latency(cued_pa_output *output, uint32_t target_frames, uint32_t minreq_frames);
 
 /// The tlength the stream asks for now (frames). Any thread; an atomic read.
 uint32_t cued_pa_output_latency(cued_pa_output *output);
@@ -145,6 +155,15 @@ uint32_t cued_pa_output_latency(cued_pa_output *output);
 /// failed (the server went away: -EPIPE) or the stream failed or was removed by the server (-EIO).
 /// Cleared by the next `connect`. Any thread: an atomic read.
 int cued_pa_output_failed(cued_pa_output *output);
+
+/// Registers `fn` (NULL: none) to be called with `user` on the mainloop thread each time the stream
+/// or the server fails. Control side.
+void cued_pa_output_set_failure_callback(cued_pa_output *output, cued_pa_notify_fn fn, void *user);
+
+/// Corks (1) or uncorks (0) a ready stream: a corked stream keeps its sink input but the server
+/// neither plays it nor asks it for audio (pa_stream_cork, not waited for). Returns 0, or a negative
+/// errno (-ENOTCONN without a ready stream).
+int cued_pa_output_cork(cued_pa_output *output, int cork);
 
 /// Whether a PulseAudio server answers within `timeout_ms`: connects a context on a private
 /// pa_mainloop (PA_CONTEXT_NOAUTOSPAWN) and waits for it to be ready. `server_or_null` as in

@@ -241,31 +241,32 @@ struct Status: ParsableCommand {
     var deviceLine = "device:    \(device.name) via \(device.backend) (\(device.state.rawValue))"
     if let format = device.format {
       let milliseconds = { (frames: Int) in formatMilliseconds(frames, rate: format.rate) }
-      if device.backend == "pipewire" {
+      if let asked = device.latencyFrames {
+        // A server's latency: the frames it asks for at a time, and what cued asks of it.
         let quantum = device.quantumFrames ?? format.periodFrames
         deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, quantum \(quantum) frames (\(milliseconds(quantum)))"
-        if let asked = device.latencyFrames, asked != quantum {
-          deviceLine += ", asks \(asked) (\(milliseconds(asked)))"
-        }
-        if let raises = device.latencyRaises, raises > 0 { deviceLine += ", raised \(raises)× after xruns" }
+        if asked != quantum { deviceLine += ", asks \(asked) (\(milliseconds(asked)))" }
       } else {
         deviceLine += ", \(format.sampleFormat) \(format.rate) Hz, period \(format.periodFrames), buffer \(format.bufferFrames) frames"
         if let target = device.fillTargetFrames { deviceLine += ", filled to \(target) (\(milliseconds(target)))" }
       }
+      if let raises = device.latencyRaises, raises > 0 { deviceLine += ", raised \(raises)× after xruns" }
       if device.state == .open { deviceLine += "; output delay \(milliseconds(device.delayFrames))" }
       if device.state == .open && device.paused == true { deviceLine += "; paused until the next cue" }
     }
     lines.append(deviceLine)
     if let mixing = device.mixingThread {
-      let thread =
-        switch device.backend {
-        case "pipewire": "PipeWire's data thread"
-        case "pulseaudio": "libpulse's mainloop thread"
-        default: "cued's audio thread"
-        }
-      lines.append("mixing:    \(thread), \(mixing.summary)")
+      lines.append("mixing:    \(device.mixingThreadName ?? "cued's audio thread"), \(mixing.summary)")
     }
     if let error = device.error { lines.append("error:     \(error)") }
+    if let raises = device.latencyRaises, raises > 0 || (device.ignoredXruns?.total ?? 0) > 0 {
+      var line = "latency:   raised \(raises)×"
+      if let last = device.recentRaises?.last { line += ", last \(last.summary)" }
+      if let ignored = device.ignoredXruns, ignored.total > 0 {
+        line += "; not raised for \(ignored.silent) in silence, \(ignored.afterResume) after a resume, \(ignored.graphWide) graph-wide"
+      }
+      lines.append(line)
+    }
     lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")
     lines.append("underruns: \(status.underruns)")
     lines.append("audio:     \(status.scheduling.summary)")
@@ -384,27 +385,32 @@ func table(_ rows: [[String]]) -> String {
   }.joined(separator: "\n") + "\n"
 }
 
-// `--socket` and `--json` may come before the command (GlobalArguments.swift).
-let arguments = GlobalArguments.hoisted(Array(CommandLine.arguments.dropFirst()))
+/// `cuectl`'s whole run, on this process's command line: the entry point of the `cuectl` executable
+/// and of the multi-call `cued` run as `cuectl` (Sources/Programs/cued/main.swift).
+public func cuectlMain() -> Never {
+  // `--socket` and `--json` may come before the command (GlobalArguments.swift).
+  let arguments = GlobalArguments.hoisted(Array(CommandLine.arguments.dropFirst()))
 
-// The common `cuectl play` forms skip swift-argument-parser (QuickPlay.swift says why).
-if let status = QuickPlay.run(arguments[...]) { exit(status.rawValue) }
+  // The common `cuectl play` forms skip swift-argument-parser (QuickPlay.swift says why).
+  if let status = QuickPlay.run(arguments[...]) { exit(status.rawValue) }
 
-// Usage errors exit 2 (swift-argument-parser's default is 64); help and --version exit 0.
-do {
-  var command = try Cuectl.parseAsRoot(arguments)
-  try command.run()
-} catch {
-  let code = Cuectl.exitCode(for: error)
-  if code == .validationFailure {
-    writeToStandardError(Cuectl.fullMessage(for: error) + "\n")
-    exit(ExitStatus.usage.rawValue)
+  // Usage errors exit 2 (swift-argument-parser's default is 64); help and --version exit 0.
+  do {
+    var command = try Cuectl.parseAsRoot(arguments)
+    try command.run()
+  } catch {
+    let code = Cuectl.exitCode(for: error)
+    if code == .validationFailure {
+      writeToStandardError(Cuectl.fullMessage(for: error) + "\n")
+      exit(ExitStatus.usage.rawValue)
+    }
+    if code == .success {
+      writeToStandardOutput(Cuectl.fullMessage(for: error) + "\n")
+      exit(0)
+    }
+    let message = Cuectl.fullMessage(for: error)
+    if !message.isEmpty { writeToStandardError(message + "\n") }
+    exit(code.rawValue)
   }
-  if code == .success {
-    writeToStandardOutput(Cuectl.fullMessage(for: error) + "\n")
-    exit(0)
-  }
-  let message = Cuectl.fullMessage(for: error)
-  if !message.isEmpty { writeToStandardError(message + "\n") }
-  exit(code.rawValue)
+  exit(ExitStatus.ok.rawValue)
 }

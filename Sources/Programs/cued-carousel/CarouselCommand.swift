@@ -103,16 +103,21 @@ struct CarouselCommand: ParsableCommand {
 }
 
 // Usage errors exit 2, as cuectl's do (swift-argument-parser's default is 64); help and --version exit 0.
-do {
-  var command = try CarouselCommand.parseAsRoot()
-  try command.run()
-} catch {
-  let code = CarouselCommand.exitCode(for: error)
-  let message = CarouselCommand.fullMessage(for: error)
-  if code == .success {
-    writeToStandardOutput(message + "\n")
-    exit(0)
+/// `cued-carousel`'s whole run, on this process's command line: the entry point of the
+/// `cued-carousel` executable and of the multi-call `cued` run as `cued-carousel`.
+public func carouselMain() -> Never {
+  do {
+    var command = try CarouselCommand.parseAsRoot()
+    try command.run()
+  } catch {
+    let code = CarouselCommand.exitCode(for: error)
+    let message = CarouselCommand.fullMessage(for: error)
+    if code == .success {
+      writeToStandardOutput(message + "\n")
+      exit(0)
+    }
+    if !message.isEmpty { writeToStandardError(message + "\n") }
+    exit(code == .validationFailure ? 2 : code.rawValue)
   }
-  if !message.isEmpty { writeToStandardError(message + "\n") }
-  exit(code == .validationFailure ? 2 : code.rawValue)
+  exit(0)
 }
