@@ -50,7 +50,14 @@ struct MeterFeedTests {
     #expect(embedded.daemon.meterFeed.deadline == nil)
     #expect(!embedded.daemon.engine.meters.isEnabled)
     _ = watcher.reply(#"{"id":1,"op":"meters","rate":30}"#)
+    #expect(embedded.daemon.engine.meters.isEnabled)
+    // Asked for, but nothing is mixed (the device is closed): no timer either.
+    #expect(embedded.daemon.meterFeed.deadline == nil)
+    _ = other.reply(#"{"id":9,"op":"play","cue":"tick"}"#)
+    embedded.runCycles(2)
     #expect(embedded.daemon.meterFeed.deadline != nil)
+    embedded.runCycles(until: { embedded.daemon.device.state == .closed })
+    #expect(embedded.daemon.meterFeed.deadline == nil)
     #expect(watcher.reply(#"{"id":2,"op":"meters","rate":0}"#)["rate"] == .number(0))
     #expect(embedded.daemon.meterFeed.deadline == nil)
     #expect(!embedded.daemon.engine.meters.isEnabled)
@@ -75,6 +82,7 @@ struct MeterFeedTests {
     let client = embedded.connect()
     _ = client.reply(#"{"id":1,"op":"meters","rate":30}"#)
     embedded.clock.advance(milliseconds: 100)
+    embedded.daemon.meterFeed.isMixing = { true }  // due, but the meters measured nothing
     embedded.daemon.meterFeed.sendIfDue()
     #expect(client.received().isEmpty)
   }

@@ -222,6 +222,10 @@ public final class Daemon<Device: OutputDevice> {
       { [unowned self] client in meterFeed.release(client) },
     ]
     meterFeed.isLive = { [unowned self] voice in voices.voices[voice] != nil }
+    meterFeed.isMixing = { [unowned self] in
+      if case .attached = device.state { return true }
+      return false
+    }
     reloader.onScanning = { [unowned self] scanning in
       if scanning {
         notifier.notify(["RELOADING=1", "MONOTONIC_USEC=\(clock.nanoseconds() / 1000)", "STATUS=reloading"])

@@ -22,6 +22,9 @@ final class MeterFeed {
   private var askers: [UInt64: Asker] = [:]
   /// Whether a voice is still in the voice table (a slot's leftovers from an ended voice are not sent).
   var isLive: (VoiceID) -> Bool = { _ in true }
+  /// Whether the audio thread mixes now (the device attached): while it does not, there is nothing
+  /// to measure and no deadline, so a `cuectl top` left open on an idle daemon wakes nothing.
+  var isMixing: () -> Bool = { true }
 
   init(bank: MeterBank, clients: ClientServer, clock: DaemonClock) {
     self.bank = bank
@@ -29,8 +32,8 @@ final class MeterFeed {
     self.clock = clock
   }
 
-  /// When the next event is due (nil: nobody asks, no timer).
-  var deadline: UInt64? { askers.values.map(\.due).min() }
+  /// When the next event is due (nil: nobody asks, or nothing is mixed: no timer).
+  var deadline: UInt64? { isMixing() ? askers.values.map(\.due).min() : nil }
 
   /// `meters` from `client`: `rate` events a second from now on, 0 none. Returns the rate in force.
   func set(client: UInt64, rate: Double) -> Double {
