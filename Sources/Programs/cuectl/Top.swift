@@ -2,6 +2,7 @@ import ArgumentParser
 import CueClient
 import CuePosix
 import CueProtocol
+import TerminalScreen
 
 #if canImport(Glibc)
 import Glibc
@@ -71,7 +72,7 @@ struct Top: ParsableCommand {
       writeToStandardOutput(JSONWriter.write(model.json(at: now)) + "\n")
       return
     }
-    let size = TopTerminal.size() ?? (columns: 80, rows: 24)
+    let size = Terminal.size(of: .standardOutput) ?? (columns: 80, rows: 24)
     var screen = TopScreen(columns: size.columns, rows: max(24, 12 + model.groups.count + model.voices.count), colour: false)
     screen.interactive = false
     let frame = screen.render(model, now: now).lines.map { line in String(line.reversed().drop { $0 == " " }.reversed()) }
@@ -113,7 +114,7 @@ enum TopLink {
 final class TopApp {
   private let socket: String?
   private let rate: Double
-  private let terminal = TopTerminal()
+  private let terminal = Terminal(mouse: .buttons, advice: "run cuectl top in a terminal (or under tmux); for scripts, cuectl top --once (or --once --json)")
   private var connection: CueConnection? = nil
   private var model: TopModel
   private var screen = TopScreen()
@@ -145,6 +146,10 @@ final class TopApp {
     }
     SignalFD.ignore(SIGPIPE)
     defer { signals.close() }
+    guard isatty(FileDescriptor.standardOutput.rawValue) == 1 else {
+      writeToStandardError("cuectl: standard output is not a terminal: run cuectl top in one, or cuectl top --once (or --once --json)\n")
+      throw ExitCode(ExitStatus.usage.rawValue)
+    }
     do {
       try terminal.enter()
     } catch {
@@ -316,7 +321,7 @@ final class TopApp {
   }
 
   private func draw() {
-    let size = TopTerminal.size() ?? (columns: 80, rows: 24)
+    let size = terminal.size()
     screen.columns = size.columns
     screen.rows = size.rows
     screen.selectedGroup = min(screen.selectedGroup, max(0, model.groups.count - 1))
