@@ -118,13 +118,19 @@ let package = Package(
     // `carouselMain()`), so that one executable can hold all three programs.
     .target(
       name: "CuectlProgram",
-      dependencies: ["CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      dependencies: [
+        "CueClient", "CueProtocol", "CuePosix", "TerminalScreen", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       path: "Sources/Programs/cuectl"),
     // The demo terminal carousel: audible paging through the client library.
     .target(
       name: "CarouselProgram",
-      dependencies: ["CueClient", "CueProtocol", "CuePosix", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      dependencies: [
+        "CueClient", "CueProtocol", "CuePosix", "TerminalScreen", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       path: "Sources/Programs/cued-carousel"),
+    // The terminal in full-screen mode (raw input, the alternate screen, mouse reports), for both.
+    .target(name: "TerminalScreen", dependencies: ["CuePosix"], path: "Sources/Programs/TerminalScreen"),
     // The daemon, and the multi-call executable that is installed: run as `cuectl` or
     // `cued-carousel` (a link's name) it is that program (main.swift). The daemon itself parses its
     // command line by hand: swift-argument-parser, and with it FoundationEssentials, never runs in

@@ -59,6 +59,34 @@ struct AllocationTests {
     #expect(allocations == 0)
   }
 
+  @Test func aMeteredRenderAllocatesNothing() {
+    // Meters on (a client subscribed): each voice is mixed alone into the scratch and measured, the
+    // mix too, and a block longer than the scratch is mixed in pieces.
+    let cue = makeCue(frames: 4800, left: { Float($0 % 100) / 100 }, right: { -Float($0 % 50) / 50 })
+    let mixer = Mixer(voiceCapacity: 64)
+    mixer.meters.isEnabled = true
+    for i in 0..<48 {
+      _ = mixer.start(
+        VoiceStart(id: VoiceID(UInt64(i)), samples: cue.samples, gain: .unity, loops: .count(3), fadeInFrames: i, rate: i % 3 == 0 ? 1.5 : 1))
+    }
+    let bus = UnsafeMutablePointer<Float>.allocate(capacity: 10_000 * 2)
+    defer { bus.deallocate() }
+    mixer.render(into: bus, frameCount: 240)  // warm up
+    let blocks = [240, 64, 10_000, 1024]
+    cued_alloc_counter_start()
+    for period in 0..<200 {
+      mixer.render(into: bus, frameCount: blocks[period % blocks.count])
+      if period % 8 == 0 {
+        _ = mixer.meters.takeMix()
+        for slot in 0..<mixer.voiceCapacity { _ = mixer.meters.takeVoice(slot: slot) }
+      }
+      mixer.drainStarted { _, _ in true }
+      mixer.drainEnded { _ in true }
+    }
+    let allocations = cued_alloc_counter_stop()
+    #expect(allocations == 0)
+  }
+
   @Test func anEngineCycleAllocatesNothing() {
     let cue = makeCue(frames: 2400, left: { _ in 0.25 }, right: { _ in 0.25 })
     let sink = DiscardingSink()

@@ -17,6 +17,7 @@ struct OpRoutingTests {
     return switch name {
     case "play", "player.create", "sound.create": #"{"id":1,"op":"\#(name)","cue":"pico"}"#
     case "stop": #"{"id":1,"op":"stop","all":true}"#
+    case "meters": #"{"id":1,"op":"meters","rate":10}"#
     case "prepare": #"{"id":1,"op":"prepare","file":"\#(EmbeddedDaemon.repositorySounds)/pico.mp3"}"#
     case _ where name.hasPrefix("player."): #"{"id":1,"op":"\#(name)","player":\#(player)}"#
     case _ where name.hasPrefix("sound."): #"{"id":1,"op":"\#(name)","sound":\#(sound)}"#

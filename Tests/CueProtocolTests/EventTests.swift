@@ -12,6 +12,12 @@ struct EventSample: Sendable, CustomTestStringConvertible {
 /// Every kind, and each shape a kind takes (optional fields present and absent), as the daemon writes them.
 let eventSamples: [EventSample] = [
   EventSample(
+    event: .meters(.init(mix: .init(peak: 0.5, rms: 0.25), voices: [.init(voice: 3, level: .init(peak: 0.5, rms: 0.125))])),
+    line: #"{"event":"meters","mix":{"peak":0.5,"rms":0.25},"voices":[{"voice":3,"peak":0.5,"rms":0.125}]}"#, ids: []),
+  EventSample(
+    event: .meters(.init(mix: .init(peak: 0, rms: 0), voices: [])),
+    line: #"{"event":"meters","mix":{"peak":0,"rms":0},"voices":[]}"#, ids: []),
+  EventSample(
     event: .started(.init(voice: 3, cue: "pico", deviceTime: 1.5, heardIn: 0.02)),
     line: #"{"event":"started","voice":3,"cue":"pico","deviceTime":1.5,"heardIn":0.02}"#, ids: [3]),
   EventSample(
@@ -144,6 +150,7 @@ struct OpTests {
     let name = op.rawValue
     return switch name {
     case "play", "stop", "player.create", "sound.create": #"{"op":"\#(name)","cue":"pico"}"#
+    case "meters": #"{"op":"meters","rate":30}"#
     case "prepare": #"{"op":"prepare","event":"bell"}"#
     case _ where name.hasPrefix("player."): #"{"op":"\#(name)","player":1}"#
     case _ where name.hasPrefix("sound."): #"{"op":"\#(name)","sound":1}"#
@@ -183,7 +190,7 @@ extension OpTests {
     ("sound.stop", #"unknown op "sound.stop"; the sound ops are sound.create, sound.play, sound.completion, sound.dispose"#),
     (
       "dance",
-      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, prepare, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system, level, group"#
+      #"unknown op "dance"; this daemon knows: hello, ping, play, stop, list, status, reload, subscribe, unsubscribe, voices, prepare, player.create, player.prepare, player.play, player.pause, player.stop, player.set, player.get, player.destroy, sound.create, sound.play, sound.completion, sound.dispose, system, level, group, meters, clients"#
     ),
   ])
   func unknownOpMessages(_ name: String, _ message: String) {

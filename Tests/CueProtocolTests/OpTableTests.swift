@@ -56,6 +56,6 @@ struct OpTableTests {
   @Test func helloListsTheOpsOfTheTableInItsOrder() {
     let capabilities = HelloReply.Capabilities.current(limits: [])
     #expect(capabilities.ops == Op.declarations.map { $0.op.rawValue })
-    #expect(capabilities.ops.first == "hello" && capabilities.ops.last == "group")
+    #expect(capabilities.ops.first == "hello" && capabilities.ops.last == "clients")
   }
 }

@@ -1,6 +1,10 @@
 import CueProtocol
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One reply body, the op it answers (nil: a carousel message), and the exact line the daemon writes for it today with id 1.
 struct ReplySample: Sendable, CustomTestStringConvertible {
   var op: Op?
@@ -27,6 +31,16 @@ let replySamples: [ReplySample] = [
     op: HelloRequest.op, body: ReplyBody(HelloReply(server: "cued", version: "0.2.0", protocolVersion: 1)),
     line: #"{"id":1,"ok":true,"server":"cued","version":"0.2.0","protocol":1}"#),
   ReplySample(op: PingRequest.op, body: ReplyBody(PingReply()), line: #"{"id":1,"ok":true,"pong":true}"#),
+  ReplySample(op: MetersRequest.op, body: ReplyBody(MetersReply(rate: 30)), line: #"{"id":1,"ok":true,"rate":30}"#),
+  ReplySample(
+    op: ClientsRequest.op,
+    body: ReplyBody(
+      ClientsReply(clients: [
+        .init(connection: 1, name: "cuectl-top", subscribed: true, meters: 15), .init(connection: 4, asking: true),
+      ])),
+    line:
+      #"{"id":1,"ok":true,"clients":[{"connection":1,"name":"cuectl-top","subscribed":true,"meters":15,"asking":false},{"connection":4,"subscribed":false,"asking":true}]}"#
+  ),
   ReplySample(op: PlayRequest.op, body: ReplyBody(PlayReply(voice: 7)), line: #"{"id":1,"ok":true,"voice":7,"played":true}"#),
   ReplySample(
     op: PrepareRequest.op, body: ReplyBody(PrepareReply(file: "/usr/share/sounds/freedesktop/stereo/bell.oga", bytes: 76800)),
@@ -57,6 +71,16 @@ let replySamples: [ReplySample] = [
       ])),
     line:
       #"{"id":1,"ok":true,"voices":[{"voice":4,"cue":"tick","loops":-1,"seconds":1.5,"stopping":false},{"voice":9,"cue":"pico","player":2,"loops":0,"seconds":0.25,"stopping":true}]}"#
+  ),
+  ReplySample(
+    op: VoicesRequest.op,
+    body: ReplyBody(
+      VoicesReply(voices: [
+        VoicesReply.Voice(voice: 5, cue: "wrap", seconds: 2, mix: VoiceMix(group: "alerts", client: "mail", gain: 0.25, pan: -1)),
+        VoicesReply.Voice(voice: 6, cue: "tick", seconds: 0, mix: VoiceMix(group: "default", gain: 1, pan: 0)),
+      ])),
+    line:
+      #"{"id":1,"ok":true,"voices":[{"voice":5,"cue":"wrap","loops":0,"seconds":2,"stopping":false,"group":"alerts","client":"mail","gain":0.25,"pan":-1},{"voice":6,"cue":"tick","loops":0,"seconds":0,"stopping":false,"group":"default","gain":1,"pan":0}]}"#
   ),
   ReplySample(
     op: ListRequest.op,
@@ -247,5 +271,22 @@ struct SchedulingSummaryTests {
   ])
   func summaryNamesThePolicyAndWhoGrantedItOrWhyNot(_ scheduling: StatusReply.Scheduling, _ text: String) {
     #expect(scheduling.summary == text)
+  }
+}
+
+@Suite("A voice's mix read back from its chain")
+struct VoiceMixTests {
+  @Test func gainIsThePowerAndPanTheSinCosLaw() {
+    // Centre, volume 0.5: both channels 0.5.
+    #expect(VoiceMix(group: "g", client: nil, left: 0.5, right: 0.5) == VoiceMix(group: "g", gain: 0.5, pan: 0))
+    // Hard left at unity (the mono law: √2 on the left).
+    #expect(VoiceMix(group: "g", client: nil, left: 2.0.squareRoot(), right: 0) == VoiceMix(group: "g", gain: 1, pan: -1))
+    #expect(VoiceMix(group: "g", client: nil, left: 0, right: 0.3) == VoiceMix(group: "g", gain: 0.2121, pan: 1))
+    // Pan 0.5 of the law: θ = 3π/8.
+    let theta = 3 * Double.pi / 8
+    let half = VoiceMix(group: "g", client: "c", left: 2.0.squareRoot() * cos(theta), right: 2.0.squareRoot() * sin(theta))
+    #expect(half == VoiceMix(group: "g", client: "c", gain: 1, pan: 0.5))
+    // Silence has no side.
+    #expect(VoiceMix(group: "g", client: nil, left: 0, right: 0) == VoiceMix(group: "g", gain: 0, pan: 0))
   }
 }

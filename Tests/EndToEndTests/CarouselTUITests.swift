@@ -14,7 +14,7 @@ import Glibc
 /// Keys go in with `send-keys`, the screen comes out with `capture-pane -p` (text only, no
 /// colours). The server is private to the test (`-L`, no config file, its socket in the test's
 /// directory rather than /tmp/tmux-UID, where tmux would leave it behind), and `kill()` ends it.
-private final class TmuxSession {
+final class TmuxSession {
   static let tmux = "/usr/bin/tmux"
   let server: String
   let session = "carousel"
@@ -58,6 +58,9 @@ private final class TmuxSession {
   /// The screen's text now.
   func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", session]).stdout }
 
+  /// The screen now with its attributes and colours as escape sequences (`capture-pane -e`).
+  func screenWithAttributes() throws -> String { try tmux(["capture-pane", "-p", "-e", "-t", session]).stdout }
+
   /// Waits until the screen satisfies `condition` (checked every 50 ms); returns that screen.
   @discardableResult
   func waitForScreen(_ what: String, timeout: Double = 5, _ condition: (String) -> Bool) throws -> String {
@@ -69,6 +72,13 @@ private final class TmuxSession {
       usleep(50_000)
     }
     throw HarnessError("the screen never showed \(what) within \(timeout) s; it shows:\n\(last)")
+  }
+
+  /// The pid of the pane's first process (the shell that runs the command).
+  func panePID() throws -> Int32 {
+    guard let pid = Int32(try tmux(["display-message", "-p", "-t", session, "#{pane_pid}"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    else { throw HarnessError("tmux did not say the pane's pid") }
+    return pid
   }
 
   /// Whether the session still runs (its program has not exited).

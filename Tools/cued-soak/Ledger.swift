@@ -80,7 +80,7 @@ final class Ledger: Sendable {
       state.withLock { $0.eventsDropped += dropped.count }
     case .device(let device):
       state.withLock { $0.deviceEvents[device.state.rawValue, default: 0] += 1 }
-    case .completion, .reloaded, .decodeError, .paging, .level, .unknown:
+    case .completion, .reloaded, .decodeError, .paging, .level, .meters, .unknown:
       break
     }
   }

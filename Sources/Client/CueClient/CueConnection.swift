@@ -48,6 +48,10 @@ public final class CueConnection {
     fd.close()
   }
 
+  /// The socket, for a caller's poll(2) loop: readable when a line may have come (read it with
+  /// `nextEvent`; lines that came with a reply are already kept and do not make it readable).
+  public var descriptor: FileDescriptor { fd }
+
   /// Connects to the daemon at `socketPath` (default: `DefaultPaths.socket()`).
   public static func connect(socketPath: String? = nil) throws(ClientError) -> CueConnection {
     let path = DefaultPaths.socket(explicit: socketPath)

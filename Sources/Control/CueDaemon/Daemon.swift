@@ -52,6 +52,8 @@ public final class Daemon<Device: OutputDevice> {
   let levels: GroupsAndLevels
   /// The one admission path of every play.
   let gate: VoiceGate
+  /// `meters`: the connections that asked for meter events.
+  let meterFeed: MeterFeed
 
   /// Starts watching the desktop's sound settings, handing each change to its argument (on the
   /// watch's thread): the first reading, or why there is none. Set by `followDesktopSettings()`;
@@ -145,6 +147,7 @@ public final class Daemon<Device: OutputDevice> {
       loudness: LoudnessNormalizer(policy: LoudnessNormalizer.Policy(configuration), logger: logger))
     clients = ClientServer(limits: Self.clientLimits(configuration), clock: clock, logger: logger)
     events = EventRouter(clients: clients)
+    meterFeed = MeterFeed(bank: engine.meters, clients: clients, clock: clock)
     files = PathDecoder(
       soundDirectories: configuration.soundDirectories, allowAnyPath: configuration.allowAnyPath,
       options: Reloader.loader(for: configuration).options, work: work)
@@ -216,7 +219,13 @@ public final class Daemon<Device: OutputDevice> {
       { [unowned self] client in players.release(ownedBy: client) },
       { [unowned self] client in sounds.release(ownedBy: client) },
       { [unowned self] client in reloader.release(client) },
+      { [unowned self] client in meterFeed.release(client) },
     ]
+    meterFeed.isLive = { [unowned self] voice in voices.voices[voice] != nil }
+    meterFeed.isMixing = { [unowned self] in
+      if case .attached = device.state { return true }
+      return false
+    }
     reloader.onScanning = { [unowned self] scanning in
       if scanning {
         notifier.notify(["RELOADING=1", "MONOTONIC_USEC=\(clock.nanoseconds() / 1000)", "STATUS=reloading"])
@@ -426,6 +435,7 @@ public final class Daemon<Device: OutputDevice> {
       device.retryIfDue()
       device.adaptLatencyIfDue()
       levels.checkQuietHours()
+      meterFeed.sendIfDue()
       watchdog?.feedIfDue(now: clock.nanoseconds(), engine: engine, notifier: notifier, logger: logger)
     }
     shutdown()
@@ -434,7 +444,7 @@ public final class Daemon<Device: OutputDevice> {
   private func pollTimeout() -> Int32 {
     let now = clock.nanoseconds()
     let quietHoursBoundary = levels.secondsToNextBoundary().map { now + UInt64(($0 + 0.01) * 1e9) }
-    let deadlines = [device.retryDeadline, device.latencyDeadline, watchdog?.due, quietHoursBoundary, soundWatcher.deadline]
+    let deadlines = [device.retryDeadline, device.latencyDeadline, watchdog?.due, quietHoursBoundary, soundWatcher.deadline, meterFeed.deadline]
     guard let next = deadlines.compactMap({ $0 }).min() else { return -1 }
     if next <= now { return 0 }
     return Int32(min((next - now) / 1_000_000 + 1, 60_000))

@@ -61,6 +61,8 @@ extension Daemon: OpHandler {
       context.connection.subscription = request.filter
       return SubscribeReply(filter: request.filter)
     }
+    routes.on(MetersRequest.self) { [unowned self] r, context in MetersReply(rate: meterFeed.set(client: context.connection.serial, rate: r.rate)) }
+    routes.on(ClientsRequest.self) { [unowned self] _, context in clientsReply(asking: context.connection.serial) }
     routes.on(UnsubscribeRequest.self) { _, context in
       context.connection.subscription = nil
       return EmptyReply()
@@ -98,7 +100,7 @@ extension Daemon: OpHandler {
       voices: voices.voices.sorted { $0.key.rawValue < $1.key.rawValue }.map { id, voice in
         VoicesReply.Voice(
           voice: id.rawValue, cue: voice.cue.name, origin: voice.origin, loops: voice.loops.numberOfLoops,
-          seconds: Double(now - voice.startedAt) / 1e9, stopping: voice.stopping)
+          seconds: Double(now - voice.startedAt) / 1e9, stopping: voice.stopping, mix: self.voices.mix(of: voice, client: clients.connection(voice.owner)?.name))
       })
   }
 }

@@ -92,6 +92,12 @@ final class VoiceTable {
   var commandRoom: Int { engine.commandRoom }
 
   /// The gain chain: what a voice of `cue` in `group` with `source` gain sounds at now.
+  /// How `voice` sounds now, for the `voices` reply: its chain's response to a centred unit source.
+  func mix(of voice: LiveVoice, client: String?) -> VoiceMix {
+    let g = chainGain(voice.sourceGain, cue: voice.cue, group: voice.group)
+    return VoiceMix(group: voice.group, client: client, left: Double(abs(g.ll + g.lr)), right: Double(abs(g.rl + g.rr)))
+  }
+
   func chainGain(_ source: StereoGain, cue: Cue, group: String) -> StereoGain {
     loudness.gain(source, for: cue).scaled(by: groupFactor(group))
   }

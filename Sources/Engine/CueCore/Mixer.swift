@@ -56,12 +56,15 @@ public final class Mixer {
   public private(set) var activeVoiceCount = 0
   /// Limiter threshold: samples with magnitude at or below it pass untouched.
   public let limiterKnee: Float = 0.9
+  /// Each voice's and the mix's peak and RMS, while a client reads them (Meters.swift).
+  public let meters: MeterBank
 
   public init(voiceCapacity: Int) {
     precondition(voiceCapacity > 0)
     self.voiceCapacity = voiceCapacity
     slots = .allocate(capacity: voiceCapacity)
     slots.initialize(repeating: Slot(), count: voiceCapacity)
+    meters = MeterBank(slotCount: voiceCapacity)
     Self.warmUp()
   }
 
@@ -203,14 +206,25 @@ public final class Mixer {
 
   /// Renders `frameCount` frames into `bus` (interleaved stereo, overwritten), advancing the clock.
   public func render(into bus: UnsafeMutablePointer<Float>, frameCount: Int) {
+    if frameCount > MeterBank.scratchFrames && meters.isEnabled {  // metered in pieces the scratch holds
+      var start = 0
+      while start < frameCount {
+        render(into: bus + start * 2, frameCount: min(MeterBank.scratchFrames, frameCount - start))
+        start += MeterBank.scratchFrames
+      }
+      return
+    }
     bus.update(repeating: 0, count: frameCount * 2)
     if pendingReplacements { replaceVoices(startingBefore: frameClock &+ UInt64(frameCount)) }
     if activeVoiceCount > 0 {
+      let scratch = meters.scratch(frameCount: frameCount)
       for index in 0..<voiceCapacity where slots[index].state == .active {
-        renderSlot(index, into: bus, frameCount: frameCount)
+        renderSlot(index, into: scratch ?? bus, frameCount: frameCount)
+        if let scratch, slots[index].sounded { meters.addVoice(slot: index, id: slots[index].id, scratch, into: bus, frameCount: frameCount) }
       }
       SoftLimiter.apply(bus, sampleCount: frameCount * 2, knee: limiterKnee)
     }
+    meters.noteMix(bus, frameCount: frameCount)
     frameClock &+= UInt64(frameCount)
   }
 

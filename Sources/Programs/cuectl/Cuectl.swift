@@ -39,7 +39,7 @@ struct Cuectl: ParsableCommand {
     version: cuedVersion,
     subcommands: [
       Play.self, Stop.self, List.self, Voices.self, Status.self, Ping.self, Reload.self, Monitor.self, PlayerCommand.self,
-      SoundCommand.self, SystemCommand.self, LevelCommand.self, GroupCommand.self, PageCommand.self, CarouselCommand.self,
+      SoundCommand.self, SystemCommand.self, LevelCommand.self, GroupCommand.self, PageCommand.self, CarouselCommand.self, Top.self,
     ])
 }
 

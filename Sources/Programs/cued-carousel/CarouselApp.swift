@@ -1,5 +1,6 @@
 import CuePosix
 import CueProtocol
+import TerminalScreen
 
 /// The terminal loop: reads keys and the mouse, lets the carousel model turn pages, draws the
 /// frames, posts the messages to cued and shows what cued answered.
@@ -44,7 +45,7 @@ final class CarouselApp {
   }
 
   private let options: Options
-  private let terminal = Terminal()
+  private let terminal = Terminal(mouse: .buttonEvents, advice: "run cued-carousel in a terminal (or under tmux)")
   private let screen: CarouselScreen
   private var carousel: Carousel
   private var status = StatusLine()

@@ -7,9 +7,11 @@ public enum EventKind: String, CaseIterable, Sendable {
   case eventsDropped = "events-dropped"
   case paging
   case level
+  case meters
 
-  /// Whether a subscription may name the kind: `events-dropped` goes to the connection that lost events, whatever it asked for.
-  public var isSubscribable: Bool { self != .eventsDropped }
+  /// Whether a subscription may name the kind: `events-dropped` goes to the connection that lost
+  /// events, whatever it asked for; `meters` to the connections that asked for them with the `meters` op.
+  public var isSubscribable: Bool { self != .eventsDropped && self != .meters }
 }
 
 /// One event line from the daemon, typed: a payload per kind, one encoder (`json`, `line`) and one decoder (`init(json:)`).
@@ -26,6 +28,7 @@ public enum Event: Sendable, Equatable {
   case eventsDropped(EventsDropped)
   case paging(Paging)
   case level(LevelChange)
+  case meters(Meters)
   /// A kind this version does not know (or a known kind it cannot read): the kind and the whole line.
   case unknown(kind: String, JSONValue)
 
@@ -265,6 +268,7 @@ public enum Event: Sendable, Equatable {
     case .eventsDropped: .eventsDropped
     case .paging: .paging
     case .level: .level
+    case .meters: .meters
     case .unknown: nil
     }
   }
@@ -278,7 +282,7 @@ public enum Event: Sendable, Equatable {
     case .completion(let e): [e.sound] + (e.voice.map { [$0] } ?? [])
     case .decodeError(let e): e.player.map { [$0] } ?? []
     case .paging(let e): e.outcome.voice.map { [$0] } ?? []
-    case .device, .reloaded, .eventsDropped, .level, .unknown: []
+    case .device, .reloaded, .eventsDropped, .level, .meters, .unknown: []
     }
   }
 
@@ -312,6 +316,8 @@ public enum Event: Sendable, Equatable {
       members += e.fields
     case .level(let e):
       members += [("level", .string(e.level.rawValue)), ("previous", .string(e.previous.rawValue)), ("setBy", .string(e.setBy))]
+    case .meters(let e):
+      members += e.fields
     case .unknown(_, let value):
       return value
     }
@@ -373,6 +379,8 @@ public enum Event: Sendable, Equatable {
           level: try required(fields.value("level", as: SoundLevel.self), "level", in: what),
           previous: try required(fields.value("previous", as: SoundLevel.self), "previous", in: what),
           setBy: try fields.string("setBy") ?? "client"))
+    case .meters:
+      self = .meters(try Meters.decode(&fields, in: what))
     case .paging:
       self = .paging(
         Paging(

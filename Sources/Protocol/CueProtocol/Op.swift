@@ -52,7 +52,7 @@ public struct Op: Hashable, Sendable, CaseIterable, CustomStringConvertible {
 
   /// The table of ops: every request type, family by family, in the order `hello` lists them.
   /// A new op is listed in its family's table, next to its declaration.
-  public static let declarations: [any RequestFields.Type] = coreOps + playerOps + soundOps + levelOps
+  public static let declarations: [any RequestFields.Type] = coreOps + playerOps + soundOps + levelOps + meterOps + clientOps
 
   private static let byName: [String: any RequestFields.Type] = Dictionary(
     declarations.map { ($0.op.rawValue, $0) }, uniquingKeysWith: { first, _ in first })

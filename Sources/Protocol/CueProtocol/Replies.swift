@@ -408,15 +408,20 @@ public struct VoicesReply: ReplyFields {
     public var seconds: Double
     /// A stop has been sent; it is fading out.
     public var stopping: Bool
+    /// What it sounds at after the chain (VoiceMix.swift); nil from a daemon older than these fields.
+    public var mix: VoiceMix?
 
-    public init(voice: UInt64, cue: String, origin: Event.Origin = .oneShot, loops: Int = 0, seconds: Double, stopping: Bool = false) {
+    public init(
+      voice: UInt64, cue: String, origin: Event.Origin = .oneShot, loops: Int = 0, seconds: Double, stopping: Bool = false, mix: VoiceMix? = nil
+    ) {
       (self.voice, self.cue, self.origin, self.loops, self.seconds, self.stopping) = (voice, cue, origin, loops, seconds, stopping)
+      self.mix = mix
     }
 
     var json: JSONValue {
       .object(
         [("voice", .id(voice)), ("cue", .string(cue))] + origin.fields
-          + [("loops", .int(loops)), ("seconds", .number(seconds)), ("stopping", .bool(stopping))])
+          + [("loops", .int(loops)), ("seconds", .number(seconds)), ("stopping", .bool(stopping))] + (mix?.fields ?? []))
     }
 
     init(json: JSONValue) throws(ProtocolError) {
@@ -428,6 +433,7 @@ public struct VoicesReply: ReplyFields {
       loops = try required(fields.integer("loops"), "loops", in: what)
       seconds = try required(fields.double("seconds"), "seconds", in: what)
       stopping = try required(fields.bool("stopping"), "stopping", in: what)
+      mix = try VoiceMix.decode(&fields, in: what)
     }
   }
 

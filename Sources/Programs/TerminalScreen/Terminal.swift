@@ -6,39 +6,55 @@ import Glibc
 import Musl
 #endif
 
-/// The controlling terminal in full-screen mode: raw input, the alternate screen, no cursor, mouse reports.
+/// The controlling terminal in full-screen mode: raw input, the alternate screen, no cursor, mouse
+/// reports. Shared by the full-screen programs (`cued-carousel`, `cuectl top`).
 ///
 /// `enter()` saves the terminal's settings (`tcgetattr`) and switches to raw mode (`tcsetattr`):
 /// no echo, no line editing, no signals from Ctrl-C (it arrives as a byte), no output processing.
 /// `leave()` puts back what it found, and is safe to call more than once. Used from one thread.
-final class Terminal {
+public final class Terminal {
+  /// Which mouse reports the terminal sends (always in SGR form, 1006).
+  public enum MouseReports: Int {
+    /// Presses and releases of buttons, and the wheel (1000): clicks.
+    case buttons = 1000
+    /// Those, and motion while a button is held (1002, button-event tracking): a drag, without a
+    /// report for every move of an idle pointer.
+    case buttonEvents = 1002
+  }
+
   /// Standard input, where keys and mouse reports arrive.
-  let input = FileDescriptor.standardInput
+  public let input = FileDescriptor.standardInput
   /// Standard output, where frames go.
-  let output = FileDescriptor.standardOutput
+  public let output = FileDescriptor.standardOutput
+  private let mouse: MouseReports
+  private let advice: String
   private var saved: termios? = nil
 
-  /// Alternate screen, hidden cursor, mouse reports in SGR form (1006) for buttons, the wheel and
-  /// motion while a button is held (1002, button-event tracking: a drag, without a report for
-  /// every move of an idle pointer); and their undoing.
-  private static let enterSequence = "\u{1b}[?1049h\u{1b}[?25l\u{1b}[?1002h\u{1b}[?1006h\u{1b}[2J"
-  private static let leaveSequence = "\u{1b}[?1006l\u{1b}[?1002l\u{1b}[?1000l\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l"
-
-  enum Failure: Error, CustomStringConvertible {
-    case notATerminal
+  public enum Failure: Error, CustomStringConvertible {
+    case notATerminal(advice: String)
     case cannotSetMode(Int32)
 
-    var description: String {
+    public var description: String {
       switch self {
-      case .notATerminal: "standard input is not a terminal: run cued-carousel in a terminal (or under tmux)"
+      case .notATerminal(let advice): "standard input is not a terminal: \(advice)"
       case .cannotSetMode(let code): "cannot put the terminal in raw mode: \(String(cString: strerror(code)))"
       }
     }
   }
 
+  /// `advice`: what to do when standard input is not a terminal ("run cued-carousel in a terminal").
+  public init(mouse: MouseReports, advice: String) {
+    self.mouse = mouse
+    self.advice = advice
+  }
+
+  /// Alternate screen, hidden cursor, the mouse reports; and their undoing.
+  private var enterSequence: String { "\u{1b}[?1049h\u{1b}[?25l\u{1b}[?\(mouse.rawValue)h\u{1b}[?1006h\u{1b}[2J" }
+  private static let leaveSequence = "\u{1b}[?1006l\u{1b}[?1002l\u{1b}[?1000l\u{1b}[0m\u{1b}[?25h\u{1b}[?1049l"
+
   /// Switches to raw mode and the alternate screen.
-  func enter() throws(Failure) {
-    guard isatty(input.rawValue) == 1 else { throw .notATerminal }
+  public func enter() throws(Failure) {
+    guard isatty(input.rawValue) == 1 else { throw .notATerminal(advice: advice) }
     var settings = termios()
     guard tcgetattr(input.rawValue, &settings) == 0 else { throw .cannotSetMode(errno) }
     saved = settings
@@ -48,11 +64,11 @@ final class Terminal {
       saved = nil
       throw .cannotSetMode(errno)
     }
-    write(Self.enterSequence)
+    write(enterSequence)
   }
 
   /// Puts the terminal back as `enter()` found it. Does nothing if it was not entered.
-  func leave() {
+  public func leave() {
     guard var settings = saved else { return }
     saved = nil
     write(Self.leaveSequence)
@@ -62,21 +78,24 @@ final class Terminal {
   deinit { leave() }
 
   /// The screen's size in cells (`TIOCGWINSZ`); 80 × 24 when the terminal does not say.
-  func size() -> (columns: Int, rows: Int) {
+  public func size() -> (columns: Int, rows: Int) {
+    Self.size(of: output) ?? (80, 24)
+  }
+
+  /// The size of the terminal `descriptor` is, or nil when it is none.
+  public static func size(of descriptor: FileDescriptor) -> (columns: Int, rows: Int)? {
     var window = winsize()
-    if ioctl(output.rawValue, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0, window.ws_row > 0 {
-      return (Int(window.ws_col), Int(window.ws_row))
-    }
-    return (80, 24)
+    guard ioctl(descriptor.rawValue, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0, window.ws_row > 0 else { return nil }
+    return (Int(window.ws_col), Int(window.ws_row))
   }
 
   /// Writes `text` whole (blocking), ignoring a terminal that has gone away.
-  func write(_ text: String) {
+  public func write(_ text: String) {
     try? output.writeAll(Array(text.utf8), isSocket: false)
   }
 
   /// Reads what input is there (after poll(2) said so); nil at end of input or on an error.
-  func read() -> [UInt8]? {
+  public func read() -> [UInt8]? {
     var buffer = [UInt8](repeating: 0, count: 1024)
     let result = buffer.withUnsafeMutableBytes { raw in
       Result { () throws(SystemError) -> FileDescriptor.IOResult in try input.read(into: raw) }
