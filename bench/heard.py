@@ -113,29 +113,65 @@ class Capture:
         self.frames = len(samples) // 2
         self.cycle_times = [c[0] for c in cycles]
         self.cycle_firsts = [c[1] for c in cycles]
+        # The frames each cycle carried: the graph's quantum then (older recordings have no third column).
+        self.cycle_frames = [c[2] if len(c) > 2 else None for c in cycles]
 
     def time_of(self, frame):
         """CLOCK_MONOTONIC ns when `frame` was on the sink."""
         i = bisect.bisect_right(self.cycle_firsts, frame) - 1
         return self.cycle_times[i] + (frame - self.cycle_firsts[i]) * 1_000_000_000 // RATE
 
+    def sounding(self, frame, threshold):
+        return abs(self.samples[2 * frame]) > threshold or abs(self.samples[2 * frame + 1]) > threshold
+
+    def first_sounding(self, start, window_ns, threshold):
+        """The first frame sounding within `window_ns` after `start` (monotonic ns), or None."""
+        # The first cycle that began after the start, minus one cycle (a frame of it may follow the start).
+        i = max(0, bisect.bisect_left(self.cycle_times, start) - 1)
+        frame = self.cycle_firsts[i] if i < len(self.cycle_firsts) else self.frames
+        while frame < self.frames:
+            t = self.time_of(frame)
+            if t > start + window_ns:
+                return None
+            if t >= start and self.sounding(frame, threshold):
+                return frame
+            frame += 1
+        return None
+
     def onsets(self, starts, window_ns=300_000_000, threshold=1e-4):
         """For each start (monotonic ns), ms to the first sounding frame within `window_ns` after it."""
+        frames = [self.first_sounding(start, window_ns, threshold) for start in starts]
+        return [None if f is None else (self.time_of(f) - start) / 1e6 for f, start in zip(frames, starts)]
+
+    def heard(self, starts, extent=None, window_ns=600_000_000, threshold=1e-4):
+        """For each start: the onset (ms), the quantum of the cycle that carried the first sounding frame,
+        and whether the recording lost the cue's head: with `extent` (the frames the cue sounds for),
+        a cue that sounds from the very first frame of the first cycle recorded after a gap (the
+        passive recorder starts with the graph, and may start a cycle or two after it) and sounds
+        shorter than the cue began before the recording did. Its onset is then moved back by what is
+        missing, and `cut` says so."""
         result = []
         for start in starts:
-            # The first cycle that began after the start, minus one cycle (a frame of it may follow the start).
-            i = max(0, bisect.bisect_left(self.cycle_times, start) - 1)
-            frame = self.cycle_firsts[i] if i < len(self.cycle_firsts) else self.frames
-            found = None
-            while frame < self.frames:
-                t = self.time_of(frame)
-                if t > start + window_ns:
-                    break
-                if t >= start and (abs(self.samples[2 * frame]) > threshold or abs(self.samples[2 * frame + 1]) > threshold):
-                    found = (t - start) / 1e6
-                    break
-                frame += 1
-            result.append(found)
+            frame = self.first_sounding(start, window_ns, threshold)
+            if frame is None:
+                result.append(dict(onset=None, quantum=None, cut=False))
+                continue
+            cycle = bisect.bisect_right(self.cycle_firsts, frame) - 1
+            onset = (self.time_of(frame) - start) / 1e6
+            cut = False
+            if extent is not None and frame == self.cycle_firsts[cycle]:
+                previous = self.cycle_frames[cycle - 1] if cycle > 0 else None
+                gap = cycle == 0 or previous is None or \
+                    self.cycle_times[cycle] - self.cycle_times[cycle - 1] > 1.5 * previous * 1_000_000_000 / RATE
+                last = frame
+                for f in range(frame, min(self.frames, frame + 2 * extent)):
+                    if self.sounding(f, threshold):
+                        last = f
+                missing = extent - (last - frame + 1)
+                if gap and missing > 0:
+                    cut = True
+                    onset -= missing * 1000 / RATE
+            result.append(dict(onset=onset, quantum=self.cycle_frames[cycle], cut=cut))
         return result
 
 

@@ -10,6 +10,7 @@ import argparse, json, os, re, shutil, signal, socket, statistics, subprocess, s
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import heard  # noqa: E402  (bench/heard.py: onsets through PipeWire)
+import alone  # noqa: E402  (bench/alone.py: onsets with cued alone on the graph, after quiet; idle per server)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The binaries as shipped: `make bench` builds them with RELEASE_FLAGS (the Swift runtime linked in).
@@ -482,7 +483,8 @@ def main():
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
     parser.add_argument("--cued-extra", default="", help="more cued options for the shell and pipewire-alsa runs, e.g. '--fill-target 480'")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,loudness,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,idle-rss,heard,heard-load,heard-load-pulse,heard-idle)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,loudness,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,idle-rss,heard,heard-load,heard-load-pulse,heard-idle,heard-alone,heard-pulse,idle-servers)")
+    parser.add_argument("--heard-minutes", type=int, help="heard-alone: samples after 60 s of quiet, per load (each costs a minute; default 5, 0 in --quick)")
     args = parser.parse_args()
     SHELL_EXTRA.extend(args.cued_extra.split())
     if args.shell_period:
@@ -516,6 +518,7 @@ def main():
         if chosen and "heard-load-pulse" in chosen:
             heard.heard_under_load_on_pulseaudio(record, BIN, 10 if args.quick else 60, pulse_server)
         if wanted("heard-idle"): heard.heard_idle(record, BIN, args.quick)
+        if wanted("heard-alone"): alone.heard_alone(record, BIN, args.quick, args.heard_minutes)
     finally:
         if pulse:
             pulse.terminate()
