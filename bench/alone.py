@@ -24,7 +24,7 @@ Cases (bench/run.py --only heard-alone, heard-pulse, idle-servers):
 """
 import array, os, re, shutil, statistics, subprocess, tempfile, time
 
-from heard import ROOT, Cued, Monitor, PipeWire, percentile, process_ticks
+from heard import ROOT, Cued, Monitor, NoPipeWire, PipeWire, percentile, process_ticks
 
 FLOOR_QUANTUM = 128
 CUE_SECONDS = 0.1  # pico and the floor's tone both last 100 ms
@@ -226,3 +226,117 @@ def heard_alone(record, bin_dir, quick, minutes=None):
                    **{k: v for k, v in device.items() if re.search(r"latency|raise|paus|quantum|xrun|state", k, re.I)})
     finally:
         pw.stop()
+
+
+def heard_pulse(record, bin_dir, quick):
+    """`cuectl play` with cued's native PulseAudio stream against `pactl play-sample`, both through
+    pipewire-pulse on the private PipeWire, alternating; onsets from the passive monitor recording
+    (absolute, unlike bench/run.py's `shell` case on a PulseAudio server, whose parec capture has no
+    clock). Device open: the two alternate 0.6 s apart; after quiet: 3 s of silence before each."""
+    pairs_open, pairs_quiet = (3, 2) if quick else (10, 8)
+    pw = PipeWire()
+    work = tempfile.mkdtemp(prefix="cued-bench-pulse-")
+    try:
+        if not pw.start_pulse():
+            record(benchmark="heard-pulse", skipped="pipewire-pulse did not start (libpipewire-module-protocol-pulse)")
+            return
+        wav = os.path.join(work, "pico.wav")
+        subprocess.run(["mpg123", "-q", "-w", wav, os.path.join(ROOT, "sounds", "pico.mp3")], check=True)
+        env = pw.environ(**pw.pulse_env)
+        subprocess.run(["pactl", "upload-sample", wav, "pico"], env=env, check=True)
+        cued = Cued(bin_dir, pw, "pulseaudio", os.path.join(ROOT, "sounds"), env=pw.pulse_env)
+        commands = {"cuectl play (--device pulseaudio, native stream)": [os.path.join(bin_dir, "cuectl"), "play", "pico", "--socket", cued.socket],
+                    "pactl play-sample": ["pactl", "play-sample", "pico"]}
+        try:
+            monitor = Monitor(bin_dir, pw, seconds=int(pairs_open * 1.5 + pairs_quiet * 7) + 30)
+            starts = {(name, case): [] for name in commands for case in ("open", "quiet3")}
+            timeline = Timeline()
+            subprocess.run(commands["pactl play-sample"], env=env, check=True)  # both warmed once
+            cued.client.request("play", cue="pico", volume=0)
+            timeline.cue(time.monotonic_ns())
+            for case, pairs, quiet in (("open", pairs_open, 0.5), ("quiet3", pairs_quiet, 3.0)):
+                for _ in range(pairs):
+                    for name, command in commands.items():
+                        timeline.quiet(quiet)
+                        start = time.monotonic_ns()
+                        subprocess.run(command, env=env, stdout=subprocess.DEVNULL, check=True)
+                        starts[(name, case)].append(timeline.cue(start))
+            time.sleep(0.8)
+            capture = monitor.finish()
+            status = cued.client.request("status")
+        finally:
+            cued.stop()
+        for case in ("open", "quiet3"):
+            medians = {}
+            for name in commands:
+                fields = describe(capture.heard(starts[(name, case)]))
+                medians[name] = fields.get("median_ms")
+                record(benchmark="heard-pulse", server="pipewire-pulse", who=name,
+                       case="device open, 0.6 s apart" if case == "open" else "after 3 s of quiet", **fields)
+            cuectl, pactl = medians[next(iter(commands))], medians["pactl play-sample"]
+            if cuectl and pactl:
+                record(benchmark="heard-pulse", server="pipewire-pulse", case="device open" if case == "open" else "after 3 s of quiet",
+                       ratio_cuectl_to_pactl=round(cuectl / pactl, 2), underruns=status.get("underruns"))
+    finally:
+        pw.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def thread_switches(pid):
+    """Context switches of every thread of `pid` so far (voluntary and not)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            text = open(f"/proc/{pid}/task/{task}/status").read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        total += sum(int(v) for v in re.findall(r"ctxt_switches:\s+(\d+)", text))
+    return total
+
+
+def idle_servers(record, bin_dir, quick, pulse_server):
+    """cued once quiet: CPU ticks and context switches of all its threads over 10 s (2 s in --quick),
+    on PipeWire, PulseAudio and ALSA (ALSA's null PCM), after the idle window (whatever cued then
+    keeps: a closed device, or a paused or corked stream) and, on the two servers, inside it once the
+    last cue ended (the stream paused or still running). The server's ticks beside."""
+    window = 2 if quick else 10
+    work = tempfile.mkdtemp(prefix="cued-bench-idle-servers-")
+    conf = os.path.join(work, "asound.conf")
+    with open(conf, "w") as f:
+        f.write("pcm.quiet { type null }\n")  # no card needed; without the stock conf's pulse hook
+    pw = PipeWire()
+    pulse, pulse_env = pulse_server() if shutil.which("pulseaudio") else (None, None)
+    try:
+        backends = [("pipewire", "pipewire", pw, {}, pw.pid("pipewire")), ("alsa", "alsa:quiet", NoPipeWire(), {"ALSA_CONFIG_PATH": conf}, None)]
+        if pulse:
+            backends.insert(1, ("pulseaudio", "pulseaudio:t", NoPipeWire(), pulse_env, pulse.pid))
+        else:
+            record(benchmark="idle-servers", backend="pulseaudio", skipped="no pulseaudio server installed (scripts/install-deps.sh --test)")
+        for name, device, server, env, server_pid in backends:
+            cases = [("after the idle window (1 s)", "1", 3.0)]
+            if name != "alsa" and not quick:
+                cases.append(("inside the idle window, 1.5 s after the cue", "60", 1.5))
+            for case, idle_timeout, settle in cases:
+                cued = Cued(bin_dir, server, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", idle_timeout], env=env)
+                try:
+                    cued.client.request("play", cue="pico")
+                    time.sleep(CUE_SECONDS + settle)
+                    device_status = cued.client.request("status").get("device", {})
+                    pid = cued.process.pid
+                    ticks, switches = process_ticks(pid), thread_switches(pid)
+                    server_ticks = process_ticks(server_pid) if server_pid else None
+                    time.sleep(window)
+                    fields = dict(cpu_ticks=process_ticks(pid) - ticks, context_switches=thread_switches(pid) - switches,
+                                  threads=len(os.listdir(f"/proc/{pid}/task")))
+                    if server_pid:
+                        fields["server_ticks"] = process_ticks(server_pid) - server_ticks
+                    record(benchmark="idle-servers", backend=name, device=device, case=case, seconds=window,
+                           device_state=device_status.get("state"), paused=device_status.get("paused"), **fields)
+                finally:
+                    cued.stop()
+    finally:
+        if pulse:
+            pulse.terminate()
+            pulse.wait()
+        pw.stop()
+        shutil.rmtree(work, ignore_errors=True)

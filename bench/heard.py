@@ -373,10 +373,12 @@ def page_under_load(cued, seconds, monitor=None):
     return runs, finished_ok
 
 
-def heard_under_load(record, bin_dir, quick, pulse_server):
+def heard_under_load(record, bin_dir, quick, pulse_server, devices=None):
     """stress-ng --cpu 2 while a client pages 10 times a second: on PipeWire (native and through the
     ALSA plugin; onsets from the monitor) and on PulseAudio (underruns and completions; parec has no
-    cycle times, so no onsets there)."""
+    cycle times, so no onsets there). `devices` (bench/run.py --load-devices) keeps only some of
+    pipewire, alsa:pw, floor, pulse:t and pulseaudio:t."""
+    devices = set(devices or ("pipewire", "alsa:pw", "floor", "pulse:t", "pulseaudio:t"))
     seconds = 10 if quick else 60
     if not shutil.which("stress-ng"):
         record(benchmark="heard-under-load", error="stress-ng is not installed (scripts/install-deps.sh --tools)")
@@ -387,6 +389,8 @@ def heard_under_load(record, bin_dir, quick, pulse_server):
         conf = os.path.join(work, "asound.conf")
         open(conf, "w").write(f'</usr/share/alsa/alsa.conf>\npcm_type.pipewire {{ lib "{PLUGIN}" }}\npcm.pw {{ type pipewire }}\n')
         for device, env in (("pipewire", None), ("alsa:pw", {"ALSA_CONFIG_PATH": conf})):
+            if device not in devices:
+                continue
             cued = Cued(bin_dir, pw, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)
             try:
                 monitor = Monitor(bin_dir, pw, seconds=2 * seconds + 30)
@@ -395,12 +399,12 @@ def heard_under_load(record, bin_dir, quick, pulse_server):
                 for name, starts, voices, xruns in runs:
                     record(benchmark="heard-under-load", server="pipewire", device=device, load=name, seconds=seconds, plays=len(starts),
                            finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns,
-                           **summary(capture.onsets(starts)))
+                           underruns_per_minute=round(60 * xruns / seconds, 1), **summary(capture.onsets(starts)))
             finally:
                 cued.stop()
         # The same load under the floor: a plain C pw_stream (cued-pwprobe) counts the graph cycles
         # the server skipped, which every client sees, cued or not.
-        for loaded in (False, True):
+        for loaded in (False, True) if "floor" in devices else ():
             stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--timeout", f"{seconds + 5}s", "--quiet"]) if loaded else None
             time.sleep(1 if loaded else 0)
             out = subprocess.run([os.path.join(bin_dir, "cued-pwprobe"), "--quantum", "240", "--rounds", str(seconds)],
@@ -414,7 +418,8 @@ def heard_under_load(record, bin_dir, quick, pulse_server):
     finally:
         pw.stop()
         shutil.rmtree(work, ignore_errors=True)
-    heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw)
+    heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw,
+                                   devices=[d for d in ("pulse:t", "pulseaudio:t") if d in devices])
 
 
 class NoPipeWire:
@@ -437,7 +442,8 @@ def heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw=No
                 runs, finished_ok = page_under_load(cued, seconds)
                 for name, starts, voices, xruns in runs:
                     record(benchmark="heard-under-load", server="pulseaudio", device=device, load=name, seconds=seconds, plays=len(starts),
-                           finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns)
+                           finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns,
+                           underruns_per_minute=round(60 * xruns / seconds, 1))
             finally:
                 cued.stop()
         finally:

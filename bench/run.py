@@ -484,6 +484,7 @@ def main():
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
     parser.add_argument("--cued-extra", default="", help="more cued options for the shell and pipewire-alsa runs, e.g. '--fill-target 480'")
     parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,loudness,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,idle-rss,heard,heard-load,heard-load-pulse,heard-idle,heard-alone,heard-pulse,idle-servers)")
+    parser.add_argument("--load-devices", help="heard-load: only these of pipewire,alsa:pw,floor,pulse:t,pulseaudio:t (default: all)")
     parser.add_argument("--heard-minutes", type=int, help="heard-alone: samples after 60 s of quiet, per load (each costs a minute; default 5, 0 in --quick)")
     args = parser.parse_args()
     SHELL_EXTRA.extend(args.cued_extra.split())
@@ -513,12 +514,15 @@ def main():
         if wanted("idle"): idle(args.quick)
         if wanted("idle-rss"): idle_backends(args.quick)
         if wanted("heard"): heard.heard(record, BIN, args.quick)
-        if wanted("heard-load"): heard.heard_under_load(record, BIN, args.quick, pulse_server)
+        if wanted("heard-load"):
+            heard.heard_under_load(record, BIN, args.quick, pulse_server, args.load_devices.split(",") if args.load_devices else None)
         # heard-load already measures PulseAudio; this is its PulseAudio half alone, when asked for by name.
         if chosen and "heard-load-pulse" in chosen:
             heard.heard_under_load_on_pulseaudio(record, BIN, 10 if args.quick else 60, pulse_server)
         if wanted("heard-idle"): heard.heard_idle(record, BIN, args.quick)
         if wanted("heard-alone"): alone.heard_alone(record, BIN, args.quick, args.heard_minutes)
+        if wanted("heard-pulse"): alone.heard_pulse(record, BIN, args.quick)
+        if wanted("idle-servers"): alone.idle_servers(record, BIN, args.quick, pulse_server)
     finally:
         if pulse:
             pulse.terminate()
