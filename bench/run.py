@@ -63,14 +63,16 @@ class Daemon:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def pulse_server():
-    """A private PulseAudio with a null sink `t`, as the end-to-end tests use."""
+def pulse_server(modules=()):
+    """A private PulseAudio with a null sink `t`, as the end-to-end tests use; `modules`: more to load
+    (e.g. module-suspend-on-idle, which a desktop's default.pa loads)."""
     directory = tempfile.mkdtemp(prefix="cued-bench-pulse-")
     env = dict(os.environ, XDG_RUNTIME_DIR=directory, HOME=directory)
     process = subprocess.Popen(
         ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disable-shm=yes",
          "-L", "module-null-sink sink_name=t rate=48000 channels=2 format=float32le norewinds=1",
-         "-L", "module-native-protocol-unix auth-anonymous=1"], env=env, stderr=subprocess.DEVNULL)
+         "-L", "module-native-protocol-unix auth-anonymous=1", *(a for m in modules for a in ("-L", m))],
+        env=env, stderr=subprocess.DEVNULL)
     server = f"unix:{directory}/pulse/native"
     for _ in range(200):
         if subprocess.run(["pactl", "info"], env=dict(env, PULSE_SERVER=server), capture_output=True).returncode == 0:
