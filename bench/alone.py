@@ -10,8 +10,10 @@ The floor is a native pw_stream kept open at node.latency 128 that plays a tone 
 (`cued-pwprobe floor`). While it is connected it holds the graph at 128, so it is never connected
 while cued plays: the two alternate in one run. cued's device-open and 3 s cases come first with the
 floor out of the graph; the floor plays its own cases inside cued's quiet minutes (connected from 2 s
-after cued's cue to 50 s, so the graph is empty for about 10 s, past WirePlumber's 5 s suspend,
-before cued's next cue). In --quick mode there are no quiet minutes and the floor plays after cued.
+after cued's cue to 50 s: up to 3 tones 1 s apart, 3 after 3 s of quiet, and one after about 35 s of
+streaming silence; the graph is then empty for about 10 s, past WirePlumber's 5 s suspend, before
+cued's next cue). What does not fit, and in --quick mode (no quiet minutes) all of it, plays after
+cued's cases.
 
 Cases (bench/run.py --only heard-alone, heard-pulse, idle-servers):
   heard-alone   per load (unloaded, stress-ng --cpu 2): `play` on an open connection 1 s after the
@@ -103,7 +105,7 @@ def floor_window(floor, timeline, starts, plays_open, plays_quiet, long_quiet_un
 def alone_run(bin_dir, pw, counts, loaded, extent):
     """One load: cued's cases, the floor between them; returns (what each start heard, cued's status)."""
     minutes = counts["minute"]
-    seconds = 30 + counts["open"] * 1.1 + counts["quiet3"] * 3.2 + minutes * 61 + (0 if minutes else 30)
+    seconds = 30 + counts["open"] * 1.1 + counts["quiet3"] * 3.2 + minutes * 61 + counts["floor_open"] * 1.1 + counts["floor_quiet3"] * 3.2
     stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--timeout", f"{int(seconds) + 10}s", "--quiet"]) if loaded else None
     cued = Cued(bin_dir, pw, "pipewire", os.path.join(ROOT, "sounds"))  # cued's defaults: nothing tuned
     floor = Floor(bin_dir, pw)
@@ -122,19 +124,20 @@ def alone_run(bin_dir, pw, counts, loaded, extent):
         for _ in range(counts["quiet3"]):
             timeline.quiet(3.0)
             cued_starts["quiet3"].append(timeline.cue(cued_play(cued)))
-        if minutes:
-            share = [(counts["floor_open"] * (i + 1)) // minutes - (counts["floor_open"] * i) // minutes for i in range(minutes)]
-            share_quiet = [(counts["floor_quiet3"] * (i + 1)) // minutes - (counts["floor_quiet3"] * i) // minutes for i in range(minutes)]
-            for i in range(minutes):
-                quiet_began = timeline.last + CUE_SECONDS
-                time.sleep(max(0.0, quiet_began + 2 - time.monotonic()))
-                window = Timeline()
-                floor_window(floor, window, floor_starts, share[i], share_quiet[i], long_quiet_until=quiet_began + 50)
-                timeline.quiet(60.0)
-                cued_starts["minute"].append(timeline.cue(cued_play(cued)))
-        else:
+        # The floor's short cases, at most 3 + 3 in each quiet minute (about 13 s, leaving 35 s of quiet
+        # before its long case); what does not fit plays after the last minute.
+        left_open, left_quiet = counts["floor_open"], counts["floor_quiet3"]
+        for _ in range(minutes):
+            quiet_began = timeline.last + CUE_SECONDS
+            time.sleep(max(0.0, quiet_began + 2 - time.monotonic()))
+            plays_open, plays_quiet = min(3, left_open), min(3, left_quiet)
+            left_open, left_quiet = left_open - plays_open, left_quiet - plays_quiet
+            floor_window(floor, Timeline(), floor_starts, plays_open, plays_quiet, long_quiet_until=quiet_began + 50)
+            timeline.quiet(60.0)
+            cued_starts["minute"].append(timeline.cue(cued_play(cued)))
+        if left_open or left_quiet:
             timeline.quiet(3.0)
-            floor_window(floor, Timeline(), floor_starts, counts["floor_open"], counts["floor_quiet3"])
+            floor_window(floor, Timeline(), floor_starts, left_open, left_quiet)
         time.sleep(0.5)
         status = cued.client.request("status")
         capture = monitor.finish()
@@ -212,8 +215,9 @@ def heard_alone(record, bin_dir, quick, minutes=None):
                 floors[case] = fields.get("median_ms")
                 if case == "long":
                     fields["quiet_s"] = [round(s, 1) for s in long_quiet]
+                label = CASES.get(case) or f"after {min(long_quiet):.0f} s or more of quiet (streaming silence meanwhile)"
                 record(benchmark="heard-alone", load=load, who=f"floor: native pw_stream kept open at node.latency {FLOOR_QUANTUM}",
-                       case=CASES.get(case, "after 30 s or more of quiet (kept open)"), **fields)
+                       case=label, **fields)
             for case in ("open", "quiet3", "minute"):
                 if case == "minute" and not minutes:
                     continue
