@@ -215,7 +215,7 @@ def heard_alone(record, bin_dir, quick, minutes=None):
                 floors[case] = fields.get("median_ms")
                 if case == "long":
                     fields["quiet_s"] = [round(s, 1) for s in long_quiet]
-                label = CASES.get(case) or f"after {min(long_quiet):.0f} s or more of quiet (streaming silence meanwhile)"
+                label = CASES.get(case) or f"after {int(min(long_quiet))} s or more of quiet (streaming silence meanwhile)"
                 record(benchmark="heard-alone", load=load, who=f"floor: native pw_stream kept open at node.latency {FLOOR_QUANTUM}",
                        case=label, **fields)
             for case in ("open", "quiet3", "minute"):
