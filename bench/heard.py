@@ -364,10 +364,13 @@ def page_under_load(cued, seconds, monitor=None):
             voices.append(reply.get("voice"))
             time.sleep(0.1)
         time.sleep(0.5)
-        after = cued.client.request("status")["underruns"]
+        status = cued.client.request("status")
+        after = status["underruns"]
         if stress:
             stress.wait()
-        runs.append(("stress-ng --cpu 2" if loaded else "unloaded", starts, voices, after - before))
+        # What the latency rule made of them, so far (status: raises, and the xruns it ignored by reason).
+        latency = {k: v for k, v in status.get("device", {}).items() if k in ("latencyFrames", "latencyRaises", "ignoredXruns")}
+        runs.append(("stress-ng --cpu 2" if loaded else "unloaded", starts, voices, after - before, latency))
     cued.client.request("ping")
     finished_ok = {e.get("voice") for e in cued.client.events if e.get("event") == "finished" and e.get("successfully")}
     return runs, finished_ok
@@ -396,10 +399,10 @@ def heard_under_load(record, bin_dir, quick, pulse_server, devices=None):
                 monitor = Monitor(bin_dir, pw, seconds=2 * seconds + 30)
                 runs, finished_ok = page_under_load(cued, seconds)
                 capture = monitor.finish()
-                for name, starts, voices, xruns in runs:
+                for name, starts, voices, xruns, latency in runs:
                     record(benchmark="heard-under-load", server="pipewire", device=device, load=name, seconds=seconds, plays=len(starts),
                            finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns,
-                           underruns_per_minute=round(60 * xruns / seconds, 1), **summary(capture.onsets(starts)))
+                           underruns_per_minute=round(60 * xruns / seconds, 1), **summary(capture.onsets(starts)), **latency)
             finally:
                 cued.stop()
         # The same load under the floor: a plain C pw_stream (cued-pwprobe) counts the graph cycles
@@ -440,10 +443,10 @@ def heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw=No
             cued = Cued(bin_dir, pw, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)
             try:
                 runs, finished_ok = page_under_load(cued, seconds)
-                for name, starts, voices, xruns in runs:
+                for name, starts, voices, xruns, latency in runs:
                     record(benchmark="heard-under-load", server="pulseaudio", device=device, load=name, seconds=seconds, plays=len(starts),
                            finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns,
-                           underruns_per_minute=round(60 * xruns / seconds, 1))
+                           underruns_per_minute=round(60 * xruns / seconds, 1), **latency)
             finally:
                 cued.stop()
         finally:
