@@ -113,29 +113,65 @@ class Capture:
         self.frames = len(samples) // 2
         self.cycle_times = [c[0] for c in cycles]
         self.cycle_firsts = [c[1] for c in cycles]
+        # The frames each cycle carried: the graph's quantum then (older recordings have no third column).
+        self.cycle_frames = [c[2] if len(c) > 2 else None for c in cycles]
 
     def time_of(self, frame):
         """CLOCK_MONOTONIC ns when `frame` was on the sink."""
         i = bisect.bisect_right(self.cycle_firsts, frame) - 1
         return self.cycle_times[i] + (frame - self.cycle_firsts[i]) * 1_000_000_000 // RATE
 
+    def sounding(self, frame, threshold):
+        return abs(self.samples[2 * frame]) > threshold or abs(self.samples[2 * frame + 1]) > threshold
+
+    def first_sounding(self, start, window_ns, threshold):
+        """The first frame sounding within `window_ns` after `start` (monotonic ns), or None."""
+        # The first cycle that began after the start, minus one cycle (a frame of it may follow the start).
+        i = max(0, bisect.bisect_left(self.cycle_times, start) - 1)
+        frame = self.cycle_firsts[i] if i < len(self.cycle_firsts) else self.frames
+        while frame < self.frames:
+            t = self.time_of(frame)
+            if t > start + window_ns:
+                return None
+            if t >= start and self.sounding(frame, threshold):
+                return frame
+            frame += 1
+        return None
+
     def onsets(self, starts, window_ns=300_000_000, threshold=1e-4):
         """For each start (monotonic ns), ms to the first sounding frame within `window_ns` after it."""
+        frames = [self.first_sounding(start, window_ns, threshold) for start in starts]
+        return [None if f is None else (self.time_of(f) - start) / 1e6 for f, start in zip(frames, starts)]
+
+    def heard(self, starts, extent=None, window_ns=600_000_000, threshold=1e-4):
+        """For each start: the onset (ms), the quantum of the cycle that carried the first sounding frame,
+        and whether the recording lost the cue's head: with `extent` (the frames the cue sounds for),
+        a cue that sounds from the very first frame of the first cycle recorded after a gap (the
+        passive recorder starts with the graph, and may start a cycle or two after it) and sounds
+        shorter than the cue began before the recording did. Its onset is then moved back by what is
+        missing, and `cut` says so."""
         result = []
         for start in starts:
-            # The first cycle that began after the start, minus one cycle (a frame of it may follow the start).
-            i = max(0, bisect.bisect_left(self.cycle_times, start) - 1)
-            frame = self.cycle_firsts[i] if i < len(self.cycle_firsts) else self.frames
-            found = None
-            while frame < self.frames:
-                t = self.time_of(frame)
-                if t > start + window_ns:
-                    break
-                if t >= start and (abs(self.samples[2 * frame]) > threshold or abs(self.samples[2 * frame + 1]) > threshold):
-                    found = (t - start) / 1e6
-                    break
-                frame += 1
-            result.append(found)
+            frame = self.first_sounding(start, window_ns, threshold)
+            if frame is None:
+                result.append(dict(onset=None, quantum=None, cut=False))
+                continue
+            cycle = bisect.bisect_right(self.cycle_firsts, frame) - 1
+            onset = (self.time_of(frame) - start) / 1e6
+            cut = False
+            if extent is not None and frame == self.cycle_firsts[cycle]:
+                previous = self.cycle_frames[cycle - 1] if cycle > 0 else None
+                gap = cycle == 0 or previous is None or \
+                    self.cycle_times[cycle] - self.cycle_times[cycle - 1] > 1.5 * previous * 1_000_000_000 / RATE
+                last = frame
+                for f in range(frame, min(self.frames, frame + 2 * extent)):
+                    if self.sounding(f, threshold):
+                        last = f
+                missing = extent - (last - frame + 1)
+                if gap and missing > 0:
+                    cut = True
+                    onset -= missing * 1000 / RATE
+            result.append(dict(onset=onset, quantum=self.cycle_frames[cycle], cut=cut))
         return result
 
 
@@ -328,19 +364,24 @@ def page_under_load(cued, seconds, monitor=None):
             voices.append(reply.get("voice"))
             time.sleep(0.1)
         time.sleep(0.5)
-        after = cued.client.request("status")["underruns"]
+        status = cued.client.request("status")
+        after = status["underruns"]
         if stress:
             stress.wait()
-        runs.append(("stress-ng --cpu 2" if loaded else "unloaded", starts, voices, after - before))
+        # What the latency rule made of them, so far (status: raises, and the xruns it ignored by reason).
+        latency = {k: v for k, v in status.get("device", {}).items() if k in ("latencyFrames", "latencyRaises", "ignoredXruns")}
+        runs.append(("stress-ng --cpu 2" if loaded else "unloaded", starts, voices, after - before, latency))
     cued.client.request("ping")
     finished_ok = {e.get("voice") for e in cued.client.events if e.get("event") == "finished" and e.get("successfully")}
     return runs, finished_ok
 
 
-def heard_under_load(record, bin_dir, quick, pulse_server):
+def heard_under_load(record, bin_dir, quick, pulse_server, devices=None):
     """stress-ng --cpu 2 while a client pages 10 times a second: on PipeWire (native and through the
     ALSA plugin; onsets from the monitor) and on PulseAudio (underruns and completions; parec has no
-    cycle times, so no onsets there)."""
+    cycle times, so no onsets there). `devices` (bench/run.py --load-devices) keeps only some of
+    pipewire, alsa:pw, floor, pulse:t and pulseaudio:t."""
+    devices = set(devices or ("pipewire", "alsa:pw", "floor", "pulse:t", "pulseaudio:t"))
     seconds = 10 if quick else 60
     if not shutil.which("stress-ng"):
         record(benchmark="heard-under-load", error="stress-ng is not installed (scripts/install-deps.sh --tools)")
@@ -351,20 +392,22 @@ def heard_under_load(record, bin_dir, quick, pulse_server):
         conf = os.path.join(work, "asound.conf")
         open(conf, "w").write(f'</usr/share/alsa/alsa.conf>\npcm_type.pipewire {{ lib "{PLUGIN}" }}\npcm.pw {{ type pipewire }}\n')
         for device, env in (("pipewire", None), ("alsa:pw", {"ALSA_CONFIG_PATH": conf})):
+            if device not in devices:
+                continue
             cued = Cued(bin_dir, pw, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)
             try:
                 monitor = Monitor(bin_dir, pw, seconds=2 * seconds + 30)
                 runs, finished_ok = page_under_load(cued, seconds)
                 capture = monitor.finish()
-                for name, starts, voices, xruns in runs:
+                for name, starts, voices, xruns, latency in runs:
                     record(benchmark="heard-under-load", server="pipewire", device=device, load=name, seconds=seconds, plays=len(starts),
                            finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns,
-                           **summary(capture.onsets(starts)))
+                           underruns_per_minute=round(60 * xruns / seconds, 1), **summary(capture.onsets(starts)), **latency)
             finally:
                 cued.stop()
         # The same load under the floor: a plain C pw_stream (cued-pwprobe) counts the graph cycles
         # the server skipped, which every client sees, cued or not.
-        for loaded in (False, True):
+        for loaded in (False, True) if "floor" in devices else ():
             stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--timeout", f"{seconds + 5}s", "--quiet"]) if loaded else None
             time.sleep(1 if loaded else 0)
             out = subprocess.run([os.path.join(bin_dir, "cued-pwprobe"), "--quantum", "240", "--rounds", str(seconds)],
@@ -378,7 +421,8 @@ def heard_under_load(record, bin_dir, quick, pulse_server):
     finally:
         pw.stop()
         shutil.rmtree(work, ignore_errors=True)
-    heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw)
+    heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw,
+                                   devices=[d for d in ("pulse:t", "pulseaudio:t") if d in devices])
 
 
 class NoPipeWire:
@@ -399,9 +443,10 @@ def heard_under_load_on_pulseaudio(record, bin_dir, seconds, pulse_server, pw=No
             cued = Cued(bin_dir, pw, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)
             try:
                 runs, finished_ok = page_under_load(cued, seconds)
-                for name, starts, voices, xruns in runs:
+                for name, starts, voices, xruns, latency in runs:
                     record(benchmark="heard-under-load", server="pulseaudio", device=device, load=name, seconds=seconds, plays=len(starts),
-                           finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns)
+                           finished_successfully=sum(1 for v in voices if v in finished_ok), underruns=xruns,
+                           underruns_per_minute=round(60 * xruns / seconds, 1), **latency)
             finally:
                 cued.stop()
         finally:

@@ -10,6 +10,7 @@ import argparse, json, os, re, shutil, signal, socket, statistics, subprocess, s
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import heard  # noqa: E402  (bench/heard.py: onsets through PipeWire)
+import alone  # noqa: E402  (bench/alone.py: onsets with cued alone on the graph, after quiet; idle per server)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The binaries as shipped: `make bench` builds them with RELEASE_FLAGS (the Swift runtime linked in).
@@ -62,14 +63,16 @@ class Daemon:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def pulse_server():
-    """A private PulseAudio with a null sink `t`, as the end-to-end tests use."""
+def pulse_server(modules=()):
+    """A private PulseAudio with a null sink `t`, as the end-to-end tests use; `modules`: more to load
+    (e.g. module-suspend-on-idle, which a desktop's default.pa loads)."""
     directory = tempfile.mkdtemp(prefix="cued-bench-pulse-")
     env = dict(os.environ, XDG_RUNTIME_DIR=directory, HOME=directory)
     process = subprocess.Popen(
         ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disable-shm=yes",
          "-L", "module-null-sink sink_name=t rate=48000 channels=2 format=float32le norewinds=1",
-         "-L", "module-native-protocol-unix auth-anonymous=1"], env=env, stderr=subprocess.DEVNULL)
+         "-L", "module-native-protocol-unix auth-anonymous=1", *(a for m in modules for a in ("-L", m))],
+        env=env, stderr=subprocess.DEVNULL)
     server = f"unix:{directory}/pulse/native"
     for _ in range(200):
         if subprocess.run(["pactl", "info"], env=dict(env, PULSE_SERVER=server), capture_output=True).returncode == 0:
@@ -482,7 +485,9 @@ def main():
     parser.add_argument("--out", help="also write the results here as a JSON array")
     parser.add_argument("--shell-period", type=int, help="period frames for cued in the shell-to-sound run (buffer: 4 periods)")
     parser.add_argument("--cued-extra", default="", help="more cued options for the shell and pipewire-alsa runs, e.g. '--fill-target 480'")
-    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,loudness,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,idle-rss,heard,heard-load,heard-load-pulse,heard-idle)")
+    parser.add_argument("--only", help="run only these benchmarks (comma-separated: latency,mixer,decode,startup,loudness,carousel,carousel-latency,clients,cuectl,shell,pipewire-alsa,idle,idle-rss,heard,heard-load,heard-load-pulse,heard-idle,heard-alone,heard-pulse,idle-servers)")
+    parser.add_argument("--load-devices", help="heard-load: only these of pipewire,alsa:pw,floor,pulse:t,pulseaudio:t (default: all)")
+    parser.add_argument("--heard-minutes", type=int, help="heard-alone: samples after 60 s of quiet, per load (each costs a minute; default 5, 0 in --quick)")
     args = parser.parse_args()
     SHELL_EXTRA.extend(args.cued_extra.split())
     if args.shell_period:
@@ -511,11 +516,15 @@ def main():
         if wanted("idle"): idle(args.quick)
         if wanted("idle-rss"): idle_backends(args.quick)
         if wanted("heard"): heard.heard(record, BIN, args.quick)
-        if wanted("heard-load"): heard.heard_under_load(record, BIN, args.quick, pulse_server)
+        if wanted("heard-load"):
+            heard.heard_under_load(record, BIN, args.quick, pulse_server, args.load_devices.split(",") if args.load_devices else None)
         # heard-load already measures PulseAudio; this is its PulseAudio half alone, when asked for by name.
         if chosen and "heard-load-pulse" in chosen:
             heard.heard_under_load_on_pulseaudio(record, BIN, 10 if args.quick else 60, pulse_server)
         if wanted("heard-idle"): heard.heard_idle(record, BIN, args.quick)
+        if wanted("heard-alone"): alone.heard_alone(record, BIN, args.quick, args.heard_minutes)
+        if wanted("heard-pulse"): alone.heard_pulse(record, BIN, args.quick)
+        if wanted("idle-servers"): alone.idle_servers(record, BIN, args.quick, pulse_server)
     finally:
         if pulse:
             pulse.terminate()

@@ -37,27 +37,32 @@ final class ToneSource: Sendable {
   }
 }
 
-/// The capture side: a preallocated buffer of samples and, per cycle, when the graph cycle began.
+/// The capture side: a preallocated buffer of samples and, per cycle, when the graph cycle began and
+/// how many frames it carried (the graph's quantum then: a sink's monitor delivers one quantum a cycle).
 ///
 /// Cycles are placed by `now_ns`, not `ticks`: each pw_stream counts its ticks from its own start,
 /// but every node in a graph cycle gets the same cycle time, so times compare across streams.
 final class Recorder: @unchecked Sendable {
   let capacityFrames: Int
   let samples: UnsafeMutablePointer<Float>
-  let maxCycles = 65_536
+  let maxCycles: Int
   let cycleNanoseconds: UnsafeMutablePointer<Int64>
   let cycleFirstFrame: UnsafeMutablePointer<Int>
   let cycleDelay: UnsafeMutablePointer<Int64>
+  let cycleFrames: UnsafeMutablePointer<UInt32>
   let frameCount = Atomic<Int>(0)
   let cycleCount = Atomic<Int>(0)
   let recording = Atomic<Bool>(false)
 
   init(seconds: Int = 4) {
     capacityFrames = Int(rate) * seconds
+    // Room for every cycle down to a 32-frame quantum (the smallest any stream here asks for is 64).
+    maxCycles = max(65_536, capacityFrames / 32)
     samples = .allocate(capacity: capacityFrames * Int(channels))
     cycleNanoseconds = .allocate(capacity: maxCycles)
     cycleFirstFrame = .allocate(capacity: maxCycles)
     cycleDelay = .allocate(capacity: maxCycles)
+    cycleFrames = .allocate(capacity: maxCycles)
   }
 
   deinit {
@@ -65,6 +70,7 @@ final class Recorder: @unchecked Sendable {
     cycleNanoseconds.deallocate()
     cycleFirstFrame.deallocate()
     cycleDelay.deallocate()
+    cycleFrames.deallocate()
   }
 
   func reset() {
@@ -113,6 +119,7 @@ let recordProcess: cued_pw_process_fn = { user, buffer, frames, timing in
   recorder.cycleNanoseconds[cycle] = timing.pointee.now_ns
   recorder.cycleFirstFrame[cycle] = first
   recorder.cycleDelay[cycle] = timing.pointee.delay
+  recorder.cycleFrames[cycle] = frames
   recorder.cycleCount.store(cycle + 1, ordering: .releasing)
   recorder.frameCount.store(first + count, ordering: .releasing)
 }

@@ -5,9 +5,11 @@
 //
 // Prints `ready` once the capture streams, records until N seconds pass (default 10) or SIGTERM or
 // SIGINT arrives, then writes FILE: interleaved stereo float32 at 48 kHz, every frame the capture got,
-// and, with --cycles, one line per graph cycle: `NOW_NS FIRST_FRAME` (the cycle's CLOCK_MONOTONIC start
-// and the index of its first frame in FILE), so a frame's time on the monitor is known.
-// The capture is passive: it never starts the graph; frames arrive only while some stream plays.
+// and, with --cycles, one line per graph cycle: `NOW_NS FIRST_FRAME FRAMES` (the cycle's CLOCK_MONOTONIC
+// start, the index of its first frame in FILE and the frames it carried, which is the graph's quantum
+// in that cycle), so a frame's time on the monitor, and the quantum that carried it, are known.
+// The capture is passive (node.passive, no node.latency): it never starts the graph nor sets its
+// quantum; frames arrive only while some stream plays, at the quantum the players chose.
 import CPipeWireCapture
 import CPipeWireShims
 import CuePosix
@@ -84,7 +86,7 @@ private let stopRequested = Atomic<Bool>(false)
   if let cyclesPath {
     var text = ""
     for cycle in 0..<recorder.cycleCount.load(ordering: .acquiring) {
-      text += "\(recorder.cycleNanoseconds[cycle]) \(recorder.cycleFirstFrame[cycle])\n"
+      text += "\(recorder.cycleNanoseconds[cycle]) \(recorder.cycleFirstFrame[cycle]) \(recorder.cycleFrames[cycle])\n"
     }
     guard text.utf8.withContiguousStorageIfAvailable({ write($0.baseAddress!, bytes: $0.count, to: cyclesPath) }) ?? false else {
       print("error=cannot write \(cyclesPath)")

@@ -4,6 +4,7 @@
 //   eval "$(scripts/pipewire-env.sh start)"; .build/debug/cued-pwprobe [--quantum 256] [--rounds 2]
 //   .build/debug/cued-pwprobe record --out FILE [--cycles FILE] [--sink NAME] [--seconds N]   (Record.swift)
 //   .build/debug/cued-pwprobe adapt [--quantum 128] [--max 512] [--decay-ms 700] [--late-ms 40]   (Adapt.swift)
+//   .build/debug/cued-pwprobe floor [--quantum 128] [--target NODE]   (Floor.swift: a kept-open tone on request)
 //
 // Prints `key=value` lines (quantum asked for and granted, the delay PipeWire reports, the onset
 // measured by graph position, level and duration of the captured tone, whether the node left the
@@ -75,6 +76,9 @@ if CommandLine.arguments.dropFirst().first == "record" {
 }
 if CommandLine.arguments.dropFirst().first == "adapt" {
   exit(adapt(Array(CommandLine.arguments.dropFirst(2))))
+}
+if CommandLine.arguments.dropFirst().first == "floor" {
+  exit(keptOpenFloor(Array(CommandLine.arguments.dropFirst(2))))
 }
 
 var quantum: UInt32 = 256
