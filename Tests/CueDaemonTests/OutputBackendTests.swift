@@ -33,6 +33,11 @@ struct OutputBackendTests {
     var configuration = DaemonConfiguration(soundDirectories: [], socketPath: "/tmp/x.sock", device: text)
     configuration.device = text
     #expect(configuration.problem?.hasPrefix("device '\(text)' names no device") == true)
+    // The remedy names every backend of the table, and what a target is for each that takes one.
+    for backend in OutputBackend.table {
+      #expect(configuration.problem?.contains(backend.name) == true, "\(configuration.problem ?? "")")
+      if let target = backend.target { #expect(configuration.problem?.contains(target) == true, "\(configuration.problem ?? "")") }
+    }
   }
 
   @Test func everyRowsSettingsExistAndBelongToOneRow() {

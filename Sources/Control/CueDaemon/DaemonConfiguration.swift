@@ -120,7 +120,7 @@ public struct DaemonConfiguration: Sendable {
   /// What is wrong with this combination of settings, if anything (each value alone was checked).
   public var problem: String? {
     if output == nil {
-      return "device '\(device)' names no device: give auto, pipewire, pipewire:TARGET, pulseaudio, pulseaudio:SINK, alsa:NAME, an ALSA PCM name or null"
+      return "device '\(device)' names no device: give auto, \(OutputChoice.forms) or an ALSA PCM name"
     }
     if bufferFrames < periodFrames * 2 { return "buffer-frames (\(bufferFrames)) must hold at least two periods (\(periodFrames * 2) frames)" }
     if fillTargetFrames != 0 && !(periodFrames...bufferFrames).contains(fillTargetFrames) {

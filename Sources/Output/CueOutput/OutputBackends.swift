@@ -169,6 +169,13 @@ public struct OutputChoice: Equatable, Sendable {
     (self.backend, self.target) = (backend, target)
   }
 
+  /// What `--device` takes for each row of the table, for messages: `pipewire[:TARGET]` (TARGET: a
+  /// sink node (node.name or serial)), …, `null`.
+  public static var forms: String {
+    OutputBackend.table.map { backend in backend.target.map { "\(backend.name)[:TARGET] (TARGET: \($0))" } ?? backend.name }
+      .joined(separator: ", ")
+  }
+
   /// `auto`, `NAME` or `NAME:TARGET` for a backend of the table (`pipewire`, `pulseaudio`, `alsa`,
   /// `null`), or a bare ALSA PCM name (as before `--device` knew backends: `default`, `hw:0`,
   /// `plughw:1,0`, and `pulse`, ALSA's pulse plugin). Nil for an empty name, an empty target, or a
