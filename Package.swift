@@ -7,7 +7,8 @@ import PackageDescription
 //   Sources/Protocol  CueProtocol: the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
 //   Sources/Engine    CueCore: the pure mixing core (voices, mixer, ramps, lock-free rings, the engine cycle). No C, no Foundation.
 //   Sources/Decoding  CueDecoding: libmpg123 + libsyn123, libsndfile, libFLAC, libebur128, and their C modules. Links no sound server.
-//   Sources/Output    CueOutput: the output devices, the audio thread and the real-time policy; one folder per C face
+//   Sources/Output    CueOutput: the output devices, the backend table `--device` picks them from, the audio thread
+//                     and the real-time policy; one folder per C face
 //                     (ALSA, PipeWire, PulseAudio, RealTime: sd-bus for RTKit). The sound-server faces and sd-bus
 //                     load their library when chosen (dlopen), never linked.
 //   Sources/Control   CueDaemon: the daemon's control side (socket server, cues, the voice gate, players, paging, …);

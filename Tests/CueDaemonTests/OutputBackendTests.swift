@@ -1,8 +1,9 @@
 @testable import CueDaemon
+@testable import CueOutput
 import CuePosix
 import Testing
 
-/// The backend table (Sources/Control/CueDaemon/OutputBackends.swift): what `--device` means, and
+/// The backend table (Sources/Output/CueOutput/OutputBackends.swift): what `--device` means, and
 /// that each row's settings and name are the ones the settings table and the docs speak of.
 @Suite("The output backend table")
 struct OutputBackendTests {
@@ -32,6 +33,11 @@ struct OutputBackendTests {
     var configuration = DaemonConfiguration(soundDirectories: [], socketPath: "/tmp/x.sock", device: text)
     configuration.device = text
     #expect(configuration.problem?.hasPrefix("device '\(text)' names no device") == true)
+    // The remedy names every backend of the table, and what a target is for each that takes one.
+    for backend in OutputBackend.table {
+      #expect(configuration.problem?.contains(backend.name) == true, "\(configuration.problem ?? "")")
+      if let target = backend.target { #expect(configuration.problem?.contains(target) == true, "\(configuration.problem ?? "")") }
+    }
   }
 
   @Test func everyRowsSettingsExistAndBelongToOneRow() {
@@ -47,6 +53,20 @@ struct OutputBackendTests {
       #expect(device.manualText.contains(backend.name), "cued --help's device text does not name \(backend.name)")
       #expect(config.contains("`\(backend.name)"), "docs/CONFIG.md does not name \(backend.name)")
     }
+  }
+
+  /// The daemon's configuration carries every field of `OutputSettings` there and back, so what a
+  /// row adjusts (the ALSA layout) reaches the daemon and nothing else changes on the way.
+  @Test func theOutputSettingsGoThroughTheConfigurationAndBack() {
+    var configuration = DaemonConfiguration(ConfigValues())
+    let settings = OutputSettings(
+      sampleRate: 44100, pipeWireLatency: 256, pipeWireLatencyMax: 2048, pulseAudioLatency: 960, pulseAudioLatencyMax: 7680,
+      latencyDecaySeconds: 3, realtime: RealtimePolicy(priority: 7, asksRealtimeKit: false), periodFrames: 64, bufferFrames: 512,
+      fillTargetFrames: 128, alsaLayoutGiven: true)
+    #expect(configuration.outputSettings != settings)
+    configuration.outputSettings = settings
+    #expect(configuration.outputSettings == settings)
+    #expect(configuration.sampleRate == 44100 && configuration.periodFrames == 64 && configuration.realtimePriority == 7)
   }
 
   /// Auto probes only rows with a probe, in table order, and the fallback is ALSA's default.

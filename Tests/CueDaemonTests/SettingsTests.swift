@@ -246,11 +246,19 @@ struct SettingsTests {
     }
   }
 
+  /// The configuration with the layout the ALSA row chooses for PipeWire's ALSA plugin, taken
+  /// through `outputSettings` both ways as `cued` takes it.
+  static func forPipeWirePlugin(_ configuration: DaemonConfiguration) -> DaemonConfiguration {
+    var adapted = configuration
+    adapted.outputSettings = configuration.outputSettings.forPipeWirePlugin()
+    return adapted
+  }
+
   @Test func pipeWiresALSAPluginGetsAQuantumSizedLayoutUnlessOneWasGiven() throws {
-    let plugin = DaemonConfiguration(ConfigValues()).forPipeWirePlugin()
+    let plugin = Self.forPipeWirePlugin(DaemonConfiguration(ConfigValues()))
     #expect(plugin.periodFrames == 64 && plugin.bufferFrames == 256 && plugin.fillTargetFrames == 128)
     #expect(plugin.problem == nil)
-    let wider = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-latency", "256"]).values).forPipeWirePlugin()
+    let wider = Self.forPipeWirePlugin(DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-latency", "256"]).values))
     #expect(wider.periodFrames == 128 && wider.bufferFrames == 512 && wider.fillTargetFrames == 256)
     // Any of the three given, on the command line or in the file: exactly what was given is used.
     let given = [
@@ -261,7 +269,7 @@ struct SettingsTests {
     ]
     for configuration in given {
       #expect(configuration.alsaLayoutGiven)
-      let kept = configuration.forPipeWirePlugin()
+      let kept = Self.forPipeWirePlugin(configuration)
       #expect(
         kept.periodFrames == configuration.periodFrames && kept.bufferFrames == configuration.bufferFrames
           && kept.fillTargetFrames == configuration.fillTargetFrames)

@@ -90,34 +90,37 @@ public struct DaemonConfiguration: Sendable {
     for setting in Settings.all {
       if let value = values[setting] ?? setting.defaultValue { setting.apply(value, &self) }
     }
-    alsaLayoutGiven = ["period-frames", "buffer-frames", "fill-target"].contains { key in Settings.setting(key).map { values[$0] != nil } ?? false }
+    alsaLayoutGiven = OutputBackend.alsa.settings.contains { key in Settings.setting(key).map { values[$0] != nil } ?? false }
   }
 
-  /// Whether period-frames, buffer-frames or fill-target was given (flag or config file): then the
-  /// ALSA output uses exactly what was given, whatever the PCM turns out to be.
+  /// Whether any of the ALSA row's settings (period-frames, buffer-frames, fill-target) was given
+  /// (flag or config file): then the ALSA output uses exactly what was given, whatever the PCM turns out to be.
   public var alsaLayoutGiven = false
 
-  /// The ALSA layout for a PCM that is PipeWire's ALSA plugin, unless one was given. The plugin's
-  /// stream asks the graph for one period per cycle (node.latency) and takes what the ALSA buffer
-  /// holds into its own queue, so what is heard late is about the whole buffer plus a quantum,
-  /// whatever the fill target: the buffer has to be small. Measured (docs/PERFORMANCE.md): period
-  /// 64, buffer 256, kept 128 full is heard 1.7x the native floor, with no underrun beside
-  /// `stress-ng --cpu 2`; 128/256 is 2.3-2.5x, 128/512 3.5x, and buffers of 1024 underran at every
-  /// start. The period is half of `pipewire-latency` (the plugin queues about two more), the buffer
-  /// four periods (room for the fill target to rise after an underrun), the target two.
-  public func forPipeWirePlugin() -> DaemonConfiguration {
-    guard !alsaLayoutGiven else { return self }
-    var adapted = self
-    adapted.periodFrames = max(16, pipeWireLatency / 2)
-    adapted.bufferFrames = adapted.periodFrames * 4
-    adapted.fillTargetFrames = adapted.periodFrames * 2
-    return adapted
+  /// What the output backends read (`OutputBackend.make`), and what they hand back adjusted (the
+  /// ALSA layout for PipeWire's ALSA plugin, `OutputSettings.forPipeWirePlugin`).
+  public var outputSettings: OutputSettings {
+    get {
+      OutputSettings(
+        sampleRate: sampleRate, pipeWireLatency: pipeWireLatency, pipeWireLatencyMax: pipeWireLatencyMax,
+        pulseAudioLatency: pulseAudioLatency, pulseAudioLatencyMax: pulseAudioLatencyMax, latencyDecaySeconds: latencyDecaySeconds,
+        realtime: realtimePolicy, periodFrames: periodFrames, bufferFrames: bufferFrames, fillTargetFrames: fillTargetFrames,
+        alsaLayoutGiven: alsaLayoutGiven)
+    }
+    set {
+      (sampleRate, pipeWireLatency, pipeWireLatencyMax) = (newValue.sampleRate, newValue.pipeWireLatency, newValue.pipeWireLatencyMax)
+      (pulseAudioLatency, pulseAudioLatencyMax) = (newValue.pulseAudioLatency, newValue.pulseAudioLatencyMax)
+      latencyDecaySeconds = newValue.latencyDecaySeconds
+      (realtimePriority, realtimeKit) = (newValue.realtime.priority, newValue.realtime.asksRealtimeKit)
+      (periodFrames, bufferFrames, fillTargetFrames) = (newValue.periodFrames, newValue.bufferFrames, newValue.fillTargetFrames)
+      alsaLayoutGiven = newValue.alsaLayoutGiven
+    }
   }
 
   /// What is wrong with this combination of settings, if anything (each value alone was checked).
   public var problem: String? {
     if output == nil {
-      return "device '\(device)' names no device: give auto, pipewire, pipewire:TARGET, pulseaudio, pulseaudio:SINK, alsa:NAME, an ALSA PCM name or null"
+      return "device '\(device)' names no device: give auto, \(OutputChoice.forms) or an ALSA PCM name"
     }
     if bufferFrames < periodFrames * 2 { return "buffer-frames (\(bufferFrames)) must hold at least two periods (\(periodFrames * 2) frames)" }
     if fillTargetFrames != 0 && !(periodFrames...bufferFrames).contains(fillTargetFrames) {

@@ -99,9 +99,12 @@ struct Cued {
       reader = { () throws(ConfigError) -> ConfigValues in try ConfigFile.load(path: path) }
     }
     do {
-      let (backend, target) = OutputBackend.resolve(configuration.output ?? OutputChoice(backend: "null"), logger: logger)
-      let made = try backend.make(target, configuration, logger)
-      try serve(made.configuration, device: made.device, logger: logger, reader: reader, configPathInUse: configPath, values: values)
+      let log = { (line: String) in logger.info("\(line)") }
+      let (backend, target) = OutputBackend.resolve(configuration.output ?? OutputChoice(backend: "null"), log: log)
+      let made = try backend.make(target, configuration.outputSettings, log)
+      var configuration = configuration
+      configuration.outputSettings = made.settings
+      try serve(configuration, device: made.device, logger: logger, reader: reader, configPathInUse: configPath, values: values)
     } catch {
       logger.critical("\(error)")
       throw ExitCode(1)
