@@ -314,13 +314,16 @@ final class ExampleSession {
       try code.write(toFile: work + "/example.sh", atomically: true, encoding: .utf8)
       if let interrupted = options["interrupt"] {
         // In a pseudo-terminal (script), as in the reader's terminal, and SIGINT after a second.
+        // Its input stays open for a while, as a terminal's does: at the end of its input script
+        // types ^D, which quits `cuectl top` (as Ctrl-D does) if it is still running then; from
+        // /dev/null that came at once, before the program had run.
         let words = interrupted.split(separator: " ").map(String.init)
         let condition = words.count > 1 ? "[ \"$1\" = \(words[1]) ]" : "true"
         try """
           \(words[0])() {
             if \(condition); then
               local status=0
-              timeout --preserve-status -s INT 1 script -qec "$(printf '%q ' "$(type -P \(words[0]))" "$@")" /dev/null </dev/null || status=$?
+              timeout --preserve-status -s INT 1 script -qec "$(printf '%q ' "$(type -P \(words[0]))" "$@")" /dev/null < <(sleep 1.5) || status=$?
               [ $status = 0 ] || [ $status = 130 ]
             else
               command \(words[0]) "$@"
