@@ -63,6 +63,16 @@ class EventParsingTests(unittest.TestCase):
         assert isinstance(dropped, cued.EventsDroppedEvent)
         self.assertEqual(dropped.count, 24703)
 
+    def test_meters_read_the_mix_and_each_voice(self) -> None:
+        # The line of docs/PROTOCOL.md's meters transcript.
+        meters = cued.parse_event(
+            {"event": "meters", "mix": {"peak": 0.33633, "rms": 0.05447}, "voices": [{"voice": 1, "peak": 0.33633, "rms": 0.05447}]})
+        assert isinstance(meters, cued.MetersEvent)
+        self.assertEqual(meters.mix, cued.Meter(0.33633, 0.05447))
+        self.assertEqual(meters.voices, {1: cued.Meter(0.33633, 0.05447)})
+        self.assertNotIn("meters", cued.events.SUBSCRIBABLE_KINDS, "no subscription brings meters")
+        self.assertIsInstance(cued.parse_event({"event": "meters", "mix": 1, "voices": []}), cued.GenericEvent)
+
 
 def answering(replies: Dict[str, Dict[str, Any]]) -> Any:
     """A stand-in's answer: for each request, the canned reply of its op (with its id)."""

@@ -24,7 +24,8 @@ from .errors import (
 )
 from .events import (
     EVENT_KINDS, CompletionEvent, DecodeErrorEvent, DeviceEvent, DisconnectedEvent, Event, EventsDroppedEvent,
-    FinishedEvent, GenericEvent, LevelEvent, PagingEvent, ReconnectedEvent, ReloadedEvent, StartedEvent, parse_event,
+    FinishedEvent, GenericEvent, LevelEvent, Meter, MetersEvent, PagingEvent, ReconnectedEvent, ReloadedEvent,
+    StartedEvent, parse_event,
 )
 from .replies import (
     Capabilities, CueInfo, GroupState, Hello, LevelState, PagingResult, PlayerPlayResult, PlayerProperties,
@@ -41,7 +42,7 @@ __all__ = [
     "ConfigError", "CueInfo", "CuedError", "DecodeErrorEvent", "DeviceEvent", "DeviceUnavailable", "Disconnected",
     "DisconnectedEvent", "EVENT_KINDS", "ErrorCode", "Event", "EventDisabled", "EventStream", "EventsDroppedEvent",
     "FinishedEvent", "GenericEvent", "GroupState", "Hello", "InternalError", "InvalidRequest", "LevelEvent",
-    "LevelState", "LimitReached", "LineTooLong", "NotEnabled", "OutOfRange", "PROTOCOL", "PagingEvent", "PagingResult",
+    "LevelState", "LimitReached", "LineTooLong", "Meter", "MetersEvent", "NotEnabled", "OutOfRange", "PROTOCOL", "PagingEvent", "PagingResult",
     "ParseError", "PlayResult", "Player", "PlayerPlayResult", "PlayerProperties", "ProtocolViolation",
     "ReconnectedEvent", "ReloadResult", "ReloadedEvent", "RequestError", "RequestTimeout", "ScrollTracker",
     "StartedEvent", "Status", "SystemSettings", "SystemSound", "UnknownCue", "UnknownEvent", "UnknownGroup",

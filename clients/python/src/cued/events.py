@@ -18,9 +18,11 @@ from .errors import ProtocolViolation
 #: Every event kind the daemon documents, in the order of PROTOCOL.md's table.
 EVENT_KINDS: Tuple[str, ...] = (
     "started", "finished", "completion", "device", "reloaded", "decode-error", "events-dropped", "paging", "level",
+    "meters",
 )
-#: The kinds `subscribe` takes (`events-dropped` cannot be subscribed to: every connection may get it).
-SUBSCRIBABLE_KINDS: Tuple[str, ...] = tuple(kind for kind in EVENT_KINDS if kind != "events-dropped")
+#: The kinds `subscribe` takes (`events-dropped` cannot be subscribed to: every connection may get
+#: it; `meters` comes only to a connection that asked with the `meters` op, at its rate).
+SUBSCRIBABLE_KINDS: Tuple[str, ...] = tuple(kind for kind in EVENT_KINDS if kind not in ("events-dropped", "meters"))
 
 
 def _raw() -> Any:
@@ -161,6 +163,24 @@ class LevelEvent(_EventBase):
 
 
 @dataclass(frozen=True)
+class Meter:
+    """One peak and RMS (linear, 0...1) over the time since the last `meters` event."""
+
+    peak: float
+    rms: float
+
+
+@dataclass(frozen=True)
+class MetersEvent(_EventBase):
+    """The mix's and each sounding voice's levels, sent at the rate the `meters` op asked for."""
+
+    kind: ClassVar[str] = "meters"
+    mix: Meter
+    voices: Dict[int, Meter]
+    raw: Dict[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
 class GenericEvent(_EventBase):
     """An event of a kind this version does not know (or a known kind whose fields did not read):
     `kind` and `raw` say what it was."""
@@ -190,7 +210,7 @@ class ReconnectedEvent(_EventBase):
 
 Event = Union[
     StartedEvent, FinishedEvent, CompletionEvent, DeviceEvent, ReloadedEvent, DecodeErrorEvent, EventsDroppedEvent,
-    PagingEvent, LevelEvent, GenericEvent, DisconnectedEvent, ReconnectedEvent,
+    PagingEvent, LevelEvent, MetersEvent, GenericEvent, DisconnectedEvent, ReconnectedEvent,
 ]
 
 
@@ -220,6 +240,17 @@ def _paging(o: Mapping[str, Any], raw: Dict[str, Any]) -> Event:
         opt_str(o, "silenced"), opt_bool(o, "outOfOrder") is True, opt_bool(o, "settled") is True, raw)
 
 
+def _meter(o: Mapping[str, Any]) -> Meter:
+    return Meter(req_float(o, "peak"), req_float(o, "rms"))
+
+
+def _meters(o: Mapping[str, Any], raw: Dict[str, Any]) -> Event:
+    mix, voices = o.get("mix"), o.get("voices")
+    if not isinstance(mix, dict) or not isinstance(voices, list) or not all(isinstance(v, dict) for v in voices):
+        raise ProtocolViolation("a meters event needs mix (an object) and voices (a list of objects)")
+    return MetersEvent(_meter(mix), {req_int(v, "voice"): _meter(v) for v in voices}, raw)
+
+
 _PARSERS: Dict[str, Callable[[Mapping[str, Any], Dict[str, Any]], Event]] = {
     "started": _started,
     "finished": _finished,
@@ -231,6 +262,7 @@ _PARSERS: Dict[str, Callable[[Mapping[str, Any], Dict[str, Any]], Event]] = {
     "events-dropped": lambda o, raw: EventsDroppedEvent(req_int(o, "count"), raw),
     "paging": _paging,
     "level": lambda o, raw: LevelEvent(req_str(o, "level"), req_str(o, "previous"), req_str(o, "setBy"), raw),
+    "meters": _meters,
 }
 
 
