@@ -53,6 +53,11 @@ public final class PulseSink: OutputDevice, PullSink, @unchecked Sendable {
   /// server places it in its own thread between two reads of the sink, so the next read takes it.
   public static var rewriteMarginSeconds: Double { 0 }
 
+  /// How often a playing stream asks the server for its timing (what `fill` and a rewrite read), as
+  /// libpulse's own automatic updates do once settled. None while corked: on a server whose sink
+  /// never suspends, each answer would wake a quiet daemon (13 wake-ups in 10 s with libpulse's).
+  public static var timingUpdateMicroseconds: UInt64 { 250_000 }
+
   /// How long `open` waits for the server and the stream to be ready.
   public static var connectTimeoutMilliseconds: Int32 { 2000 }
 
@@ -132,6 +137,7 @@ public final class PulseSink: OutputDevice, PullSink, @unchecked Sendable {
       cued_pa_output_disconnect(output, Self.disconnectTimeoutMilliseconds)
       throw AudioDeviceError(device: name, step: "connect to PulseAudio", code: rc, detail: detail.isEmpty ? "error \(rc)" : detail)
     }
+    cued_pa_output_set_timing_updates(output, Self.timingUpdateMicroseconds)
     let granted = grantedFrames()
     return NegotiatedFormat(
       sampleFormat: .float32, rate: rate, periodFrames: granted?.minreq ?? Self.requestFrames(queue: targetFrames),
@@ -213,13 +219,16 @@ public final class PulseSink: OutputDevice, PullSink, @unchecked Sendable {
   /// Uncorking costs a message to the server; what the stream held when corked (silence) plays
   /// first, and a cue is rendered over it (`startQueued`).
   public func pausePulling() -> Bool {
-    guard let output else { return false }
-    return cued_pa_output_cork(output, 1) == 0
+    guard let output, cued_pa_output_cork(output, 1) == 0 else { return false }
+    cued_pa_output_set_timing_updates(output, 0)
+    return true
   }
 
   public func resumePulling() {
     restarted.store(true, ordering: .releasing)
-    if let output { _ = cued_pa_output_cork(output, 0) }
+    guard let output else { return }
+    _ = cued_pa_output_cork(output, 0)
+    cued_pa_output_set_timing_updates(output, Self.timingUpdateMicroseconds)
   }
 
   /// On the mainloop thread, lock held: `frames` frames for the engine.

@@ -40,6 +40,9 @@ struct cued_pa_output {
   char error[256];               // written on the mainloop thread or under the lock
   // The queue asked for now (cued_pa_output_set_latency: the control side decides, LatencyAdapter).
   _Atomic uint32_t latency_frames;  // the tlength asked for now
+  // Timing updates asked for (cued_pa_output_set_timing_updates): every `timing_period` µs, 0: none.
+  pa_usec_t timing_period;
+  pa_time_event *timing_event;   // on `context`; freed with it
 };
 
 int cued_pa__errno_of(int pa_error);
@@ -47,6 +50,7 @@ void cued_pa__set_failed(cued_pa_output *s, int code);
 void cued_pa__ask_latency_locked(cued_pa_output *s, uint32_t frames, uint32_t minreq_frames);
 void cued_pa__on_context_state(pa_context *context, void *data);
 void cued_pa__on_stream_state(pa_stream *stream, void *data);
+void cued_pa__on_timing_period(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data);
 void cued_pa__on_timeout(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data);
 void cued_pa__on_underflow(pa_stream *stream, void *data);
 void cued_pa__on_wake(pa_mainloop_api *api, pa_io_event *event, int fd, pa_io_event_flags_t flags, void *data);

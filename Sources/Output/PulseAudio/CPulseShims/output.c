@@ -75,6 +75,8 @@ static void drop_stream_locked(cued_pa_output *s, int timeout_ms) {
 static void drop_context_locked(cued_pa_output *s, int timeout_ms) {
   drop_stream_locked(s, timeout_ms);
   if (s->context == NULL) return;
+  if (s->timing_event != NULL) s->api->time_free(s->timing_event);
+  s->timing_event = NULL;
   pa_context_set_state_callback(s->context, NULL, NULL);
   pa_context_disconnect(s->context);
   pa_context_unref(s->context);
@@ -187,7 +189,10 @@ int cued_pa_output_connect(cued_pa_output *s, int timeout_ms) {
     .minreq = s->minreq_frames ? s->minreq_frames * stride : (uint32_t)-1,
     .fragsize = (uint32_t)-1,
   };
-  pa_stream_flags_t flags = PA_STREAM_ADJUST_LATENCY | PA_STREAM_INTERPOLATE_TIMING | PA_STREAM_AUTO_TIMING_UPDATE;
+  // No PA_STREAM_AUTO_TIMING_UPDATE: libpulse's timer keeps asking a corked stream's timing every
+  // second, and on a server whose sink never suspends the answers wake us while quiet. Swift asks
+  // for updates while the stream plays (cued_pa_output_set_timing_updates).
+  pa_stream_flags_t flags = PA_STREAM_ADJUST_LATENCY | PA_STREAM_INTERPOLATE_TIMING;
   if (pa_stream_connect_playback(s->stream, s->has_sink ? s->sink : NULL, &attr, flags, NULL, NULL) < 0) {
     result = fail_locked(s, "pa_stream_connect_playback", -1);
     drop_stream_locked(s, timeout_ms);
@@ -307,6 +312,25 @@ int cued_pa_output_cork(cued_pa_output *s, int cork) {
   }
   pa_threaded_mainloop_unlock(s->loop);
   return result;
+}
+
+void cued_pa_output_set_timing_updates(cued_pa_output *s, uint64_t period_us) {
+  pa_threaded_mainloop_lock(s->loop);
+  s->timing_period = period_us;
+  if (s->context != NULL && PA_CONTEXT_IS_GOOD(pa_context_get_state(s->context))) {
+    if (period_us == 0) {
+      if (s->timing_event != NULL) pa_context_rttime_restart(s->context, s->timing_event, PA_USEC_INVALID);
+    } else {
+      if (s->stream != NULL && pa_stream_get_state(s->stream) == PA_STREAM_READY) {
+        pa_operation *operation = pa_stream_update_timing_info(s->stream, NULL, NULL);
+        if (operation != NULL) pa_operation_unref(operation);
+      }
+      pa_usec_t next = pa_rtclock_now() + period_us;
+      if (s->timing_event != NULL) pa_context_rttime_restart(s->context, s->timing_event, next);
+      else s->timing_event = pa_context_rttime_new(s->context, next, cued_pa__on_timing_period, s);
+    }
+  }
+  pa_threaded_mainloop_unlock(s->loop);
 }
 
 int cued_pa_output_failed(cued_pa_output *s) { return atomic_load_explicit(&s->failed, memory_order_acquire); }

@@ -158,6 +158,18 @@ void cued_pa__on_underflow(pa_stream *stream, void *data) {
   atomic_fetch_add_explicit(&s->underflows, 1, memory_order_relaxed);
 }
 
+// The period of cued_pa_output_set_timing_updates came round: ask for timing again and re-arm.
+void cued_pa__on_timing_period(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data) {
+  (void)api; (void)tv;
+  cued_pa_output *s = data;
+  if (s->timing_period == 0 || s->context == NULL) return;
+  if (s->stream != NULL && pa_stream_get_state(s->stream) == PA_STREAM_READY) {
+    pa_operation *operation = pa_stream_update_timing_info(s->stream, NULL, NULL);
+    if (operation != NULL) pa_operation_unref(operation);
+  }
+  pa_context_rttime_restart(s->context, event, pa_rtclock_now() + s->timing_period);
+}
+
 void cued_pa__on_timeout(pa_mainloop_api *api, pa_time_event *event, const struct timeval *tv, void *data) {
   (void)api; (void)event; (void)tv;
   cued_pa_output *s = data;

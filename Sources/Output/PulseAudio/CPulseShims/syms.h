@@ -36,6 +36,7 @@
   X(pa_context_errno) \
   X(pa_context_set_state_callback) \
   X(pa_context_rttime_new) \
+  X(pa_context_rttime_restart) \
   X(pa_proplist_new) \
   X(pa_proplist_free) \
   X(pa_proplist_sets) \
@@ -101,6 +102,7 @@ extern struct cued_pa_symbols cued_pa_syms;
 #define pa_context_errno (cued_pa_syms.pa_context_errno)
 #define pa_context_set_state_callback (cued_pa_syms.pa_context_set_state_callback)
 #define pa_context_rttime_new (cued_pa_syms.pa_context_rttime_new)
+#define pa_context_rttime_restart (cued_pa_syms.pa_context_rttime_restart)
 #define pa_proplist_new (cued_pa_syms.pa_proplist_new)
 #define pa_proplist_free (cued_pa_syms.pa_proplist_free)
 #define pa_proplist_sets (cued_pa_syms.pa_proplist_sets)

@@ -114,7 +114,7 @@ void cued_pa_output_poke(cued_pa_output *output);
 ///
 /// Stands in for pa_context_new_with_proplist + pa_context_connect (PA_CONTEXT_NOAUTOSPAWN: cued
 /// never starts a server) + pa_stream_new_with_proplist + pa_stream_connect_playback with
-/// PA_STREAM_ADJUST_LATENCY | PA_STREAM_INTERPOLATE_TIMING | PA_STREAM_AUTO_TIMING_UPDATE and the
+/// PA_STREAM_ADJUST_LATENCY | PA_STREAM_INTERPOLATE_TIMING (timing updates: `set_timing_updates`) and the
 /// buffer attributes, each waited for with pa_threaded_mainloop_wait and a timer. Waiting (a few ms
 /// on a live server) makes a missing server or sink an error of the open, with the server's words,
 /// as an ALSA open is, instead of a stall noticed seconds later. Returns 0, or a negative errno
@@ -164,6 +164,12 @@ void cued_pa_output_set_failure_callback(cued_pa_output *output, cued_pa_notify_
 /// neither plays it nor asks it for audio (pa_stream_cork, not waited for). Returns 0, or a negative
 /// errno (-ENOTCONN without a ready stream).
 int cued_pa_output_cork(cued_pa_output *output, int cork);
+
+/// Asks the server for the stream's timing (pa_stream_update_timing_info) now and then every
+/// `period_us` microseconds, from a timer on the mainloop (pa_context_rttime_new/_restart); 0 stops
+/// the timer. What PA_STREAM_AUTO_TIMING_UPDATE does, but stoppable: libpulse's own timer runs for
+/// a corked stream too. Control side, under the mainloop lock; kept across a reconnect of the stream.
+void cued_pa_output_set_timing_updates(cued_pa_output *output, uint64_t period_us);
 
 /// Whether a PulseAudio server answers within `timeout_ms`: connects a context on a private
 /// pa_mainloop (PA_CONTEXT_NOAUTOSPAWN) and waits for it to be ready. `server_or_null` as in
