@@ -436,13 +436,67 @@ struct LatencyAdapterTests {
     adapter.xrun(XrunReport(voicesSounding: 0))
     #expect(adapter.elapsed(100) == true)
     #expect(adapter.targetFrames == 128)
+    adapter.elapsed(1000)  // a whole window at the minimum: that step down held
     adapter.xrun(audible)  // 256
+    #expect(adapter.decayWindow == 1000)
     adapter.elapsed(900)
     adapter.xrun(audible)  // 512
     #expect(adapter.elapsed(900) == false)
     #expect(adapter.targetFrames == 512)
     #expect(adapter.elapsed(100) == true)
     #expect(adapter.targetFrames == 256)
+  }
+
+  @Test func aStepDownThatProvesTooSoonDoublesTheQuietWindowUpToFourTimesAndQuietHalvesItBack() {
+    var adapter = LatencyAdapter(policy: policy)
+    #expect(adapter.policy.longestDecay == 4000)
+    adapter.xrun(audible)  // 256
+    adapter.elapsed(1000)  // down to 128
+    adapter.elapsed(500)
+    #expect(adapter.xrun(audible) == .raised)  // 500 after the step down: it was too soon
+    #expect(adapter.targetFrames == 256 && adapter.decayWindow == 2000 && adapter.untilNextStep == 2000)
+    adapter.elapsed(200)
+    #expect(adapter.xrun(audible) == .raised)  // 512: no step down since, the window stays
+    #expect(adapter.decayWindow == 2000)
+    adapter.elapsed(1999)
+    #expect(adapter.targetFrames == 512)
+    adapter.elapsed(1)
+    #expect(adapter.targetFrames == 256)  // a step per 2000 now
+    adapter.elapsed(1500)
+    adapter.xrun(audible)  // 512 again, 1500 after a step down
+    #expect(adapter.decayWindow == 4000)
+    adapter.elapsed(4000)
+    adapter.elapsed(100)
+    adapter.xrun(audible)  // too soon again: the window is at its longest
+    #expect(adapter.decayWindow == 4000)
+    // Under the lasting load, the amount stays up; once it is gone, it comes down and the window
+    // shrinks a step for each window spent at the minimum.
+    adapter.elapsed(4000)
+    adapter.elapsed(4000)
+    #expect(adapter.targetFrames == 128 && adapter.decayWindow == 4000 && adapter.untilNextStep == nil)
+    adapter.elapsed(4000)
+    #expect(adapter.decayWindow == 2000)
+    adapter.elapsed(2000)
+    #expect(adapter.decayWindow == 1000)
+    adapter.elapsed(50_000)
+    #expect(adapter.decayWindow == 1000)
+  }
+
+  @Test func anXrunAWholeWindowAfterAStepDownLeavesTheWindowAsItIs() {
+    var adapter = LatencyAdapter(policy: policy)
+    adapter.xrun(audible)
+    adapter.elapsed(1000)  // down to 128
+    adapter.elapsed(1000)
+    adapter.xrun(audible)
+    #expect(adapter.targetFrames == 256 && adapter.decayWindow == 1000)
+    // A lengthened window shortens a step for each window then spent at the minimum.
+    var held = LatencyAdapter(policy: policy)
+    held.xrun(audible)
+    held.elapsed(1000)
+    held.elapsed(10)
+    held.xrun(audible)  // window 2000
+    held.elapsed(4000)  // 256 → 128 at 2000, then 2000 at the minimum
+    #expect(held.targetFrames == 128 && held.decayWindow == 1000)
   }
 
   @Test func atTheMinimumQuietTimeDoesNotBankADecay() {

@@ -265,6 +265,8 @@ public enum Settings {
     Setting(
       "latency-decay", .number(0.1...86_400), default: 10, valueName: "seconds", .restartOnly,
       help: "Seconds without an xrun that cut sound after which a raised latency halves again (ALSA's fill target, PipeWire's, PulseAudio's)",
+      details:
+        "A raise within this long of a step down says the step came too soon: the window then doubles, up to four times this, and halves back for each window the latency stays down.",
       sets: \.latencyDecaySeconds),
     Setting(
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,

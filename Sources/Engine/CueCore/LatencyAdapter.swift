@@ -10,8 +10,12 @@
 ///   two, so a finer step would ask for nothing new), and xruns within `settle` after a raise do not
 ///   raise again: one stall that costs several cycles is one piece of evidence, and the new amount
 ///   gets the chance to show that it holds before another is asked for;
-/// - after each `decay` without such an xrun it comes down a step (half), to the minimum, so the
-///   amount is the smallest that held lately.
+/// - after each quiet window without such an xrun it comes down a step (half), to the minimum, so
+///   the amount is the smallest that held lately;
+/// - the quiet window is `decay`, doubled (up to `longestDecay`) each time a step down proves too
+///   soon (a counted xrun within a window of it raises again), and halved back for each window that
+///   then passes at the minimum: under a load that lasts, the amount stops going down into the next
+///   xrun every `decay`, and once the load is gone it comes down as fast as before.
 ///
 /// A cue is heard after everything already queued, so the minimum is what was configured and the
 /// adapter only ever trades latency for safety after the machine has shown it needs it.
@@ -30,14 +34,19 @@ public struct LatencyAdapter: Sendable, Equatable {
     public var decay: Int
     /// How long after a raise further xruns are taken as part of the same stall (the caller's unit).
     public var settle: Int
+    /// The longest the quiet window grows to when steps down keep proving too soon (the caller's unit).
+    public var longestDecay: Int
 
-    /// `settle` defaults to a fortieth of `decay` (a quarter of a second with the default 10 s).
-    public init(minimumFrames: Int, maximumFrames: Int, decay: Int, settle: Int? = nil) {
+    /// `settle` defaults to a fortieth of `decay` (a quarter of a second with the default 10 s),
+    /// `longestDecay` to four times `decay` (40 s).
+    public init(minimumFrames: Int, maximumFrames: Int, decay: Int, settle: Int? = nil, longestDecay: Int? = nil) {
       precondition(minimumFrames > 0 && decay > 0)
       self.minimumFrames = minimumFrames
       self.maximumFrames = max(maximumFrames, minimumFrames)
       self.decay = decay
       self.settle = max(settle ?? decay / 40, 0)
+      let longest = longestDecay ?? (decay > Int.max / 4 ? Int.max : decay * 4)
+      self.longestDecay = max(longest, decay)
     }
 
     /// Whether the amount can change at all (a maximum above the minimum).
@@ -59,14 +68,20 @@ public struct LatencyAdapter: Sendable, Equatable {
   public private(set) var targetFrames: Int
   /// How often an xrun raised the amount.
   public private(set) var raises = 0
-  /// Time since the last counted xrun or the last step down (the caller's unit).
+  /// The quiet window in force: `policy.decay`, longer after steps down that proved too soon.
+  public private(set) var decayWindow: Int
+  /// Time since the last counted xrun or the last step down (the caller's unit); at the minimum,
+  /// since the window was last shortened.
   private var quiet = 0
   /// Time since the last raise (the caller's unit); `Int.max` before the first.
   private var sinceRaise = Int.max
+  /// Time since the last step down (the caller's unit); `Int.max` before the first.
+  private var sinceStepDown = Int.max
 
   public init(policy: Policy) {
     self.policy = policy
     targetFrames = policy.minimumFrames
+    decayWindow = policy.decay
   }
 
   /// An xrun happened: one step up when it counts (`XrunReport.counts`) and no raise is settling;
@@ -77,6 +92,11 @@ public struct LatencyAdapter: Sendable, Equatable {
     quiet = 0
     let raised = min(policy.maximumFrames, targetFrames * 2)
     guard raised != targetFrames else { return .atMaximum }
+    // The last step down came within a window of this: it was too soon, so wait longer next time.
+    if sinceStepDown < decayWindow {
+      decayWindow = min(policy.longestDecay, decayWindow * 2)
+      sinceStepDown = Int.max  // that step's evidence is spent: a second raise before the next step is not
+    }
     targetFrames = raised
     raises += 1
     sinceRaise = 0
@@ -88,26 +108,33 @@ public struct LatencyAdapter: Sendable, Equatable {
   @discardableResult
   public mutating func elapsed(_ amount: Int) -> Bool {
     let amount = max(amount, 0)
-    sinceRaise = sinceRaise > Int.max - amount ? Int.max : sinceRaise + amount
-    guard targetFrames > policy.minimumFrames else {
-      quiet = 0
-      return false
-    }
-    quiet = quiet > Int.max - amount ? Int.max : quiet + amount
+    sinceRaise = Self.adding(amount, to: sinceRaise)
+    sinceStepDown = Self.adding(amount, to: sinceStepDown)
+    quiet = Self.adding(amount, to: quiet)
     var changed = false
-    while quiet >= policy.decay && targetFrames > policy.minimumFrames {
-      quiet -= policy.decay
+    while quiet >= decayWindow && targetFrames > policy.minimumFrames {
+      quiet -= decayWindow
       targetFrames = max(policy.minimumFrames, targetFrames / 2)
+      sinceStepDown = quiet
       changed = true
     }
-    if targetFrames == policy.minimumFrames { quiet = 0 }
+    // At the minimum, each whole window without a counted xrun shortens a lengthened window again.
+    while targetFrames == policy.minimumFrames && decayWindow > policy.decay && quiet >= decayWindow {
+      quiet -= decayWindow
+      decayWindow = max(policy.decay, decayWindow / 2)
+    }
+    if targetFrames == policy.minimumFrames && decayWindow == policy.decay { quiet = 0 }
     return changed
+  }
+
+  private static func adding(_ amount: Int, to value: Int) -> Int {
+    value > Int.max - amount ? Int.max : value + amount
   }
 
   /// How long until the next step down if nothing counts meanwhile (the caller's unit); nil at the
   /// minimum. A caller that only looks when something can change (a paused stream) waits this long.
   public var untilNextStep: Int? {
-    targetFrames > policy.minimumFrames ? policy.decay - quiet : nil
+    targetFrames > policy.minimumFrames ? decayWindow - quiet : nil
   }
 }
 
