@@ -143,7 +143,7 @@ struct DesktopSoundTests {
       embedded.daemon.themeSounds.choice.status
         == StatusReply.SoundTheme(name: "freedesktop", source: .default, reason: "no desktop session: no session bus"))
     #expect(embedded.connect().reply(#"{"op":"status"}"#)["soundTheme"]?["reason"] == .string("no desktop session: no session bus"))
-    embedded.daemon.desktopSession = { _ in .present("a desktop session") }
+    embedded.daemon.desktop.session = { _ in .present("a desktop session") }
     embedded.daemon.followSoundTheme()
     #expect(desktop.starts.load(ordering: .relaxed) == 1)
     #expect(
@@ -155,8 +155,8 @@ struct DesktopSoundTests {
   @Test func followDesktopIsHandedToTheSessionTest() throws {
     let asked = Mutex<[String]>([])
     let embedded = try EmbeddedDaemon { $0.followDesktop = "always" }
-    embedded.daemon.desktopWatch = { _ in .success(Self.yaru) }
-    embedded.daemon.desktopSession = { when in
+    embedded.daemon.desktop.watch = { _ in .success(Self.yaru) }
+    embedded.daemon.desktop.session = { when in
       asked.withLock { $0.append(when) }
       return .present("follow-desktop = \"always\"")
     }
@@ -179,8 +179,8 @@ struct DesktopSoundTests {
   ) throws -> (EmbeddedDaemon, Desktop) {
     let embedded = try EmbeddedDaemon { $0.soundTheme = theme }
     let desktop = Desktop()
-    if let session { embedded.daemon.desktopSession = { _ in session } }
-    embedded.daemon.desktopWatch = { post in
+    if let session { embedded.daemon.desktop.session = { _ in session } }
+    embedded.daemon.desktop.watch = { post in
       desktop.starts.add(1, ordering: .relaxed)
       desktop.post.withLock { $0 = post }
       return first.map { .success($0) } ?? .failure(DesktopSettingsWatch.Unavailable(reason: "no schema"))

@@ -278,13 +278,13 @@ struct SettingsTests {
   }
 
   @Test func aPulledStreamPausesAfterTheGivenSilenceOnlyWithinTheIdleWindowAndStaysConnected() throws {
-    let defaults = try #require(Daemon<NullSink>.pullPausePolicy(DaemonConfiguration(ConfigValues())))
+    let defaults = try #require(DaemonConfiguration(ConfigValues()).pullPausePolicy)
     #expect(defaults.afterFrames == 12_000, "0.25 s at 48 kHz")
     #expect(defaults.releaseAfterNanoseconds == nil, "paused until the next cue, however long")
     let never = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-pause-after", "0"]).values)
-    #expect(Daemon<NullSink>.pullPausePolicy(never) == nil)
+    #expect(never.pullPausePolicy == nil)
     let pastIdle = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-pause-after", "3"]).values)
-    #expect(Daemon<NullSink>.pullPausePolicy(pastIdle) == nil, "a pause after the idle window never comes")
+    #expect(pastIdle.pullPausePolicy == nil, "a pause after the idle window never comes")
   }
 
   @Test func commandLineOverridesTheFile() throws {

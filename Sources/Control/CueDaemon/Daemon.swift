@@ -4,24 +4,23 @@ import CuePosix
 import CueProtocol
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A failure that stops the daemon from starting, with what to do about it.
 public struct StartupError: Error, CustomStringConvertible, Sendable {
   public var description: String
   public init(_ description: String) { self.description = description }
 }
 
-/// The daemon's control side: the loop, and the dispatch of requests and engine news to the
-/// owner of each concern.
+/// The daemon's control side: the root that makes the owners of each concern and wires their
+/// news to one another.
 ///
-/// Runs on one thread (`run`), a poll(2) loop over the listening socket, the clients, a signalfd,
-/// and the eventfds through which the audio thread and background work report. It never blocks
-/// on a client. The owners (docs/ARCHITECTURE.md): `VoiceTable` (every voice's start and stop),
-/// `DeviceController`, `ClientServer`, `EventRouter`, `Players`, `SystemSounds`, `Paging`,
-/// `Reloader`, `CueCatalog`, `CueRules`, `PathDecoder`, `FileSounds`.
+/// Runs on one thread, a poll(2) loop over the listening socket, the clients, a signalfd, and the
+/// eventfds through which the audio thread and background work report (`DaemonLoop.swift`); it
+/// never blocks on a client. Requests go to their op's owner (`DaemonRequests.swift`), the audio
+/// thread's events and finished work to the owner concerned (`DaemonNews.swift`); `status` reads
+/// the owners (`DaemonStatus`). The owners (docs/ARCHITECTURE.md): `VoiceTable` (every voice's
+/// start and stop), `VoiceGate`, `DeviceController`, `ClientServer`, `EventRouter`, `Players`,
+/// `SystemSounds`, `FileSounds`, `ThemeSounds`, `DesktopFollowing`, `Paging`, `Reloader`,
+/// `CueCatalog`, `CueRules`, `GroupsAndLevels`, `PathDecoder`, `MeterFeed`.
 public final class Daemon<Device: OutputDevice> {
   let logger: Logger
   let clock: DaemonClock
@@ -54,28 +53,16 @@ public final class Daemon<Device: OutputDevice> {
   let gate: VoiceGate
   /// `meters`: the connections that asked for meter events.
   let meterFeed: MeterFeed
-
-  /// Starts watching the desktop's sound settings, handing each change to its argument (on the
-  /// watch's thread): the first reading, or why there is none. Set by `followDesktopSettings()`;
-  /// nil (in-process tests): there is no desktop to follow.
-  var desktopWatch:
-    ((@escaping @Sendable (DesktopSoundSettings) -> Void) -> Result<DesktopSoundSettings, DesktopSettingsWatch.Unavailable>)? = nil
-  /// Whether there is a desktop to follow, and why (for `follow-desktop`'s value), decided before
-  /// the watch loads GLib. Set by `followDesktopSettings()`; nil (in-process tests): the watch decides.
-  var desktopSession: ((String) -> DesktopSession.Verdict)? = nil
-  /// The desktop's sound settings as last read; nil before a watch started, or when none could.
-  private(set) var desktopSettings: DesktopSoundSettings? = nil
-  private var desktopWatchTried = false
-  /// Why the desktop is followed, or why not (`status`'s `soundTheme.reason`).
-  private var desktopReason: String? = nil
-  private let environment: (String) -> String?
+  /// Follows the desktop's sound theme and event-sounds switch (`sound-theme = "desktop"`).
+  let desktop: DesktopFollowing
 
   /// From a request's last byte arriving to its voice's first frame handed to the device.
   var triggerLatency = LatencyHistogram()
   var status: DaemonStatus<Device> { DaemonStatus(daemon: self) }
   var running = true
-  private var signalFD: SignalFD? = nil
-  private var watchdog: Watchdog? = nil
+  /// The control loop's (`run`): SIGTERM, SIGINT and SIGHUP read as data, and systemd's watchdog, if it asked for one.
+  var signalFD: SignalFD? = nil
+  var watchdog: Watchdog? = nil
   /// The handler of each op, registered by its owner (`OpOwner`): the daemon itself, or the object it names.
   lazy var routes = Routes { [unowned self] owner -> any OpHandler in
     switch owner {
@@ -122,7 +109,6 @@ public final class Daemon<Device: OutputDevice> {
   ) throws(StartupError) {
     self.logger = logger
     self.clock = clock
-    self.environment = environment
     startedAt = clock.nanoseconds()
     do {
       engineWakeups = try EventFDSignals()
@@ -132,10 +118,7 @@ public final class Daemon<Device: OutputDevice> {
     }
     let rate = configuration.sampleRate
     engine = Engine(
-      configuration: EngineConfiguration(
-        periodFrames: configuration.periodFrames, idleFrames: Int(configuration.idleSeconds * Double(rate)),
-        voiceCapacity: configuration.voiceLimit * 2 + 16, fillTarget: Self.fillTargetPolicy(configuration),
-        pullPause: Self.pullPausePolicy(configuration)),
+      configuration: configuration.engineConfiguration,
       sink: sink, signals: engineWakeups)
     let ids = IDAllocator()
     catalog = CueCatalog(sampleRate: rate)
@@ -145,7 +128,7 @@ public final class Daemon<Device: OutputDevice> {
       engine: engine, device: device, ids: ids, clock: clock, limit: configuration.voiceLimit,
       stopFadeFrames: max(1, Int(configuration.stopFadeSeconds * Double(rate))),
       loudness: LoudnessNormalizer(policy: LoudnessNormalizer.Policy(configuration), logger: logger))
-    clients = ClientServer(limits: Self.clientLimits(configuration), clock: clock, logger: logger)
+    clients = ClientServer(limits: configuration.clientLimits, clock: clock, logger: logger)
     events = EventRouter(clients: clients)
     meterFeed = MeterFeed(bank: engine.meters, clients: clients, clock: clock)
     files = PathDecoder(
@@ -160,36 +143,13 @@ public final class Daemon<Device: OutputDevice> {
     sounds = SystemSounds(maximum: configuration.maximumSounds, gate: gate, catalog: catalog, files: files, events: events, ids: ids)
     fileSounds = FileSounds(gate: gate, files: files, events: events, ids: ids)
     themeSounds = ThemeSounds(theme: configuration.soundTheme, files: fileSounds, environment: environment)
+    desktop = DesktopFollowing(themeSounds: themeSounds, work: work, logger: logger, environment: environment)
     paging = Paging(gate: gate, catalog: catalog, events: events, clock: clock, sampleRate: configuration.sampleRate)
     reloader = Reloader(configuration: configuration, catalog: catalog, events: events, work: work, logger: logger)
     soundWatcher = SoundWatcher(logger: logger)
     wire()
     _ = routes  // built now: a daemon that lacks a handler for an op does not start
     levels.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
-  }
-
-  /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence; it then stays connected,
-  /// paused, until the next cue (nil when it is 0 or not shorter than the idle window, which then
-  /// closes the stream as it closes an ALSA device).
-  static func pullPausePolicy(_ configuration: DaemonConfiguration) -> EngineConfiguration.PullPause? {
-    let pause = configuration.pipeWirePauseSeconds
-    guard pause > 0, pause < configuration.idleSeconds else { return nil }
-    return EngineConfiguration.PullPause(afterFrames: Int(pause * Double(configuration.sampleRate)))
-  }
-
-  /// The push loop's fill target: `fill-target` frames, twice as much after an underrun that cut sound,
-  /// up to the whole buffer, half again after each `latency-decay` seconds of audio without one (the
-  /// rule every backend's latency follows: `LatencyAdapter`).
-  static func fillTargetPolicy(_ configuration: DaemonConfiguration) -> LatencyAdapter.Policy? {
-    guard configuration.fillTargetFrames > 0 else { return nil }
-    return LatencyAdapter.Policy(
-      minimumFrames: configuration.fillTargetFrames, maximumFrames: configuration.bufferFrames,
-      decay: max(1, Int(configuration.latencyDecaySeconds * Double(configuration.sampleRate))))
-  }
-
-  static func clientLimits(_ configuration: DaemonConfiguration) -> ClientServer.Limits {
-    ClientServer.Limits(
-      maximumClients: configuration.maximumClients, queueBytes: configuration.clientQueueBytes, allowedGroup: configuration.allowedGroup)
   }
 
   /// Connects the owners' news to those who act on it.
@@ -243,7 +203,7 @@ public final class Daemon<Device: OutputDevice> {
       }
       players.maximum = configuration.maximumPlayers
       sounds.maximum = configuration.maximumSounds
-      clients.limits = Self.clientLimits(configuration)
+      clients.limits = configuration.clientLimits
       files.soundDirectories = configuration.soundDirectories
       files.allowAnyPath = configuration.allowAnyPath
       files.options = reloader.loader.options
@@ -260,82 +220,16 @@ public final class Daemon<Device: OutputDevice> {
 
   // MARK: - The desktop's sound settings
 
-  /// Follows the desktop's sound theme and event-sounds switch while `sound-theme` is `desktop`:
-  /// read through GSettings (`DesktopSettingsWatch`), when a schema for them is installed and (with
-  /// `follow-desktop = "auto"`) there is a desktop session (`DesktopSession`), and heard as they
-  /// change. GLib is loaded only then: on a server or in a container it is never mapped.
+  /// Follows the desktop's settings through GSettings from now on (`DesktopFollowing`).
   public func followDesktopSettings() {
-    desktopSession = { [environment] when in
-      let schemas = DesktopSoundSchemas.candidates(currentDesktop: environment("XDG_CURRENT_DESKTOP"))
-      let directories = DesktopSoundSchemas.directories(environment: environment)
-      guard DesktopSoundSchemas.firstNamed(schemas, in: directories, read: DesktopSoundSchemas.readCompiled) != nil else {
-        return .absent("no GSettings schema for them is installed (\(schemas.joined(separator: ", ")); Debian: gsettings-desktop-schemas)")
-      }
-      if when == "always" { return .present("follow-desktop = \"always\"") }
-      return DesktopSession.verdict(environment: environment)
-    }
-    desktopWatch = { [environment] post in
-      DesktopSettingsWatch.start(schemas: DesktopSoundSchemas.candidates(currentDesktop: environment("XDG_CURRENT_DESKTOP")), post: post).map(\.0)
-    }
+    desktop.useDesktop()
     followSoundTheme()
   }
 
   /// Puts the sound theme in force: `sound-theme`, and the desktop's settings when it follows them.
-  /// Logged when the choice changes.
-  ///
-  /// The watch is started the first time `desktop` is in force and there is a desktop to follow;
-  /// until then every reload asks again (a user service may start before the session it serves:
-  /// `cuectl reload` once it is there follows it). Once tried, the watch is never tried again: it
-  /// either runs and hears every change, or it failed in GLib, which a reload would not mend.
-  func followSoundTheme() {
-    let configured = configuration.soundTheme
-    if configured == SoundThemeChoice.followDesktop, !desktopWatchTried, let start = desktopWatch {
-      let verdict = desktopSession?(configuration.followDesktop)
-      switch verdict {
-      case .absent(let why):
-        if why != desktopReason { logger.info("the desktop's sound settings are not followed: \(why)") }
-        desktopReason = why
-      case .present, nil:
-        desktopWatchTried = true
-        switch start({ [work] settings in work.post(.desktopSound(settings)) }) {
-        case .success(let settings):
-          desktopSettings = settings
-          if case .present(let why) = verdict { desktopReason = why }
-        case .failure(let unavailable):
-          logger.info("the desktop's sound settings are not followed: \(unavailable.reason)")
-          desktopReason = unavailable.reason
-        }
-      }
-    }
-    let choice = SoundThemeChoice(configured: configured, desktop: desktopSettings, reason: desktopReason)
-    if choice != themeSounds.choice || !soundThemeLogged {
-      if let refused = choice.refusedName {
-        logger.warning("the desktop's sound theme '\(refused)' is not a theme name; playing events from \(choice.name)")
-      }
-      logger.info("sound theme: \(choice.summary)")
-      soundThemeLogged = true
-    }
-    themeSounds.follow(choice)
-  }
-  private var soundThemeLogged = false
-
-  /// The watch read a change: follow it (while `sound-theme` is `desktop`).
-  func desktopSoundChanged(_ settings: DesktopSoundSettings) {
-    guard settings != desktopSettings else { return }
-    desktopSettings = settings
-    followSoundTheme()
-  }
+  func followSoundTheme() { desktop.follow(configuration) }
 
   // MARK: - Start-up
-
-  /// The signals the control loop reads through a signalfd.
-  static var handledSignals: [Int32] { [SIGTERM, SIGINT, SIGHUP] }
-
-  /// Blocks the handled signals in the calling thread. Call first, before any thread exists, so
-  /// that every thread inherits the mask and the signals are only ever read from the signalfd.
-  public static func blockSignals() {
-    try? SignalFD.block(handledSignals)
-  }
 
   /// Claims the socket path (or takes the socket systemd passed).
   public func bindSocket() throws(StartupError) {
@@ -363,208 +257,5 @@ public final class Daemon<Device: OutputDevice> {
   /// Rescans when the sound directories' changes have settled.
   func rescanIfSoundsChanged() {
     if let changed = soundWatcher.due(now: clock.nanoseconds()) { reloader.rescan(changed: changed) }
-  }
-
-  /// Starts the audio thread.
-  public func startAudio() throws(StartupError) {
-    do {
-      try audioThread.start(engine, realtime: configuration.realtimePolicy)
-    } catch {
-      throw StartupError("cannot start the audio thread: \(error)")
-    }
-  }
-
-  // MARK: - The loop
-
-  /// What the loop polls.
-  private enum Source: Hashable {
-    case listener, signals, engineNews, workDone, soundWatch
-    case client(UInt64)
-  }
-
-  /// Serves until SIGTERM or SIGINT, then fades out, closes the device, removes the socket and returns.
-  public func run() throws(StartupError) {
-    let signalFD: SignalFD
-    do {
-      signalFD = try SignalFD(signals: Self.handledSignals)
-    } catch {
-      throw StartupError("cannot create a signalfd: \(error)")
-    }
-    self.signalFD = signalFD
-    defer { signalFD.close() }
-    guard let listener = clients.listener else { throw StartupError("run() needs bindSocket() first") }
-    notifier.notify(["READY=1", "STATUS=" + status.line])
-    if let interval = notifier.watchdogInterval { watchdog = Watchdog(interval: interval, now: clock.nanoseconds()) }
-    logger.info(
-      "cued \(cuedVersion) ready on \(servedSocket ?? configuration.socketPath); device '\(device.name)' opens on the first cue",
-      metadata: StatusReply.Scheduling(audioThread.scheduling).realtimeText.map { ["audio-thread": "\($0)"] } ?? [:])
-    var poll = PollSet<Source>()
-    while running {
-      poll.removeAll()
-      poll.register(.listener, listener, for: .readable)
-      poll.register(.signals, signalFD.descriptor, for: .readable)
-      poll.register(.engineNews, engineWakeups.controlNotify, for: .readable)
-      poll.register(.workDone, work.doneFD, for: .readable)
-      if let watch = soundWatcher.descriptor { poll.register(.soundWatch, watch, for: .readable) }
-      for client in clients.connections {
-        guard let fd = client.transport.pollDescriptor else { continue }
-        var wanted: PollEvents = []
-        if client.wantsToRead { wanted.insert(.readable) }
-        if client.wantsToWrite { wanted.insert(.writable) }
-        poll.register(.client(client.serial), fd, for: wanted)
-      }
-      let ready: PollResult<Source>
-      do {
-        ready = try poll.wait(timeoutMilliseconds: pollTimeout())
-      } catch {
-        logger.error("poll failed: \(error)")
-        continue
-      }
-      if !ready[.engineNews].isEmpty { drainEngineEvents() }
-      if !ready[.signals].isEmpty { handleSignals() }
-      if !ready[.workDone].isEmpty { finishWork() }
-      if !ready[.soundWatch].isEmpty { soundWatcher.read(now: clock.nanoseconds()) }
-      rescanIfSoundsChanged()
-      // Every connection, ready or not: lines held back while its replies piled up are served
-      // once they have drained, whoever drained them.
-      for client in Array(clients.connections) where clients.connection(client.serial) != nil {
-        clients.service(client, events: ready[.client(client.serial)])
-      }
-      clients.retireHalfClosed()
-      if !ready[.listener].isEmpty { clients.acceptWaiting() }
-      device.retryIfDue()
-      device.adaptLatencyIfDue()
-      levels.checkQuietHours()
-      meterFeed.sendIfDue()
-      watchdog?.feedIfDue(now: clock.nanoseconds(), engine: engine, notifier: notifier, logger: logger)
-    }
-    shutdown()
-  }
-
-  private func pollTimeout() -> Int32 {
-    let now = clock.nanoseconds()
-    let quietHoursBoundary = levels.secondsToNextBoundary().map { now + UInt64(($0 + 0.01) * 1e9) }
-    let deadlines = [device.retryDeadline, device.latencyDeadline, watchdog?.due, quietHoursBoundary, soundWatcher.deadline, meterFeed.deadline]
-    guard let next = deadlines.compactMap({ $0 }).min() else { return -1 }
-    if next <= now { return 0 }
-    return Int32(min((next - now) / 1_000_000 + 1, 60_000))
-  }
-
-  // MARK: - News from the audio thread and background work
-
-  /// Takes every event the audio thread posted and hands it to the owner concerned.
-  func drainEngineEvents() {
-    engineWakeups.acknowledgeControl()
-    while let event = engine.nextEvent() {
-      switch event {
-      case .started(let id, let frame, let clock, let delay, let handedAt):
-        voiceStarted(id, frame: frame, clock: clock, delayFrames: delay, handedAt: handedAt)
-      case .ended(let end):
-        voiceEnded(end)
-      case .refused(let id):
-        logger.warning("voice \(id) was refused: the voice table is full")
-        voiceEnded(VoiceEnd(id: id, reason: .error, position: 0))
-      case .released(let reason):
-        device.released(reason)
-      case .latencyRaised(let raise):
-        device.noteRaise(raise)
-      }
-    }
-    // A pulled sink's first callback since it connected has run (it sent these events): make its thread real-time.
-    device.settleMixingThread()
-  }
-
-  /// A voice's first frame went out: its latency, its player's clock, and when it will be heard.
-  private func voiceStarted(_ id: VoiceID, frame: UInt64, clock mixerClock: UInt64, delayFrames: Int, handedAt: UInt64) {
-    guard let voice = voices.started(id) else { return }
-    if voice.requestArrival > 0 && handedAt >= voice.requestArrival {
-      triggerLatency.record(nanoseconds: handedAt - voice.requestArrival)
-    }
-    if case .player(let player) = voice.origin { players.voiceStarted(id, player: player, frame: frame) }
-    let rate = Double(configuration.sampleRate)
-    // Frames queued in the device after the first one, then the first one itself is heard.
-    let aheadFrames = Double(delayFrames) - Double(mixerClock &- frame)
-    events.started(id, voice, deviceTime: Double(frame) / rate, heardIn: max(0, aheadFrames / rate))
-  }
-
-  /// A voice stopped sounding: forget it, and tell whoever is owed the news.
-  private func voiceEnded(_ end: VoiceEnd) {
-    guard let voice = voices.ended(end.id) else { return }
-    levels.voiceEnded(end.id, group: voice.group)
-    switch voice.origin {
-    case .oneShot: events.finished(end.id, voice, reason: end.reason, alsoTo: voice.notify ? [voice.owner] : [])
-    case .player(let player): players.voiceEnded(end, voice: voice, player: player)
-    case .sound(let sound): sounds.voiceEnded(end, voice: voice, sound: sound)
-    }
-  }
-
-  /// Takes every finished piece of background work and applies it, on the control thread.
-  func finishWork() {
-    for result in work.take() {
-      switch result {
-      case .reload(let scan):
-        reloader.finished(scan)
-      case .desktopSound(let settings):
-        desktopSoundChanged(settings)
-      case .decoded(let token, let outcome):
-        // A deferred reply (the first `play` of a file or theme event, `player.prepare`, `sound.create`) comes
-        // before the events its request caused (the device's `opened`, the voice's `started`).
-        events.holding {
-          if !players.decoded(token: token, outcome), !fileSounds.decoded(token: token, outcome) {
-            _ = sounds.decoded(token: token, outcome) { [unowned self] client in clients.connection(client) != nil }
-          }
-        }
-      }
-    }
-  }
-
-  // MARK: - Status, signals and shutdown
-
-  private func handleSignals() {
-    while let signal = try? signalFD?.next() {
-      switch signal {
-      case SIGHUP:
-        logger.info("SIGHUP: reloading the config and the sound directories")
-        reloader.reloadAll()
-      case SIGTERM, SIGINT:
-        logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): fading out and stopping")
-        running = false
-      default:
-        break
-      }
-    }
-  }
-
-  /// Fades everything out (at most 50 ms), lets the audio thread finish, closes the device and the socket.
-  private func shutdown() {
-    notifier.notify(["STOPPING=1", "STATUS=stopping"])
-    let fade = Int(min(configuration.shutdownFadeSeconds, 0.05) * Double(configuration.sampleRate))
-    var sent = engine.send(.shutdown(fadeFrames: fade))
-    let deadline = clock.nanoseconds() + 1_000_000_000
-    var released = false
-    while !released && clock.nanoseconds() < deadline {
-      if !sent { sent = engine.send(.shutdown(fadeFrames: fade)) }
-      _ = try? Poll.wait([PollRequest(fd: engineWakeups.controlNotify, events: .readable)], timeoutMilliseconds: 20)
-      engineWakeups.acknowledgeControl()
-      while let event = engine.nextEvent() {
-        switch event {
-        case .ended(let end): voiceEnded(end)
-        case .refused(let id): voiceEnded(VoiceEnd(id: id, reason: .error, position: 0))
-        case .released(let reason):
-          device.close()  // no events, no reopening: cued is on its way out
-          if reason == .shutdown { released = true }
-        case .started, .latencyRaised: break
-        }
-      }
-    }
-    if released {
-      audioThread.join()
-    } else {
-      logger.warning("the audio thread did not stop within 1 s; exiting anyway")
-    }
-    device.close()
-    clients.close()
-    soundWatcher.stop()
-    logger.info("stopped")
   }
 }
