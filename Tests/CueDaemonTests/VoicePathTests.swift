@@ -312,6 +312,48 @@ struct VoicePathTests {
     #expect(rig.peak() == 0)
   }
 
+  /// The level's one rule (`GroupsAndLevels.silences`) holds a play as it starts and as it sounds:
+  /// for every origin, with and without its group's `at-quiet` and a client ceiling, a level that
+  /// refuses a new play (reason `level`) fades out the same play already sounding, and one that
+  /// lets it start lets it sound on at its own gain.
+  @Test(arguments: PlayOrigin.allCases)
+  func aPlayStartingAndAPlaySoundingAreHeldToOneLevelRule(origin: PlayOrigin) throws {
+    var checkedSounding = 0
+    for atQuiet in [false, true] {
+      for ceiling in [SoundLevel.full, .quiet] {
+        for level in [SoundLevel.quiet, .silent] {
+          var toml = atQuiet ? "[groups.\(origin.group)]\nat-quiet = true\n" : ""
+          if ceiling != .full { toml += "[clients.kiosk]\nceiling = \"\(ceiling.rawValue)\"\n" }
+          let rig = try VoicePathRig(toml)
+          rig.ask(#""op":"hello","client":"kiosk""#)
+          let lowest: SoundLevel = atQuiet ? .quiet : .full
+          let what = "\(origin), at-quiet \(atQuiet), ceiling \(ceiling), level \(level)"
+          let allowedAtFull = !GroupsAndLevels.silences(.full, lowest: lowest, ceiling: ceiling)
+          let allowed = !GroupsAndLevels.silences(level, lowest: lowest, ceiling: ceiling)
+          // Sounding: started at full (where the ceiling lets it), then the level drops.
+          #expect(rig.play(origin).played == allowedAtFull, "\(what): the play at full")
+          rig.ask(#""op":"level","level":"\#(level.rawValue)""#)
+          if allowedAtFull {
+            Self.expectLevel(rig.peak(after: 20), allowed ? 1 : 0, "\(what): the play sounding through the change")
+            checkedSounding += 1
+          }
+          // Starting at that level.
+          let started = rig.play(origin)
+          #expect(started.played == allowed, "\(what): a play starting")
+          #expect(started.reason == (allowed ? nil : "level"), "\(what): why")
+        }
+      }
+    }
+    #expect(checkedSounding == 6, "the sounding path ran where a play sounds at full")
+    // The rule itself: the lower of the level and the ceiling, against the lowest level the play sounds at.
+    #expect(!GroupsAndLevels.silences(.full, lowest: .full, ceiling: .full))
+    #expect(GroupsAndLevels.silences(.quiet, lowest: .full, ceiling: .full))
+    #expect(GroupsAndLevels.silences(.full, lowest: .full, ceiling: .quiet))
+    #expect(!GroupsAndLevels.silences(.quiet, lowest: .quiet, ceiling: .full))
+    #expect(GroupsAndLevels.silences(.silent, lowest: .quiet, ceiling: .full))
+    #expect(!GroupsAndLevels.silences(.silent, lowest: .silent, ceiling: .quiet), "an important cue that breaks silence")
+  }
+
   /// Turning loudness normalisation on at a reload reaches what already sounds, through the same
   /// chain: every origin's voice moves by the cue's normalisation gain, and back when it is off.
   @Test(arguments: [PlayOrigin.oneShot, .player, .systemSound])

@@ -176,10 +176,17 @@ final class GroupsAndLevels {
   /// The level a client's plays are held to: the level in force, or its ceiling when lower.
   func ceiling(for client: String?) -> SoundLevel { client.flatMap { clients[$0] }?.ceiling ?? .full }
 
+  /// The level's rule, the one both a play starting (`silence`) and a level change (`setLevel`, for
+  /// the voices sounding) ask: a play that may sound down to `lowest`, for a client held to
+  /// `ceiling`, is silent at `level` when the lower of the two is below `lowest`.
+  static func silences(_ level: SoundLevel, lowest: SoundLevel, ceiling: SoundLevel) -> Bool {
+    min(level, ceiling) < lowest
+  }
+
   /// Why a play in `group` that may sound down to `lowest` is silent now for a client held to
   /// `ceiling`, if it is. The `system` group's mute is the system-sound switch: its plays say `muted`.
   func silence(group: String, lowest: SoundLevel, ceiling: SoundLevel) -> SilenceReason? {
-    if min(level, ceiling) < lowest { return .level }
+    if Self.silences(level, lowest: lowest, ceiling: ceiling) { return .level }
     if isMuted(group) { return group == CueRule.systemGroup ? .muted : .groupMuted }
     return nil
   }
@@ -194,7 +201,7 @@ final class GroupsAndLevels {
     guard new != previous else { return }
     level = new
     let fade = Int(Self.levelFadeSeconds * Double(sampleRate))
-    let tooLoud = voices.sounding { min(new, $0.ceiling) < $0.lowestLevel }
+    let tooLoud = voices.sounding { Self.silences(new, lowest: $0.lowestLevel, ceiling: $0.ceiling) }
     for id in tooLoud { voices.stop(id, fadeFrames: fade, reason: .level) }
     events.emit(.level(Event.LevelChange(level: new, previous: previous, setBy: by)))
   }
