@@ -54,7 +54,7 @@ struct GroupsAndLevelsTests {
     embedded.runCycles(20)
     let alert = client.reply(#"{"id":2,"op":"play","cue":"pico","pan":1,"notify":true}"#)
     #expect(alert["played"] == .bool(true))
-    #expect(embedded.daemon.levels.reply("ui").groups.first?.ducked ?? 1 < 0.26)
+    #expect(embedded.daemon.groups.reply("ui").groups.first?.ducked ?? 1 < 0.26)
     embedded.runCycles(until: { client.received().contains { $0["event"] == .string("finished") } })
     embedded.runCycles(40)
     let ratios = Self.leftRatios(embedded)
@@ -87,7 +87,7 @@ struct GroupsAndLevelsTests {
     }
     let after = ratios.filter { $0.frame >= rise + release }
     #expect(!after.isEmpty && after.allSatisfy { abs($0.ratio - 1) < 1e-4 })
-    #expect(embedded.daemon.levels.reply("ui").groups.first?.ducked == 1)
+    #expect(embedded.daemon.groups.reply("ui").groups.first?.ducked == 1)
   }
 
   @Test func aGroupsVolumeAndMuteChangeItsVoicesAndMutedGroupsPlayNothing() throws {

@@ -323,7 +323,7 @@ struct InProcessDaemonTests {
     #expect(client.request(#"{"id":1,"op":"reload"}"#).isEmpty)
     #expect(embedded.daemon.voices.limit == 3)
     #expect(embedded.daemon.players.maximum == 7)
-    #expect(embedded.daemon.levels.volume(CueRule.systemGroup) == 0.5)
+    #expect(embedded.daemon.groups.volume(CueRule.systemGroup) == 0.5)
     #expect(embedded.daemon.configuration.sampleRate == 48000)
     embedded.finishBackgroundWork()
   }

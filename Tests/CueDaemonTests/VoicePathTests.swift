@@ -281,9 +281,9 @@ struct VoicePathTests {
 
     // A voice of the ducking group lowers the player by 12 dB, from its own volume, then lets go.
     let duck = Float(pow(10, -12.0 / 20))
-    rig.embedded.daemon.levels.voiceStarted(VoiceID(999_999), group: "alerts")
+    rig.embedded.daemon.groups.voiceStarted(VoiceID(999_999), group: "alerts")
     Self.expectLevel(rig.peak(), 0.2 * 0.99 * duck, "ducked")
-    rig.embedded.daemon.levels.voiceEnded(VoiceID(999_999), group: "alerts")
+    rig.embedded.daemon.groups.voiceEnded(VoiceID(999_999), group: "alerts")
     Self.expectLevel(rig.peak(), 0.2 * 0.99, "released")
   }
 
@@ -312,7 +312,7 @@ struct VoicePathTests {
     #expect(rig.peak() == 0)
   }
 
-  /// The level's one rule (`GroupsAndLevels.silences`) holds a play as it starts and as it sounds:
+  /// The level's one rule (`Levels.silences`) holds a play as it starts and as it sounds:
   /// for every origin, with and without its group's `at-quiet` and a client ceiling, a level that
   /// refuses a new play (reason `level`) fades out the same play already sounding, and one that
   /// lets it start lets it sound on at its own gain.
@@ -328,8 +328,8 @@ struct VoicePathTests {
           rig.ask(#""op":"hello","client":"kiosk""#)
           let lowest: SoundLevel = atQuiet ? .quiet : .full
           let what = "\(origin), at-quiet \(atQuiet), ceiling \(ceiling), level \(level)"
-          let allowedAtFull = !GroupsAndLevels.silences(.full, lowest: lowest, ceiling: ceiling)
-          let allowed = !GroupsAndLevels.silences(level, lowest: lowest, ceiling: ceiling)
+          let allowedAtFull = !Levels.silences(.full, lowest: lowest, ceiling: ceiling)
+          let allowed = !Levels.silences(level, lowest: lowest, ceiling: ceiling)
           // Sounding: started at full (where the ceiling lets it), then the level drops.
           #expect(rig.play(origin).played == allowedAtFull, "\(what): the play at full")
           rig.ask(#""op":"level","level":"\#(level.rawValue)""#)
@@ -346,12 +346,12 @@ struct VoicePathTests {
     }
     #expect(checkedSounding == 6, "the sounding path ran where a play sounds at full")
     // The rule itself: the lower of the level and the ceiling, against the lowest level the play sounds at.
-    #expect(!GroupsAndLevels.silences(.full, lowest: .full, ceiling: .full))
-    #expect(GroupsAndLevels.silences(.quiet, lowest: .full, ceiling: .full))
-    #expect(GroupsAndLevels.silences(.full, lowest: .full, ceiling: .quiet))
-    #expect(!GroupsAndLevels.silences(.quiet, lowest: .quiet, ceiling: .full))
-    #expect(GroupsAndLevels.silences(.silent, lowest: .quiet, ceiling: .full))
-    #expect(!GroupsAndLevels.silences(.silent, lowest: .silent, ceiling: .quiet), "an important cue that breaks silence")
+    #expect(!Levels.silences(.full, lowest: .full, ceiling: .full))
+    #expect(Levels.silences(.quiet, lowest: .full, ceiling: .full))
+    #expect(Levels.silences(.full, lowest: .full, ceiling: .quiet))
+    #expect(!Levels.silences(.quiet, lowest: .quiet, ceiling: .full))
+    #expect(Levels.silences(.silent, lowest: .quiet, ceiling: .full))
+    #expect(!Levels.silences(.silent, lowest: .silent, ceiling: .quiet), "an important cue that breaks silence")
   }
 
   /// Turning loudness normalisation on at a reload reaches what already sounds, through the same

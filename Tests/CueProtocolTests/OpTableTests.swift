@@ -16,14 +16,15 @@ struct OpTableTests {
     #expect(Op(rawValue: "player") == nil && Op(rawValue: "Play") == nil)
   }
 
-  /// Which daemon owner answers which op: the `player.` and `sound.` families, the levels, reload, and the daemon for the rest.
+  /// Which daemon owner answers which op: the `player.` and `sound.` families, the groups, the level, reload, and the daemon for the rest.
   @Test("each op names the owner that carries it out", arguments: Op.allCases)
   func eachOpNamesItsOwner(_ op: Op) {
     let expected: OpOwner =
       switch op.rawValue {
       case let name where name.hasPrefix("player."): .players
       case let name where name.hasPrefix("sound."): .sounds
-      case "system", "level", "group": .levels
+      case "system", "group": .groups
+      case "level": .levels
       case "reload": .reloader
       default: .daemon
       }

@@ -20,7 +20,7 @@ public struct StartupError: Error, CustomStringConvertible, Sendable {
 /// the owners (`DaemonStatus`). The owners (docs/ARCHITECTURE.md): `VoiceTable` (every voice's
 /// start and stop), `VoiceGate`, `DeviceController`, `ClientServer`, `EventRouter`, `Players`,
 /// `SystemSounds`, `FileSounds`, `ThemeSounds`, `DesktopFollowing`, `Paging`, `Reloader`,
-/// `CueCatalog`, `CueRules`, `GroupsAndLevels`, `PathDecoder`, `MeterFeed`.
+/// `CueCatalog`, `CueRules`, `Groups`, `Levels`, `PathDecoder`, `MeterFeed`.
 public final class Daemon<Device: OutputDevice> {
   let logger: Logger
   let clock: DaemonClock
@@ -48,7 +48,10 @@ public final class Daemon<Device: OutputDevice> {
   /// `watch-sounds`: the sound directories' changes, each burst a rescan.
   let soundWatcher: SoundWatcher
   let rules: CueRules
-  let levels: GroupsAndLevels
+  /// Groups (buses): volume, mute, ducking.
+  let groups: Groups
+  /// The level, client ceilings and quiet hours.
+  let levels: Levels
   /// The one admission path of every play.
   let gate: VoiceGate
   /// `meters`: the connections that asked for meter events.
@@ -69,6 +72,7 @@ public final class Daemon<Device: OutputDevice> {
     case .daemon: self
     case .players: players
     case .sounds: sounds
+    case .groups: groups
     case .levels: levels
     case .reloader: reloader
     }
@@ -135,8 +139,9 @@ public final class Daemon<Device: OutputDevice> {
       soundDirectories: configuration.soundDirectories, allowAnyPath: configuration.allowAnyPath,
       options: Reloader.loader(for: configuration).options, work: work)
     rules = CueRules(seed: clock.nanoseconds() ^ UInt64(ProcessInfo.processID))
-    levels = GroupsAndLevels(voices: voices, events: events, wallClock: wallClock, sampleRate: rate)
-    gate = VoiceGate(voices: voices, rules: rules, levels: levels)
+    groups = Groups(voices: voices, sampleRate: rate)
+    levels = Levels(voices: voices, groups: groups, events: events, wallClock: wallClock, sampleRate: rate)
+    gate = VoiceGate(voices: voices, rules: rules, groups: groups, levels: levels)
     players = Players(
       maximum: configuration.maximumPlayers, gate: gate, device: device, catalog: catalog, files: files, events: events, ids: ids,
       sampleRate: rate, logger: logger)
@@ -149,7 +154,7 @@ public final class Daemon<Device: OutputDevice> {
     soundWatcher = SoundWatcher(logger: logger)
     wire()
     _ = routes  // built now: a daemon that lacks a handler for an op does not start
-    levels.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
+    groups.set(CueRule.systemGroup, volume: configuration.systemVolume, muted: configuration.systemMuted)
   }
 
   /// Connects the owners' news to those who act on it.
@@ -162,8 +167,8 @@ public final class Daemon<Device: OutputDevice> {
     }
     players.clientName = { [unowned self] serial in clients.connection(serial)?.name }
     sounds.clientName = { [unowned self] serial in clients.connection(serial)?.name }
-    voices.groupFactor = { [unowned self] group in levels.factor(group) }
-    voices.onStart = { [unowned self] id, voice in levels.voiceStarted(id, group: voice.group) }
+    voices.groupFactor = { [unowned self] group in groups.factor(group) }
+    voices.onStart = { [unowned self] id, voice in groups.voiceStarted(id, group: voice.group) }
     voices.onStopping = { [unowned self] id, voice in
       if case .player(let player) = voice.origin { players.voiceStopping(id, player: player) }
     }
@@ -199,7 +204,7 @@ public final class Daemon<Device: OutputDevice> {
       if loudness != voices.loudness.policy {
         voices.loudness.policy = loudness
         // Normalisation on, off or to another target: what sounds follows over the group ramp.
-        voices.refreshGains(rampFrames: Int(GroupsAndLevels.volumeRampSeconds * Double(configuration.sampleRate)))
+        voices.refreshGains(rampFrames: Int(Groups.volumeRampSeconds * Double(configuration.sampleRate)))
       }
       players.maximum = configuration.maximumPlayers
       sounds.maximum = configuration.maximumSounds
@@ -209,7 +214,7 @@ public final class Daemon<Device: OutputDevice> {
       files.options = reloader.loader.options
       applyTables(values)
       // Given in the file: the system group's volume and mute (else what `cuectl system` set stays).
-      levels.set(CueRule.systemGroup, volume: values.systemVolume, muted: values.systemMuted)
+      groups.set(CueRule.systemGroup, volume: values.systemVolume, muted: values.systemMuted)
     }
     reloader.refresh = { [unowned self] configuration in
       followSoundTheme()
@@ -244,7 +249,9 @@ public final class Daemon<Device: OutputDevice> {
     paging.setCarousels(values.carousels)
     rules.setRules(values.cueRules)
     catalog.setRules(rules.rules)
-    levels.configure(groups: values.groups, clients: values.clients, quietHours: values.quietHours)
+    // The level first: what quiet hours beginning now silence fades out before the groups' gains move.
+    levels.configure(clients: values.clients, quietHours: values.quietHours)
+    groups.configure(values.groups)
   }
 
   /// Decodes every cue (in parallel) and logs what was loaded, skipped and why; then watches the

@@ -43,7 +43,7 @@ extension Daemon {
   /// A voice stopped sounding: forget it, and tell whoever is owed the news.
   func voiceEnded(_ end: VoiceEnd) {
     guard let voice = voices.ended(end.id) else { return }
-    levels.voiceEnded(end.id, group: voice.group)
+    groups.voiceEnded(end.id, group: voice.group)
     switch voice.origin {
     case .oneShot: events.finished(end.id, voice, reason: end.reason, alsoTo: voice.notify ? [voice.owner] : [])
     case .player(let player): players.voiceEnded(end, voice: voice, player: player)

@@ -65,7 +65,7 @@ struct DaemonStatus<Device: OutputDevice> {
       underruns: Int(counters.underruns.load(ordering: .relaxed)) + device.device.xruns, framesWritten: Int(counters.framesWritten.load(ordering: .relaxed)),
       cues: daemon.catalog.count, cueBytes: daemon.catalog.byteCount, clients: clients.count, players: daemon.players.count,
       // Held sounds count: disposed ones stay until their last play ends.
-      sounds: sounds.count, systemVolume: daemon.levels.volume(CueRule.systemGroup), systemMuted: daemon.levels.isMuted(CueRule.systemGroup),
+      sounds: sounds.count, systemVolume: daemon.groups.volume(CueRule.systemGroup), systemMuted: daemon.groups.isMuted(CueRule.systemGroup),
       deviceCurrentTime: Double(device.heardFrame()) / Double(daemon.configuration.sampleRate),
       triggerLatency: daemon.triggerLatency.summary, paging: daemon.paging.counts, silenced: daemon.rules.silenced,
       eventsDropped: clients.eventsDropped, refusedConnections: clients.refusedConnections,

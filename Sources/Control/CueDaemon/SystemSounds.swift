@@ -28,7 +28,7 @@ final class SoundState {
 
 /// System Sound Services: sound ids, fire-and-forget plays with a completion each, and a dispose
 /// that never cuts what plays. The system-sound volume and mute switch is the `system` group's
-/// (GroupsAndLevels): system sounds play in it unless their cue's table names another group.
+/// (`Groups`): system sounds play in it unless their cue's table names another group.
 final class SystemSounds {
   private(set) var sounds: [UInt64: SoundState] = [:]
   /// Recently disposed sound ids, for a clear error when one is played again.

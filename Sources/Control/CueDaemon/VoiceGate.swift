@@ -45,11 +45,13 @@ final class VoiceGate {
 
   let voices: VoiceTable
   let rules: CueRules
-  let levels: GroupsAndLevels
+  let groups: Groups
+  let levels: Levels
 
-  init(voices: VoiceTable, rules: CueRules, levels: GroupsAndLevels) {
+  init(voices: VoiceTable, rules: CueRules, groups: Groups, levels: Levels) {
     self.voices = voices
     self.rules = rules
+    self.groups = groups
     self.levels = levels
   }
 
@@ -57,7 +59,7 @@ final class VoiceGate {
   func start(_ play: Play) throws(ProtocolError) -> Outcome {
     let rule = rules.rule(for: play.rule)
     var request = play.request
-    request.group = rule.group != CueRule.defaultGroup ? rule.group : play.role.flatMap(levels.group(forRole:)) ?? play.fallbackGroup
+    request.group = rule.group != CueRule.defaultGroup ? rule.group : play.role.flatMap(groups.group(forRole:)) ?? play.fallbackGroup
     request.priority = rule.priority
     request.lowestLevel = levels.lowestLevel(important: rule.important, group: request.group, client: play.client)
     request.ceiling = levels.ceiling(for: play.client)
@@ -78,7 +80,8 @@ final class VoiceGate {
     _ rule: CueRule, _ request: VoiceRequest, _ play: Play, now: UInt64, stealing: inout [VoiceID]
   ) -> SilenceReason? {
     if rule.muted { return .muted }
-    if let reason = levels.silence(group: request.group, lowest: request.lowestLevel, ceiling: request.ceiling) { return reason }
+    if levels.silences(lowest: request.lowestLevel, ceiling: request.ceiling) { return .level }
+    if let reason = groups.muteReason(request.group) { return reason }
     if play.repeatRules {
       if rule.cooldown > 0, let last = rules.lastStart(play.rule), now &- last < UInt64(rule.cooldown * 1e9) { return .cooldown }
       if rule.maxInstances > 0 {

@@ -113,7 +113,7 @@ extension Op {
 
 /// `system`: reads or changes the daemon-wide system-sound settings (the `system` group's volume and mute).
 public struct SystemRequest: RequestFields {
-  public static let op = Op("system", owner: .levels)
+  public static let op = Op("system", owner: .groups)
   public typealias Reply = SystemReply
   /// Linear, 0...1; nil: unchanged.
   public var volume: Double?
@@ -160,7 +160,7 @@ public struct LevelRequest: RequestFields {
 
 /// `group`: reads or changes groups: one by name (nil: every group), its volume and mute (nil: unchanged).
 public struct GroupRequest: RequestFields {
-  public static let op = Op("group", owner: .levels)
+  public static let op = Op("group", owner: .groups)
   public typealias Reply = GroupReply
   public var name: String?
   public var volume: Double?

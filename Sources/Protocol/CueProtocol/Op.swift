@@ -10,7 +10,9 @@ public enum OpOwner: String, CaseIterable, Sendable {
   case players
   /// `sound.*`: System Sound Services' model.
   case sounds
-  /// `system`, `level`, `group`: groups (buses) and the level.
+  /// `system`, `group`: groups (buses), the system group being the system-sound switch.
+  case groups
+  /// `level`: the level, client ceilings and quiet hours.
   case levels
   /// `reload`.
   case reloader
