@@ -121,9 +121,7 @@ public final class Daemon<Device: OutputDevice> {
       throw StartupError("cannot create an eventfd: \(error)")
     }
     let rate = configuration.sampleRate
-    engine = Engine(
-      configuration: configuration.engineConfiguration,
-      sink: sink, signals: engineWakeups)
+    engine = Engine(configuration: configuration.engineConfiguration, sink: sink, signals: engineWakeups)
     let ids = IDAllocator()
     catalog = CueCatalog(sampleRate: rate)
     sink.pulls(from: engine)
@@ -244,7 +242,8 @@ public final class Daemon<Device: OutputDevice> {
   /// The socket clients reach this daemon on: `socket` as configured, or the one systemd passed.
   private(set) var servedSocket: String? = nil
 
-  /// Sets the tables read from the config file: carousel bindings (nil: the built-in ones) and cue rules.
+  /// Sets the tables read from the config file: carousel bindings (nil: the built-in ones), cue
+  /// rules, client settings, quiet hours and groups.
   public func applyTables(_ values: ConfigValues) {
     paging.setCarousels(values.carousels)
     rules.setRules(values.cueRules)
