@@ -1,6 +1,6 @@
 /// The core ops, `hello` to `voices`, each declared once: its request type (name, owner, fields,
 /// reply type), a shorthand on `Request`, and its place in `coreOps`. Their replies are in
-/// Replies.swift and StatusReply.swift.
+/// Replies.swift and StatusReply.swift (with its sections, Status*.swift).
 
 extension Op {
   /// The core ops, in the order `hello` lists them.
