@@ -5,7 +5,8 @@ import Testing
 
 /// toml-test (https://github.com/toml-lang/toml-test), the language-neutral TOML suite, as Debian's
 /// golang-github-burntsushi-toml-dev installs it: each `valid/**.toml` parses to the tagged JSON of
-/// the `.json` beside it, and each `invalid/**.toml` is refused with a `TOMLError`. One case a file.
+/// the `.json` beside it (with each key's position where the key is written), and each
+/// `invalid/**.toml` is refused with a `TOMLError`. One case a file.
 @Suite(
   "toml-test, the TOML suite",
   .enabled(
@@ -21,15 +22,19 @@ struct TOMLTestSuiteTests {
     }
     let json = try #require(FileManager.default.contents(atPath: TOMLTestSuite.root + "/" + name + ".json"))
     let expected = try TaggedJSON(json: JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed]))
-    let document: [String: TOMLValue]
+    let document: TOMLDocument
     do {
-      document = try TOMLParser.parse(Array(bytes))
+      document = try TOMLParser.parseDocument(Array(bytes))
     } catch {
       Issue.record("\(name): refused, \(error)")
       return
     }
-    if let difference = expected.difference(from: TaggedJSON(.table(document))) {
+    if let difference = expected.difference(from: TaggedJSON(.table(document.root))) {
       Issue.record("\(name): \(difference)")
+    }
+    // And each key is filed where it is written.
+    if let problem = positionProblem(in: Array(bytes), document) {
+      Issue.record("\(name): \(problem)")
     }
   }
 
