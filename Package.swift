@@ -196,7 +196,7 @@ let package = Package(
       exclude: ["fake-polkit.py"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "DaemonTestSupport", "cued", "cuectl"]),
     .testTarget(name: "CueTOMLTests", dependencies: ["CueTOML"]),
-    .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix"]),
+    .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix", "CueTOML"]),
     .testTarget(name: "CueDecodingTests", dependencies: ["CueDecoding", "CueCore"]),
     .testTarget(name: "CueOutputTests", dependencies: ["CueOutput", "CueCore", "CAllocCounter"]),
     .testTarget(name: "PipeWireShimTests", dependencies: ["CPipeWireShims", "CAllocCounter", "CuePosix"]),

@@ -63,6 +63,9 @@
 #   libglib2.0-bin, dconf-service, dconf-gsettings-backend
 #          (--test) gsettings and glib-compile-schemas, and dconf on a private session bus: the
 #          desktop's sound settings as GNOME keeps them (DesktopSettingsTests, the transcripts)
+#   golang-github-burntsushi-toml-dev
+#          (--test) toml-test, the language-neutral TOML suite, which it ships as data
+#          (internal/toml-test/tests): the config parser must pass it (TOMLTestSuiteTests); no Go needed
 set -euo pipefail
 
 profile=run
@@ -127,7 +130,8 @@ elif [[ "$profile" != run ]]; then
   packages+=(pulseaudio-utils libasound2-plugins pipewire pipewire-bin wireplumber dbus bubblewrap systemd
     dpkg-dev binutils lintian socat netcat-openbsd python3-venv sound-theme-freedesktop libcanberra0 strace tmux
     rtkit python3-dbus python3-gi libglib2.0-bin dconf-service dconf-gsettings-backend
-    xvfb libcanberra-gtk3-module gir1.2-gtk-3.0 gir1.2-gsound-1.0 gnome-session-canberra)
+    xvfb libcanberra-gtk3-module gir1.2-gtk-3.0 gir1.2-gsound-1.0 gnome-session-canberra
+    golang-github-burntsushi-toml-dev)
 fi
 if [[ "$profile" == tools ]]; then
   packages+=(sox libsox-fmt-all lame mpg123 opus-tools flac stress-ng)

@@ -87,6 +87,15 @@ struct ConfigFileTests {
     Self.expectRefused("[cues.a]\ncooldown = 1\n[cues.a]\n", line: 3, "TOML syntax (column 1): the table [cues.a] is defined twice")
   }
 
+  /// The parser gives each key's line, so a problem names it however the key is written: dotted
+  /// from the top, in an inline table, or under a quoted NAME that holds a dot.
+  @Test func aProblemNamesItsKeysLineHoweverTheKeyIsWritten() {
+    let range = "volume must be a number from 0"
+    Self.expectRefused("device = \"null\"\n\ngroups.ui.volume = 5\n", line: 3, "[groups.ui] " + range)
+    Self.expectRefused("device = \"null\"\ngroups = { ui = { muted = true, volume = 5 } }\n", line: 2, "[groups.ui] " + range)
+    Self.expectRefused("[groups.\"a.b\"]\nmuted = true\n\nvolume = 5\n", line: 4, "[groups.a.b] " + range)
+  }
+
   /// Dates and times are text to the checks (as before the parser moved in process): a number key names itself.
   @Test func aDateWhereANumberBelongsIsATypeError() {
     Self.expectRefused("device = \"null\"\nmax-voices = 1979-05-27\n", line: 2, "max-voices must be a whole number")

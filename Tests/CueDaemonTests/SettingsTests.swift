@@ -55,7 +55,7 @@ struct SettingsTests {
   }
 
   static func fromFile(_ members: [(String, JSONValue)]) throws(ConfigError) -> ConfigValues {
-    try ConfigFile.interpret(.object(members), path: "test.toml", text: "")
+    try ConfigFile.interpret(.object(members), path: "test.toml")
   }
 
   static var plain: DaemonConfiguration { DaemonConfiguration(soundDirectories: [], socketPath: "", device: "auto") }
@@ -201,7 +201,7 @@ struct SettingsTests {
     for setting in Settings.all {
       let document: JSONValue =
         setting.isOption ? .object([(setting.key, sample(setting))]) : .object([(setting.table, .object([(setting.key, sample(setting))]))])
-      values[setting] = try! ConfigFile.interpret(document, path: "t", text: "")[setting]
+      values[setting] = try! ConfigFile.interpret(document, path: "t")[setting]
     }
     return DaemonConfiguration(values)
   }

@@ -1,5 +1,6 @@
 @testable import CueDaemon
 import CueProtocol
+import CueTOML
 import Foundation
 import Testing
 
@@ -9,11 +10,14 @@ import Testing
 /// test runs over the declarations, so a new key is checked without a new test.
 @Suite("The tables' keys")
 struct TableKeysTests {
-  /// Reads `[kind.t]` (or `[kind]` when it is not named) holding `key = value`, as the file `test.toml`.
-  static func read(_ kind: String, named: Bool, _ key: String, _ value: JSONValue, text: String) throws(ConfigError) -> ConfigValues {
+  /// Reads `[kind.t]` (or `[kind]` when it is not named) holding `key = value`, as the file `test.toml`
+  /// would with the header on line 1 and the key on line 3.
+  static func read(_ kind: String, named: Bool, _ key: String, _ value: JSONValue) throws(ConfigError) -> ConfigValues {
     let table: JSONValue = .object([(key, value)])
     let document: JSONValue = .object([(kind, named ? .object([("t", table)]) : table)])
-    return try ConfigFile.interpret(document, path: "test.toml", text: "[\(named ? kind + ".t" : kind)]\n\n\(key) = …\n")
+    let header: TOMLKeyPath = named ? [.key(kind), .key("t")] : [.key(kind)]
+    let positions = [header: TOMLPosition(line: 1, column: 2), header + [.key(key)]: TOMLPosition(line: 3, column: 1)]
+    return try ConfigFile.interpret(document, path: "test.toml", positions: positions)
   }
 
   /// For each table: its kind, its keys, where its struct is in the values, and what it needs besides.
@@ -66,7 +70,7 @@ struct TableKeysTests {
       // Out of range: the file, the key's line (3), the table, the key, the range.
       for value in Self.refused(key.type) {
         do {
-          _ = try Self.read(table.kind, named: table.named, key.key, value, text: "")
+          _ = try Self.read(table.kind, named: table.named, key.key, value)
           Issue.record("[\(section)] \(key.key) = \(value) was accepted")
         } catch {
           #expect(error.description.hasPrefix("test.toml:3: [\(section)] \(key.key) must be "), "\(error)")
@@ -82,7 +86,7 @@ struct TableKeysTests {
         table.kind == "quiet-hours" && key.key != "from" && key.key != "to"
         ? [(key.key, value), ("from", .string("22:00")), ("to", .string("07:00"))] : [(key.key, value)]
       let document: JSONValue = .object([(table.kind, table.named ? .object([("t", .object(members))]) : .object(members))])
-      let read = try ConfigFile.interpret(document, path: "test.toml", text: "")
+      let read = try ConfigFile.interpret(document, path: "test.toml")
       let target = try #require(table.found(read))
       var blank = table.keys.blank
       if table.kind == "quiet-hours" { blank = try #require(Self.quietHours(table.found, from: 22 * 60, to: 7 * 60)) }
@@ -90,7 +94,7 @@ struct TableKeysTests {
     }
     // Nothing given: every field is the struct's default.
     if table.named {
-      let empty = try ConfigFile.interpret(.object([(table.kind, .object([("t", .object([]))]))]), path: "test.toml", text: "")
+      let empty = try ConfigFile.interpret(.object([(table.kind, .object([("t", .object([]))]))]), path: "test.toml")
       #expect(table.found(empty) == table.keys.blank)
     }
   }
@@ -110,42 +114,36 @@ struct TableKeysTests {
   @Test func inlineTablesHaveTheirDefaultsAndNameTheirKeyLine() throws {
     // A binding given as a table: what it leaves out is PagingBinding's default.
     let text = "[carousel.t]\nwrap = \"wrap\"\npage-next = { cue = \"tick\", volume = 0.5 }\n"
-    let document: JSONValue = .object([
-      ("carousel", .object([("t", .object([("wrap", .string("wrap")), ("page-next", .object([("cue", .string("tick")), ("volume", .number(0.5))]))]))]))
-    ])
-    let binding = try #require(try ConfigFile.interpret(document, path: "c.toml", text: text).carousels?["t"]?.bindings["page-next"])
+    let binding = try #require(try ConfigFile.read(Array(text.utf8), path: "c.toml").carousels?["t"]?.bindings["page-next"])
     var expected = PagingBinding(cue: "tick", volume: 0.5)
     expected.line = 3
     #expect(binding == expected)
     // Out of range in it: the binding's line, and the binding named.
-    let bad: JSONValue = .object([("carousel", .object([("t", .object([("page-next", .object([("cue", .string("tick")), ("deadline", .number(0))]))]))]))])
     do {
-      _ = try ConfigFile.interpret(bad, path: "c.toml", text: "[carousel.t]\npage-next = { cue = \"tick\", deadline = 0 }\n")
+      _ = try ConfigFile.read(Array("[carousel.t]\npage-next = { cue = \"tick\", deadline = 0 }\n".utf8), path: "c.toml")
       Issue.record("deadline = 0 was accepted")
     } catch {
       #expect(error.description == "c.toml:2: [carousel.t] page-next's deadline must be a number of seconds from 0.001 to 10.0 (default 0.03)")
     }
     // A required key missing: what the table says of it.
-    let noCue: JSONValue = .object([("carousel", .object([("t", .object([("page-next", .object([("volume", .number(0.5))]))]))]))])
     do {
-      _ = try ConfigFile.interpret(noCue, path: "c.toml", text: "[carousel.t]\npage-next = { volume = 0.5 }\n")
+      _ = try ConfigFile.read(Array("[carousel.t]\npage-next = { volume = 0.5 }\n".utf8), path: "c.toml")
       Issue.record("a binding without its cue was accepted")
     } catch {
       #expect(error.description == "c.toml:2: [carousel.t] page-next needs cue = \"…\" (the cue to play), or false for nothing")
     }
     // A duck that gives only its group: Ducking's defaults.
     let duck: JSONValue = .object([("groups", .object([("a", .object([("duck", .object([("group", .string("default"))]))]))]))])
-    #expect(try ConfigFile.interpret(duck, path: "c.toml", text: "").groups?["a"]?.duck == Ducking(group: "default"))
-    let loud: JSONValue = .object([("groups", .object([("a", .object([("duck", .object([("group", .string("default")), ("by", .number(6))]))]))]))])
+    #expect(try ConfigFile.interpret(duck, path: "c.toml").groups?["a"]?.duck == Ducking(group: "default"))
     do {
-      _ = try ConfigFile.interpret(loud, path: "c.toml", text: "[groups.a]\nvolume = 1\nduck = { group = \"default\", by = 6 }\n")
+      _ = try ConfigFile.read(Array("[groups.a]\nvolume = 1\nduck = { group = \"default\", by = 6 }\n".utf8), path: "c.toml")
       Issue.record("by = 6 was accepted")
     } catch {
       #expect(error.description == "c.toml:3: [groups.a] duck's by must be a number of dB from -60.0 to 0.0 (default -12)")
     }
     // A variation's weight: Variation's default.
     let set: JSONValue = .object([("cues", .object([("s", .object([("variations", .array([.string("a"), .object([("cue", .string("b"))])]))]))]))])
-    #expect(try ConfigFile.interpret(set, path: "c.toml", text: "").cueRules?["s"]?.variations == [Variation(cue: "a"), Variation(cue: "b")])
+    #expect(try ConfigFile.interpret(set, path: "c.toml").cueRules?["s"]?.variations == [Variation(cue: "a"), Variation(cue: "b")])
   }
 
   /// docs/CONFIG.md's tables headed `| TITLE key |`: each row's keys (`a`, `b`), type cell, default cell and meaning.

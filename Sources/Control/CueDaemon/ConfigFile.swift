@@ -98,20 +98,28 @@ public enum ConfigFile {
       let reason = error.code == EFBIG ? "it is larger than \(sizeLimit >> 20) MiB" : error.reason
       throw ConfigError(path: path, line: 0, message: "cannot read it: \(reason)")
     }
-    let document: [String: TOMLValue]
+    return try read(bytes, path: path)
+  }
+
+  /// Parses and checks `bytes`, the text of the file at `path` (which only names it in errors).
+  public static func read(_ bytes: [UInt8], path: String) throws(ConfigError) -> ConfigValues {
+    let document: TOMLDocument
     do {
-      document = try TOMLParser.parse(bytes)
+      document = try TOMLParser.parseDocument(bytes)
     } catch {
       throw ConfigError(path: path, line: error.line, message: "TOML syntax (column \(error.column)): \(error.message)")
     }
-    return try interpret(JSONValue(toml: .table(document)), path: path, text: String(decoding: bytes, as: UTF8.self))
+    return try interpret(JSONValue(toml: .table(document.root)), path: path, positions: document.positions)
   }
 
   /// Checks the document's keys, types and ranges (Settings.all, and for the other tables their
-  /// declared keys, Settings.configTables); the first problem found is thrown.
-  public static func interpret(_ document: JSONValue, path: String, text: String) throws(ConfigError) -> ConfigValues {
+  /// declared keys, Settings.configTables); the first problem found is thrown, on the line of the
+  /// key it is about (`positions`, as the parser gives them; none for the command line's values).
+  public static func interpret(
+    _ document: JSONValue, path: String, positions: [TOMLKeyPath: TOMLPosition] = [:]
+  ) throws(ConfigError) -> ConfigValues {
     var values = ConfigValues()
-    let locator = KeyLocator(text: text)
+    let locator = KeyLocator(positions: positions)
     func fail(_ key: String, table: String = "", _ message: String) -> ConfigError {
       ConfigError(path: path, line: locator.line(of: key, in: table), message: message)
     }
@@ -192,36 +200,21 @@ extension ConfigFile {
   }
 }
 
-/// Finds the line a key is set on, by reading the TOML text (the checks see values, not positions).
+/// The line a key is set on, from the positions the parser gave (the checks see values, not positions).
 struct KeyLocator {
-  let lines: [Substring]
-  init(text: String) { lines = text.split(separator: "\n", omittingEmptySubsequences: false) }
+  let positions: [TOMLKeyPath: TOMLPosition]
 
-  /// The 1-based line of `key = …` inside `[table]` (top level when empty), or 0.
+  /// The 1-based line of `key` inside the table `table` (`cues.tick`, `system-sounds`; the top level
+  /// when empty), or of the table itself when `key` is `table`; 0 when it is not in the file.
   func line(of key: String, in table: String) -> Int {
-    var current = ""
-    for (index, raw) in lines.enumerated() {
-      let line = raw.drop { $0 == " " || $0 == "\t" }
-      if line.hasPrefix("[") {
-        current = String(line.dropFirst().prefix { $0 != "]" }).trimmingSpaces()
-        if table.isEmpty == false && current == table && key == table { return index + 1 }
-        continue
-      }
-      guard current == table else { continue }
-      let name = line.prefix { $0 != "=" }.trimmingSpaces().trimmingCharacters(["\"", "'"])
-      if name == key && line.contains("=") { return index + 1 }
-    }
-    // A table given as a header ([key]) rather than key = …
-    if table.isEmpty, let header = lines.firstIndex(where: { $0.drop { $0 == " " }.hasPrefix("[\(key)]") }) { return header + 1 }
-    return 0
+    let section = Self.path(of: table)
+    return positions[key == table ? section : section + [.key(key)]]?.line ?? 0
   }
-}
 
-extension StringProtocol {
-  func trimmingSpaces() -> String {
-    String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-  }
-  func trimmingCharacters(_ set: Set<Character>) -> String {
-    String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
+  /// `cues.tick` as keys: the kind, then the NAME (which may hold dots of its own, quoted in the file).
+  static func path(of table: String) -> TOMLKeyPath {
+    guard !table.isEmpty else { return [] }
+    guard let dot = table.firstIndex(of: ".") else { return [.key(table)] }
+    return [.key(String(table[..<dot])), .key(String(table[table.index(after: dot)...]))]
   }
 }

@@ -147,7 +147,7 @@ public struct DaemonCommandLine: Sendable {
     if noConfig && configPath != nil { throw usage("--config and --no-config contradict each other") }
     // The checks the config file gets, so a flag and a key mean the same thing.
     do {
-      values = try ConfigFile.interpret(.object(members), path: "command line", text: "")
+      values = try ConfigFile.interpret(.object(members), path: "command line")
     } catch {
       throw usage(error.message.replacingKeysWithFlags())
     }

@@ -165,7 +165,7 @@ extension Parser {
     return t.count == 10 && t[4] == Byte.minus && t[7] == Byte.minus && [0, 1, 2, 3, 5, 6, 8, 9].allSatisfy { Byte.isDigit(t[$0]) }
   }
 
-  func number(_ token: ArraySlice<UInt8>, at mark: Mark) throws(TOMLError) -> TOMLValue {
+  func number(_ token: ArraySlice<UInt8>, at mark: TOMLPosition) throws(TOMLError) -> TOMLValue {
     let text = String(decoding: token, as: UTF8.self)
     var digits = token
     let negative = digits.first == Byte.minus
@@ -244,7 +244,7 @@ extension Parser {
   }
 
   /// `YYYY-MM-DD`, `HH:MM:SS[.frac]`, or both joined by `T` with an optional `Z` or `±HH:MM`.
-  func dateTime(_ token: [UInt8], at mark: Mark) throws(TOMLError) -> TOMLDateTime {
+  func dateTime(_ token: [UInt8], at mark: TOMLPosition) throws(TOMLError) -> TOMLDateTime {
     let text = String(decoding: token, as: UTF8.self)
     func invalid(_ why: String) -> TOMLError {
       fail("\(text) is not a valid date or time: \(why) (RFC 3339: 1979-05-27, 07:32:00, 1979-05-27T07:32:00Z)", at: mark)

@@ -4,14 +4,21 @@
 /// redefinition rules included (a key set twice, a table defined twice, an inline table extended,
 /// a key then a table of the same name); the first problem is thrown as a `TOMLError` with its
 /// line and column. Strings are built from the bytes between their quotes, so the document must
-/// be UTF-8 (it is checked first).
+/// be UTF-8 (it is checked first). `parseDocument` also gives each key's line and column, so what
+/// checks the values can point at the key it refuses. toml-test, the TOML suite, holds it to all this
+/// (Tests/CueTOMLTests/TOMLTestSuiteTests.swift).
 public enum TOMLParser {
   /// The document's root table. Throws the first problem found.
   public static func parse(_ bytes: [UInt8]) throws(TOMLError) -> [String: TOMLValue] {
+    try parseDocument(bytes).root
+  }
+
+  /// The document's root table, and where each of its keys is written. Throws the first problem found.
+  public static func parseDocument(_ bytes: [UInt8]) throws(TOMLError) -> TOMLDocument {
     try checkUTF8(bytes)
     var parser = Parser(bytes: bytes)
     try parser.document()
-    return parser.root.value
+    return TOMLDocument(root: parser.root.value, positions: parser.positions)
   }
 
   /// Throws naming the first line that is not UTF-8.
@@ -47,8 +54,13 @@ final class TableNode {
   }
 
   var origin: Origin
+  /// Its keys from the root: where `TOMLDocument.positions` files the keys set in it.
+  let path: TOMLKeyPath
   var entries: [String: Entry] = [:]
-  init(_ origin: Origin) { self.origin = origin }
+  init(_ origin: Origin, path: TOMLKeyPath) {
+    self.origin = origin
+    self.path = path
+  }
 
   var value: [String: TOMLValue] {
     entries.mapValues { entry in
@@ -80,18 +92,14 @@ enum Byte {
   static func isControl(_ b: UInt8) -> Bool { (b < 0x20 && b != tab) || b == delete }
 }
 
-/// Where a problem is: a line and the byte column on it.
-struct Mark {
-  var line: Int
-  var column: Int
-}
-
 struct Parser {
   let bytes: [UInt8]
   var index = 0
   var line = 1
   var lineStart = 0
-  let root = TableNode(.header)
+  let root = TableNode(.header, path: [])
+  /// Where each key was written, filed by its path (`TOMLDocument.positions`).
+  var positions: [TOMLKeyPath: TOMLPosition] = [:]
   /// The table key/value lines add to: the root, then that of the last header.
   var current: TableNode
 
@@ -104,9 +112,9 @@ struct Parser {
 
   var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
   func peek(_ offset: Int) -> UInt8? { index + offset < bytes.count ? bytes[index + offset] : nil }
-  var here: Mark { Mark(line: line, column: index - lineStart + 1) }
+  var here: TOMLPosition { TOMLPosition(line: line, column: index - lineStart + 1) }
 
-  func fail(_ message: String, at mark: Mark? = nil) -> TOMLError {
+  func fail(_ message: String, at mark: TOMLPosition? = nil) -> TOMLError {
     let mark = mark ?? here
     return TOMLError(line: mark.line, column: mark.column, message: message)
   }
@@ -191,16 +199,23 @@ struct Parser {
 
   // MARK: Keys
 
-  /// A dotted key: `a`, `a.b`, `"a b".'c'`.
-  mutating func key() throws(TOMLError) -> [String] {
+  /// A dotted key: `a`, `a.b`, `"a b".'c'`; its parts, and where each is written.
+  mutating func key() throws(TOMLError) -> (parts: [String], marks: [TOMLPosition]) {
+    var marks = [here]
     var parts = [try keyPart()]
     while true {
       skipSpaces()
-      guard peek == Byte.dot else { return parts }
+      guard peek == Byte.dot else { return (parts, marks) }
       index += 1
       skipSpaces()
+      marks.append(here)
       parts.append(try keyPart())
     }
+  }
+
+  /// Files `path` as written at `mark`; a position already filed stays unless `replacing`.
+  mutating func place(_ path: TOMLKeyPath, at mark: TOMLPosition, replacing: Bool = false) {
+    if replacing || positions[path] == nil { positions[path] = mark }
   }
 
   mutating func keyPart() throws(TOMLError) -> String {
@@ -224,119 +239,10 @@ struct Parser {
     key.map { part in part.utf8.allSatisfy(Byte.isBareKey) && !part.isEmpty ? part : "\"\(part)\"" }.joined(separator: ".")
   }
 
-  // MARK: Key/value pairs and headers
-
-  /// `key = value`, added to `table`: dotted keys make or enter tables of their own.
-  mutating func keyValue(into table: TableNode) throws(TOMLError) {
-    let mark = here
-    let key = try key()
-    skipSpaces()
-    guard peek == Byte.equals else { throw fail("expected = after the key \(Self.spoken(key)), found \(found)") }
-    index += 1
-    skipSpaces()
-    let value = try value()
-    var target = table
-    for (position, part) in key.dropLast().enumerated() {
-      let path = Self.spoken(key[...position])
-      switch target.entries[part] {
-      case nil:
-        let made = TableNode(.dotted)
-        target.entries[part] = .table(made)
-        target = made
-      case .table(let inner) where inner.origin == .dotted: target = inner
-      case .table: throw fail("the table \(path) is defined by a [header]; a dotted key cannot add to it", at: mark)
-      case .tables: throw fail("\(path) is an array of tables; a dotted key cannot add to it", at: mark)
-      case .value(let value): throw fail(Self.notATable(path, value), at: mark)
-      }
-    }
-    let name = key[key.count - 1]
-    if let existing = target.entries[name] {
-      if case .value = existing { throw fail("the key \(Self.spoken(key)) is set twice", at: mark) }
-      throw fail("\(Self.spoken(key)) is already a table; it cannot also be set with =", at: mark)
-    }
-    target.entries[name] = .value(value)
-  }
-
-  static func notATable(_ path: String, _ value: TOMLValue) -> String {
-    if case .table = value { return "\(path) is an inline table, which cannot be extended: write all its keys inside { }" }
-    return "\(path) is already set to \(kindName(value)), not a table"
-  }
-
-  static func kindName(_ value: TOMLValue) -> String {
-    switch value {
-    case .string: return "a string"
-    case .integer: return "an integer"
-    case .float: return "a float"
-    case .boolean: return "a boolean"
-    case .dateTime: return "a date or time"
-    case .array: return "an array"
-    case .table: return "an inline table"
-    }
-  }
-
-  /// `[a.b]` or `[[a.b]]`: makes the named table (or a new element of the array) current.
-  mutating func header() throws(TOMLError) {
-    let mark = here
-    index += 1
-    let isArray = peek == Byte.openBracket
-    if isArray { index += 1 }
-    skipSpaces()
-    let key = try key()
-    skipSpaces()
-    let shown = isArray ? "[[\(Self.spoken(key))]]" : "[\(Self.spoken(key))]"
-    guard peek == Byte.closeBracket, !isArray || peek(1) == Byte.closeBracket else {
-      throw fail("expected \(isArray ? "]]" : "]") to close the header \(shown), found \(found)")
-    }
-    index += isArray ? 2 : 1
-    var target = root
-    for (position, part) in key.dropLast().enumerated() {
-      switch target.entries[part] {
-      case nil:
-        let made = TableNode(.implicit)
-        target.entries[part] = .table(made)
-        target = made
-      case .table(let inner): target = inner
-      case .tables(let array): target = array.tables[array.tables.count - 1]
-      case .value(let value): throw fail(Self.notATable(Self.spoken(key[...position]), value), at: mark)
-      }
-    }
-    let name = key[key.count - 1]
-    let path = Self.spoken(key)
-    let made = TableNode(.header)
-    if isArray {
-      switch target.entries[name] {
-      case nil:
-        let array = TableArray()
-        array.tables.append(made)
-        target.entries[name] = .tables(array)
-      case .tables(let array): array.tables.append(made)
-      case .table: throw fail("\(shown): \(path) is already a table, not an array of tables", at: mark)
-      case .value(.array): throw fail("\(shown): \(path) is an array given with =, which cannot be extended", at: mark)
-      case .value(let value): throw fail("\(shown): " + Self.notATable(path, value), at: mark)
-      }
-      current = made
-      return
-    }
-    switch target.entries[name] {
-    case nil:
-      target.entries[name] = .table(made)
-      current = made
-    case .table(let existing):
-      switch existing.origin {
-      case .implicit:
-        existing.origin = .header
-        current = existing
-      case .header: throw fail("the table \(shown) is defined twice", at: mark)
-      case .dotted: throw fail("the table \(shown) is already defined by dotted keys (\(path).…)", at: mark)
-      }
-    case .tables: throw fail("\(shown): \(path) is an array of tables; add to it with [[\(path)]]", at: mark)
-    case .value(let value): throw fail("\(shown): " + Self.notATable(path, value), at: mark)
-    }
-  }
-
   // MARK: Values
 
-  mutating func value() throws(TOMLError) -> TOMLValue {
+  /// The value at the cursor, which is the value of `path` (an inline table's keys are filed under it).
+  mutating func value(at path: TOMLKeyPath) throws(TOMLError) -> TOMLValue {
     guard let b = peek else { throw fail("expected a value, found the end of the file") }
     switch b {
     case Byte.quote:
@@ -345,8 +251,8 @@ struct Parser {
     case Byte.apostrophe:
       if peek(1) == Byte.apostrophe && peek(2) == Byte.apostrophe { return .string(try multiLineString(literal: true)) }
       return .string(try literalString())
-    case Byte.openBracket: return try array()
-    case Byte.openBrace: return try inlineTable()
+    case Byte.openBracket: return try array(at: path)
+    case Byte.openBrace: return try inlineTable(at: path)
     case 0x74, 0x66, 0x54, 0x46:  // t, f (T, F: a hint)
       if keyword("true") { return .boolean(true) }
       if keyword("false") { return .boolean(false) }
@@ -368,7 +274,7 @@ struct Parser {
     return true
   }
 
-  mutating func array() throws(TOMLError) -> TOMLValue {
+  mutating func array(at path: TOMLKeyPath) throws(TOMLError) -> TOMLValue {
     let opened = here
     index += 1
     var elements: [TOMLValue] = []
@@ -379,7 +285,7 @@ struct Parser {
         return .array(elements)
       }
       if peek == nil { throw fail("the array opened on line \(opened.line) is not closed with ]", at: opened) }
-      elements.append(try value())
+      elements.append(try value(at: path + [.index(elements.count)]))
       try skipBlank()
       switch peek {
       case Byte.comma: index += 1
@@ -388,35 +294,6 @@ struct Parser {
         return .array(elements)
       case nil: throw fail("the array opened on line \(opened.line) is not closed with ]", at: opened)
       default: throw fail("expected , or ] in the array, found \(found)")
-      }
-    }
-  }
-
-  /// `{ a = 1, b.c = 2 }`: on one line, no trailing comma; closed once written.
-  mutating func inlineTable() throws(TOMLError) -> TOMLValue {
-    index += 1
-    let table = TableNode(.header)
-    skipSpaces()
-    if peek == Byte.closeBrace {
-      index += 1
-      return .table([:])
-    }
-    while true {
-      skipSpaces()
-      if peek == Byte.newline || peek == Byte.carriageReturn || peek == Byte.hash {
-        throw fail("an inline table stays on one line (TOML 1.0): close it with } before the line ends")
-      }
-      if peek == Byte.closeBrace { throw fail("an inline table takes no comma after its last key") }
-      try keyValue(into: table)
-      skipSpaces()
-      switch peek {
-      case Byte.comma: index += 1
-      case Byte.closeBrace:
-        index += 1
-        return .table(table.value)
-      case Byte.newline, Byte.carriageReturn, Byte.hash, nil:
-        throw fail("an inline table stays on one line (TOML 1.0): close it with } before the line ends")
-      default: throw fail("expected , or } in the inline table, found \(found)")
       }
     }
   }

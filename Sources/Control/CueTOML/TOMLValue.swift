@@ -37,6 +37,42 @@ public struct TOMLDateTime: Sendable, Equatable, CustomStringConvertible {
   public var description: String { text }
 }
 
+/// A parsed document: its root table, and where each key in it is written.
+public struct TOMLDocument: Sendable {
+  public var root: [String: TOMLValue]
+  /// Each key's position, by its path from the root: `[.key("cues"), .key("tick"), .key("volume")]`
+  /// for `volume` under `[cues.tick]`, `[.key("a"), .index(0), .key("b")]` for `b` in the first
+  /// `[[a]]` (or in `a = [{ b = 1 }]`). Every part of a dotted key is filed (`a.b = 1` files `a` and
+  /// `a.b`); a table is filed where its `[header]` names it, or, when only implied (by `[a.b]` or
+  /// `a.b = 1`), where it is first named; an element of `[[a]]` where its header names it.
+  public var positions: [TOMLKeyPath: TOMLPosition]
+
+  public init(root: [String: TOMLValue], positions: [TOMLKeyPath: TOMLPosition]) {
+    self.root = root
+    self.positions = positions
+  }
+}
+
+/// One step from a table to what it holds: a key, or an array's element.
+public enum TOMLPathComponent: Sendable, Hashable {
+  case key(String)
+  case index(Int)
+}
+
+/// The steps from the root table to a key.
+public typealias TOMLKeyPath = [TOMLPathComponent]
+
+/// A place in the document: the 1-based line, and the 1-based byte column on it.
+public struct TOMLPosition: Sendable, Hashable {
+  public var line: Int
+  public var column: Int
+
+  public init(line: Int, column: Int) {
+    self.line = line
+    self.column = column
+  }
+}
+
 /// Why a TOML document was refused, and where: the 1-based line and byte column of the problem.
 public struct TOMLError: Error, Sendable, Equatable, CustomStringConvertible {
   public var line: Int
