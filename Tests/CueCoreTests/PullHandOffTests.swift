@@ -272,6 +272,17 @@ struct PullHandOffTests {
     #expect(thread.waitUntilFinished())
   }
 
+  @Test func aPauseDueAtTheEndOfTheIdleWindowPausesTheStreamInsteadOfReleasingIt() {
+    let (engine, sink) = makeEngine(idleFrames: 256, pullPause: EngineConfiguration.PullPause(afterFrames: 256))
+    let thread = EngineThread(engine)
+    #expect(engine.send(.attach))
+    let (_, paused) = pullUntilPaused(engine, sink, frames: 64)
+    #expect(paused && engine.isPullPaused)
+    #expect(waitForEvent(engine, seconds: 0.2) { $0 == .released(.idle) } == nil, "paused, not closed")
+    #expect(engine.send(.shutdown(fadeFrames: 0)))
+    #expect(thread.waitUntilFinished())
+  }
+
   @Test func aPulledSinksXrunsAreCountedByWhatTheyCut() {
     let (engine, _) = makeEngine(idleFrames: 1_000_000)
     let thread = EngineThread(engine)

@@ -223,7 +223,7 @@ struct SettingsTests {
     }
     #expect(restartOnly == Settings.all.filter { $0.reload == .restartOnly }.map(\.key))
     // The rules as cued has always had them.
-    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pipewire-latency-max", "pipewire-pause-after", "pulseaudio-latency", "pulseaudio-latency-max", "latency-decay", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "no-rtkit"])
+    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pipewire-latency-max", "pipewire-pause-after", "pulseaudio-latency", "pulseaudio-latency-max", "latency-decay", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "nice-level", "no-rtkit"])
     #expect(reloaded.shutdownFadeSeconds == 0.01, "a field that is no setting is kept")
     #expect(reloaded.maximumDecodedBytes == next.maximumDecodedBytes && reloaded.sampleRate == current.sampleRate)
 
@@ -277,14 +277,16 @@ struct SettingsTests {
     #expect(!DaemonConfiguration(ConfigValues()).alsaLayoutGiven)
   }
 
-  @Test func aPulledStreamPausesAfterTheGivenSilenceOnlyWithinTheIdleWindowAndStaysConnected() throws {
+  @Test func aPulledStreamPausesAfterTheGivenSilenceOrAtTheEndOfTheIdleWindowAndStaysConnected() throws {
     let defaults = try #require(DaemonConfiguration(ConfigValues()).pullPausePolicy)
-    #expect(defaults.afterFrames == 12_000, "0.25 s at 48 kHz")
+    #expect(defaults.afterFrames == 72_000, "1.5 s at 48 kHz")
     #expect(defaults.releaseAfterNanoseconds == nil, "paused until the next cue, however long")
     let never = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-pause-after", "0"]).values)
     #expect(never.pullPausePolicy == nil)
     let pastIdle = DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-pause-after", "3"]).values)
-    #expect(pastIdle.pullPausePolicy == nil, "a pause after the idle window never comes")
+    #expect(pastIdle.pullPausePolicy?.afterFrames == 96_000, "paused at the end of the 2 s idle window, not closed")
+    let shortIdle = DaemonConfiguration(try DaemonCommandLine(arguments: ["--idle-timeout", "0.5"]).values)
+    #expect(shortIdle.pullPausePolicy?.afterFrames == 24_000, "paused at the end of a shorter idle window")
   }
 
   @Test func commandLineOverridesTheFile() throws {

@@ -77,6 +77,29 @@ struct DaemonTests {
     #expect(text.contains("audio:     normal scheduling\n"))
   }
 
+  /// The control thread is set to nice -11 before it starts any other thread, so every thread of
+  /// the daemon has it (the audio thread, and the sound server's client threads on a server); as
+  /// root cued sets it itself. `--nice-level 0` asks for nothing.
+  @Test func theControlThreadAndEveryThreadItStartsRunAtTheNiceLevelAskedFor() throws {
+    let (daemon, _) = try Self.start()
+    defer { daemon.stop() }
+    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+    let control = try #require(daemon.status()["controlThread"] as? [String: Any])
+    if getuid() == 0 {
+      #expect(control["nice"] as? Int == -11 && control["via"] as? String == "setpriority", "\(control)")
+      let threads = try Harness.niceLevels(daemon.pid)
+      #expect(threads.count >= 2 && threads.allSatisfy { $0.nice == -11 }, "\(threads)")
+      #expect(try daemon.cuectl(["status"]).stdout.contains("control:   nice -11\n"))
+    } else {
+      #expect(control["refused"] as? String == "Permission denied", "\(control)")
+    }
+    let (left, _) = try Self.start(["--nice-level", "0"])
+    defer { left.stop() }
+    #expect(try left.status()["controlThread"] == nil)
+    #expect(try Harness.niceLevels(left.pid).allSatisfy { $0.nice == 0 })
+    #expect(try !left.cuectl(["status"]).stdout.contains("control:"))
+  }
+
   @Test func playingAnUnknownCueExits1AndNamesIt() throws {
     let (daemon, _) = try Self.start()
     defer { daemon.stop() }

@@ -64,6 +64,18 @@ enum Harness {
     return Int(fields[11])! + Int(fields[12])!
   }
 
+  /// The nice level of each thread of process `pid` (field 19 of /proc/PID/task/TID/stat), by
+  /// thread id, with the thread's name.
+  static func niceLevels(_ pid: Int32) throws -> [(thread: Int32, name: String, nice: Int)] {
+    try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").compactMap { tid in
+      guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+        let open = stat.firstIndex(of: "("), let close = stat.range(of: ")", options: .backwards)
+      else { return nil }  // a thread that ended meanwhile
+      let fields = stat[close.upperBound...].split(separator: " ")
+      return (Int32(tid)!, String(stat[stat.index(after: open)..<close.lowerBound]), Int(fields[16])!)
+    }
+  }
+
   /// Whether the tests run under a sanitizer (scripts/sanitize.sh sets CUED_SANITIZER).
   static var underSanitizer: Bool { ProcessInfo.processInfo.environment["CUED_SANITIZER"] != nil }
 

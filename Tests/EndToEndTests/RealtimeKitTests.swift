@@ -55,6 +55,25 @@ struct RealtimeKitTests {
     #expect(try Self.realtimeTimeout(daemon.pid) == "200000 200000")
   }
 
+  /// The control thread's nice level, refused to nobody (EACCES: RLIMIT_NICE 0), is asked of RTKit,
+  /// as PulseAudio asks for its own. RTKit marks the thread SCHED_RESET_ON_FORK, so the threads it
+  /// starts afterwards (the audio thread here) do not inherit it: PipeWire's thread loop is given
+  /// it by id (`pipeWiresDataThreadIsMadeRealtimeThroughRTKit`).
+  @Test func theControlThreadIsGivenItsNiceLevelByRTKit() throws {
+    let dir = Harness.temporaryDirectory()
+    let rig = try RealtimeKitRig(directory: dir)
+    defer { rig.stop() }
+    let daemon = try Self.start(dir, bus: rig.address, ["--realtime-priority", "0"])
+    defer { daemon.stop() }
+    let control = try #require(daemon.status()["controlThread"] as? [String: Any])
+    #expect(control["nice"] as? Int == -11 && control["via"] as? String == "rtkit", "\(control)")
+    #expect(try daemon.cuectl(["status"]).stdout.contains("control:   nice -11 (via RTKit)\n"))
+    #expect(rig.rtkitLog.contains("of process \(daemon.pid) owned by 'nobody' high priority at nice level -11"), "\(rig.rtkitLog)")
+    let threads = try Harness.niceLevels(daemon.pid)
+    #expect(threads.first { $0.thread == daemon.pid }?.nice == -11, "\(threads)")
+    #expect(threads.first { $0.name == "cued-audio" }?.nice == 0, "reset on fork: \(threads)")
+  }
+
   @Test func libpulsesMainloopThreadIsMadeRealtimeByRTKit() throws {
     let dir = Harness.temporaryDirectory()
     let rig = try RealtimeKitRig(directory: dir)
@@ -99,6 +118,10 @@ struct RealtimeKitTests {
     #expect(["rtkit", "pipewire"].contains(mixing["via"] as? String ?? ""), "\(mixing)")
     // Whoever asked, rtkit-daemon did it, for a thread of nobody's cued.
     #expect(rig.rtkitLog.contains("of process \(daemon.pid) owned by 'nobody' RT"), "\(rig.rtkitLog)")
+    // The thread loop's thread, which carries a resume to the server, did not inherit the control
+    // thread's nice level from a thread RTKit raised (SCHED_RESET_ON_FORK): cued asked for it too.
+    let loop = try Harness.niceLevels(daemon.pid).first { $0.name == "cued-pipewire" }
+    #expect(loop?.nice == -11, "\(String(describing: loop)) \(rig.rtkitLog)")
   }
 
   @Test func withoutRTKitOnTheBusStatusSaysBothReasons() throws {
@@ -115,6 +138,10 @@ struct RealtimeKitTests {
     #expect(
       try daemon.cuectl(["status"]).stdout.contains(
         "mixing:    cued's audio thread, normal scheduling (real-time refused: Operation not permitted; RTKit: not running (org.freedesktop.DBus.Error.ServiceUnknown"))
+    let control = try #require(daemon.status()["controlThread"] as? [String: Any])
+    #expect(control["nice"] as? Int == 0 && control["refused"] as? String == "Permission denied", "\(control)")
+    #expect((control["rtkit"] as? String)?.hasPrefix("not running (org.freedesktop.DBus.Error.ServiceUnknown: ") == true, "\(control)")
+    #expect(daemon.log.contains("control thread left at normal priority: nice 0 (refused: Permission denied; RTKit: not running"), "\(daemon.log)")
   }
 
   @Test func noSystemBusIsSaidSo() throws {

@@ -179,6 +179,7 @@ RULES = {
     "status/device/delayFrames": COUNT,
     "status/device/fillTargetFrames": COUNT,
     "status/scheduling": any_object,  # what the machine grants the audio thread
+    "status/controlThread": any_object,  # and the control thread (root, RTKit or neither)
 }
 # In strings (error messages, a program's output), "voice 12", "player 3" and "sound 4" name ids.
 ID_IN_TEXT = re.compile(r"\b((?:voice|player|sound) )(\d+)\b")

@@ -28,6 +28,8 @@ public final class Daemon<Device: OutputDevice> {
   /// The eventfds the audio thread and the control loop wake each other with (not Unix signals).
   let engineWakeups: EventFDSignals
   let audioThread = AudioThread()
+  /// What `--nice-level` got for the control thread at start (`ControlPriority`, applied by the program before the daemon exists).
+  public var controlPriority: ControlPriority.Outcome = .notAsked
   let work: WorkQueue
   let notifier = SystemdNotifier()
   let startedAt: UInt64

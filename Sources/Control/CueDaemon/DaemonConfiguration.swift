@@ -15,7 +15,7 @@ public struct DaemonConfiguration: Sendable {
   public var pipeWireLatencyMax: Int = 1024
   /// Seconds of silence after which a PipeWire stream is paused (inactive: not scheduled) until the
   /// next cue; 0 never pauses. Below `idleSeconds` to matter.
-  public var pipeWirePauseSeconds: Double = 0.25
+  public var pipeWirePauseSeconds: Double = 1.5
   /// The queue (tlength) a native PulseAudio stream asks the server to keep, in frames.
   public var pulseAudioLatency: Int = 480
   /// The most the native PulseAudio queue rises to after underflows; at or below `pulseAudioLatency` it stays fixed.
@@ -72,6 +72,9 @@ public struct DaemonConfiguration: Sendable {
   /// The real-time policy for whichever thread mixes (the audio thread, libpulse's mainloop
   /// thread, PipeWire's data thread), from the two settings above.
   public var realtimePolicy: RealtimePolicy { RealtimePolicy(priority: realtimePriority, asksRealtimeKit: realtimeKit) }
+  /// The nice level of the control thread and the threads it starts (0: left alone).
+  public var niceLevel: Int32 = -11
+  public var controlPriority: ControlPriority { ControlPriority(nice: niceLevel, asksRealtimeKit: realtimeKit) }
   /// The system-sound volume and mute switch at start.
   public var systemVolume = 1.0
   public var systemMuted = false
@@ -101,17 +104,20 @@ public struct DaemonConfiguration: Sendable {
   /// ALSA layout for PipeWire's ALSA plugin, `OutputSettings.forPipeWirePlugin`).
   public var outputSettings: OutputSettings {
     get {
-      OutputSettings(
+      var settings = OutputSettings(
         sampleRate: sampleRate, pipeWireLatency: pipeWireLatency, pipeWireLatencyMax: pipeWireLatencyMax,
         pulseAudioLatency: pulseAudioLatency, pulseAudioLatencyMax: pulseAudioLatencyMax, latencyDecaySeconds: latencyDecaySeconds,
         realtime: realtimePolicy, periodFrames: periodFrames, bufferFrames: bufferFrames, fillTargetFrames: fillTargetFrames,
         alsaLayoutGiven: alsaLayoutGiven)
+      settings.control = controlPriority
+      return settings
     }
     set {
       (sampleRate, pipeWireLatency, pipeWireLatencyMax) = (newValue.sampleRate, newValue.pipeWireLatency, newValue.pipeWireLatencyMax)
       (pulseAudioLatency, pulseAudioLatencyMax) = (newValue.pulseAudioLatency, newValue.pulseAudioLatencyMax)
       latencyDecaySeconds = newValue.latencyDecaySeconds
       (realtimePriority, realtimeKit) = (newValue.realtime.priority, newValue.realtime.asksRealtimeKit)
+      niceLevel = newValue.control.nice
       (periodFrames, bufferFrames, fillTargetFrames) = (newValue.periodFrames, newValue.bufferFrames, newValue.fillTargetFrames)
       alsaLayoutGiven = newValue.alsaLayoutGiven
     }

@@ -70,7 +70,20 @@ struct DaemonStatus<Device: OutputDevice> {
       triggerLatency: daemon.triggerLatency.summary, paging: daemon.paging.counts, silenced: daemon.rules.silenced,
       eventsDropped: clients.eventsDropped, refusedConnections: clients.refusedConnections,
       socket: daemon.servedSocket ?? daemon.configuration.socketPath, scheduling: StatusReply.Scheduling(daemon.audioThread.scheduling),
+      controlThread: StatusReply.ControlThread(daemon.controlPriority),
       soundTheme: daemon.themeSounds.choice.status)
+  }
+}
+
+extension StatusReply.ControlThread {
+  /// What the control thread got, as `status` says it; nil when nothing was asked.
+  public init?(_ outcome: ControlPriority.Outcome) {
+    switch outcome {
+    case .notAsked: return nil
+    case .raised(let nice, let via): self.init(nice: Int(nice), via: via.rawValue)
+    case .refused(let errno, let rtkit):
+      self.init(nice: Int(Threads.nice(ofThread: Threads.currentThreadID) ?? 0), refused: errno.description, rtkit: rtkit)
+    }
   }
 }
 

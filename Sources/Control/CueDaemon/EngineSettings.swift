@@ -9,13 +9,14 @@ extension DaemonConfiguration {
       voiceCapacity: voiceLimit * 2 + 16, fillTarget: fillTargetPolicy, pullPause: pullPausePolicy)
   }
 
-  /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence; it then stays connected,
-  /// paused, until the next cue (nil when it is 0 or not shorter than the idle window, which then
-  /// closes the stream as it closes an ALSA device).
+  /// Pausing a pulled sink after `pipewire-pause-after` seconds of silence, or at the end of the
+  /// idle window when that comes first; it then stays connected, paused, until the next cue (nil
+  /// when `pipewire-pause-after` is 0: the stream then closes after the idle window, as an ALSA
+  /// device does).
   var pullPausePolicy: EngineConfiguration.PullPause? {
     let pause = pipeWirePauseSeconds
-    guard pause > 0, pause < idleSeconds else { return nil }
-    return EngineConfiguration.PullPause(afterFrames: Int(pause * Double(sampleRate)))
+    guard pause > 0 else { return nil }
+    return EngineConfiguration.PullPause(afterFrames: Int(min(pause, idleSeconds) * Double(sampleRate)))
   }
 
   /// The push loop's fill target: `fill-target` frames, twice as much after an underrun that cut sound,

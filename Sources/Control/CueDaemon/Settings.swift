@@ -246,10 +246,10 @@ public enum Settings {
         "An xrun that cut sound says this machine did not keep up with the quantum: cued then asks for twice the latency, up to this, and halves it again after each latency-decay seconds without one, down to pipewire-latency (as PulseAudio's watermark rises and decays). A skipped cycle during trailing silence, the first cycle after a resume or a connect, and a stall of the whole graph do not count. At or below pipewire-latency the latency stays fixed.",
       sets: \.pipeWireLatencyMax),
     Setting(
-      "pipewire-pause-after", .number(0...86_400), default: 0.25, valueName: "seconds", .restartOnly,
+      "pipewire-pause-after", .number(0...86_400), default: 1.5, valueName: "seconds", .restartOnly,
       help: "Seconds of silence after which the PipeWire or PulseAudio stream is paused until the next cue (0: never)",
       details:
-        "A paused PipeWire stream keeps its node and links but is not scheduled, and a corked PulseAudio stream keeps its sink input but is not asked for audio, so neither cued nor the server wakes for it; the stream stays connected, paused, however long the quiet lasts, and the next cue resumes it. At 0 (or at idle-timeout or more) the stream is not paused and leaves the server after idle-timeout.",
+        "A paused PipeWire stream keeps its node and links but is not scheduled, and a corked PulseAudio stream keeps its sink input but is not asked for audio, so neither cued nor the server wakes for it; the stream stays connected, paused, however long the quiet lasts, and the next cue resumes it. Paused at the end of the idle window (idle-timeout) when that comes first; at 0 the stream is not paused and leaves the server after idle-timeout.",
       sets: \.pipeWirePauseSeconds),
     Setting(
       "pulseaudio-latency", .integer(64...48000), default: 480, shown: "480, 10 ms at 48 kHz", valueName: "frames", .restartOnly,
@@ -286,7 +286,7 @@ public enum Settings {
     Setting(
       "idle-timeout", .number(0...86_400), default: 2, valueName: "seconds", .restartOnly,
       help: "Seconds of silence before an ALSA or null device is closed",
-      details: "A PipeWire or PulseAudio stream pauses instead (pipewire-pause-after) and stays connected.", sets: \.idleSeconds),
+      details: "A PipeWire or PulseAudio stream pauses instead, at the latest then (pipewire-pause-after), and stays connected.", sets: \.idleSeconds),
     Setting(
       "max-voices", .integer(1...4096), default: 32, valueName: "n", .reloadable,
       help: "Voices sounding at once; past it the oldest is stolen with a fade", details: "The client whose voice is stolen is told.", sets: \.voiceLimit),
@@ -358,8 +358,14 @@ public enum Settings {
       "realtime-priority", .integer(0...99), default: 20, valueName: "n", .restartOnly,
       help: "SCHED_FIFO priority for the thread that mixes, 0 for normal scheduling", sets: \.realtimePriority),
     Setting(
+      "nice-level", .integer(-20...0), default: -11, valueName: "n", .restartOnly,
+      help: "Nice level of the control thread and the threads it starts (the sound server's client threads, the decoders), 0 to leave it",
+      details:
+        "-11 is what PipeWire and PulseAudio give their own threads: on a busy machine a cue's request and the stream's resume then do not wait behind ordinary processes. Set with setpriority when cued may, else asked of RTKit (MakeThreadHighPriority, no lower than its MinNiceLevel) unless no-rtkit.",
+      sets: \.niceLevel),
+    Setting(
       "no-rtkit", .boolean, default: false, .restartOnly,
-      help: "When SCHED_FIFO is refused, do not ask RTKit (org.freedesktop.RealtimeKit1 on the system bus) instead",
+      help: "When SCHED_FIFO or a nice level is refused, do not ask RTKit (org.freedesktop.RealtimeKit1 on the system bus) instead",
       details:
         "Otherwise cued asks RTKit, which grants SCHED_RR at no more than its MaxRealtimePriority once cued has capped its RLIMIT_RTTIME at RTKit's RTTimeUSecMax, for whichever thread mixes: cued's audio thread, libpulse's mainloop thread or PipeWire's data thread.",
       sets: \.realtimeKit, as: { !$0.bool }),

@@ -61,6 +61,9 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
   /// mixer): what a voice that starts may be rendered over (`rewindOverTrailingSilence`: ALSA's
   /// rewind, PulseAudio's rewrite). Kept by `mix`; a driver sets it to 0 when the sink starts empty.
   var trailingSilentFrames = 0
+  /// Driver: the attached pulled sink said it cannot pause (`PullSink.pausePulling` returned
+  /// false), so the idle window releases it as it releases a pushed sink.
+  var pauseRefused = false
 
   public init(configuration: EngineConfiguration, sink: Sink, signals: EngineSignals) {
     self.configuration = configuration
@@ -204,7 +207,12 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     counters.periodsWritten.add(1, ordering: .relaxed)
   }
 
-  /// Counts silent frames: past the idle window (or at once when shutting down) the sink is released.
+  /// Whether the idle window's end pauses the sink rather than releasing it: a pulled sink with a
+  /// `pullPause`, until it refused to pause (`pauseRefused`).
+  var pausesInstead: Bool { pullHalf != nil && configuration.pullPause != nil && !pauseRefused }
+
+  /// Counts silent frames: past the idle window (or at once when shutting down) the sink is released;
+  /// a pulled sink that pauses (`pullPause`) is paused instead and stays connected.
   func noteSilence(_ frames: Int) {
     guard mixer.isSilent else {
       silentFrames = 0
@@ -213,7 +221,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
     silentFrames += frames
     if shuttingDown {
       release(.shutdown)
-    } else if silentFrames >= configuration.idleFrames && commands.isEmpty {
+    } else if silentFrames >= configuration.idleFrames && commands.isEmpty && !pausesInstead {
       release(.idle)
     }
   }
@@ -232,6 +240,7 @@ public final class Engine<Sink: AudioSink>: PullSource, @unchecked Sendable {
       switch command {
       case .attach:
         attached = true
+        pauseRefused = false
         silentFrames = 0
       case .start(let request):
         if shuttingDown || !mixer.start(request) {

@@ -157,6 +157,7 @@ public final class PullSupervisor<Sink: AudioSink>: AudioDriver, @unchecked Send
     _ = engine.pullPaused.exchange(true, ordering: .sequentiallyConsistent)
     guard sink.pausePulling() else {
       _ = engine.pullPaused.exchange(false, ordering: .sequentiallyConsistent)
+      engine.pauseRefused = true
       return
     }
     pausedAt = engine.signals.nowNanoseconds()

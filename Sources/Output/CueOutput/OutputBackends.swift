@@ -14,6 +14,8 @@ public struct OutputSettings: Sendable, Equatable {
   public var latencyDecaySeconds: Double
   /// The real-time policy for whichever thread mixes.
   public var realtime: RealtimePolicy
+  /// The control thread's nice level, for a client library's own threads that did not inherit it.
+  public var control: ControlPriority = .none
   /// The ALSA (and null device) layout: `period-frames`, `buffer-frames`, `fill-target`.
   public var periodFrames: Int
   public var bufferFrames: Int
@@ -116,7 +118,7 @@ public struct OutputBackend: Sendable {
     let sink = PipeWireSink(
       target: target, rate: settings.sampleRate, quantumFrames: settings.pipeWireLatency,
       adaptiveLatency: (maximumFrames: settings.pipeWireLatencyMax, decaySeconds: settings.latencyDecaySeconds),
-      realtime: settings.realtime)
+      realtime: settings.realtime, control: settings.control)
     // The client library is loaded now that PipeWire is chosen: missing, it stops cued here, with
     // what to install, rather than at the first cue.
     try PipeWireSink.loadClientLibrary(device: sink.name)

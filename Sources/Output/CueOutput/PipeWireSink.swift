@@ -37,6 +37,9 @@ public final class PipeWireSink: OutputDevice, PullSink, @unchecked Sendable {
   private var stream: OpaquePointer? = nil
   /// The engine. Set once before the first open; read on PipeWire's data thread.
   private var source: (any PullSource)? = nil
+  /// The control side's priority, for the thread loop's thread, and that thread once given it.
+  private let control: ControlPriority
+  private var loopThreadSettled: Int32 = 0
   /// Called on the thread loop when the stream fails (`notifyFailure`). Set once before the first open.
   private var failureWake: (@Sendable () -> Void)? = nil
 
@@ -47,11 +50,14 @@ public final class PipeWireSink: OutputDevice, PullSink, @unchecked Sendable {
   /// control side decides (`PulledLatency`), this sink's xrun test says what each xrun was (`GraphCycles`).
   /// `realtime`: what PipeWire's data thread is made when PipeWire's module-rt could not make it
   /// real-time itself (`settleMixingThread`; a thread already real-time is left alone).
+  /// `control`: the nice level the thread loop's thread is given when it did not inherit it from
+  /// the control thread (RTKit sets SCHED_RESET_ON_FORK on the threads it raises, so theirs do not).
   public init(
     target: String?, rate: Int, quantumFrames: Int, adaptiveLatency: (maximumFrames: Int, decaySeconds: Double)? = nil,
-    remote: String? = nil, realtime: RealtimePolicy = .none
+    remote: String? = nil, realtime: RealtimePolicy = .none, control: ControlPriority = .none
   ) {
     mixing = ServerThreadScheduling(policy: realtime)
+    self.control = control
     self.target = target
     name = target.map { "pipewire:\($0)" } ?? "pipewire"
     self.rate = rate
@@ -150,7 +156,18 @@ public final class PipeWireSink: OutputDevice, PullSink, @unchecked Sendable {
       case 2: .realtime(priority: priority, policy: .roundRobin, via: .soundServer)
       default: nil
       }
+    settleLoopThread()
     return mixing.settle(threadID: threadID, already: already)
+  }
+
+  /// The thread loop's thread carries a resume to the server: at the control thread's nice level,
+  /// unless it already has it (inherited, as when cued set its own with setpriority).
+  private func settleLoopThread() {
+    guard let stream else { return }
+    let threadID = Int32(cued_pw_stream_loop_thread(stream))
+    guard threadID > 0, threadID != loopThreadSettled else { return }
+    loopThreadSettled = threadID
+    if let nice = Threads.nice(ofThread: threadID), nice > control.nice { _ = control.apply(toThread: threadID) }
   }
 
   public func describeLoss(code: Int32) -> String {

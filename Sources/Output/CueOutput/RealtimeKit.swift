@@ -20,17 +20,33 @@ enum RealtimeKit {
   /// thread of its own, so a bus that accepts the connection and never answers (sd-bus waits long
   /// for authentication, whatever the call timeout) delays the caller by the timeout and no more.
   static func makeThreadRealtime(threadID: Int32, priority: Int32, timeoutSeconds: Double) -> RealtimeKitError? {
+    let timeoutMicroseconds = callTimeout(timeoutSeconds)
+    return answered(within: timeoutSeconds) { ask(threadID: threadID, priority: priority, callTimeoutMicroseconds: timeoutMicroseconds) }
+  }
+
+  /// Asks RTKit to give thread `threadID` of this process the nice level `nice` (raised to RTKit's
+  /// MinNiceLevel when below it), as PulseAudio asks for its own threads; nil once RTKit said yes,
+  /// else why not. Returns within `timeoutSeconds`, as `makeThreadRealtime` does.
+  static func makeThreadHighPriority(threadID: Int32, nice: Int32, timeoutSeconds: Double) -> RealtimeKitError? {
+    let timeoutMicroseconds = callTimeout(timeoutSeconds)
+    return answered(within: timeoutSeconds) { askHighPriority(threadID: threadID, nice: nice, callTimeoutMicroseconds: timeoutMicroseconds) }
+  }
+
+  private static func callTimeout(_ seconds: Double) -> UInt64 { UInt64(max(0.001, seconds) * 1e6) }
+
+  /// Runs `request` on a short-lived thread of its own and waits at most `timeoutSeconds` for it: a
+  /// bus that accepts the connection and never answers (sd-bus waits long for authentication,
+  /// whatever the call timeout) delays the caller by the timeout and no more.
+  private static func answered(within timeoutSeconds: Double, _ body: @escaping @Sendable () -> RealtimeKitError?) -> RealtimeKitError? {
     let request: Request
     do {
       request = try Request()
     } catch {
       return .bus("cannot wait for RTKit (\(error))")
     }
-    let timeoutMicroseconds = UInt64(max(0.001, timeoutSeconds) * 1e6)
+    let timeoutMicroseconds = callTimeout(timeoutSeconds)
     do {
-      try Threads.start(stackBytes: 256 * 1024) {
-        request.finish(ask(threadID: threadID, priority: priority, callTimeoutMicroseconds: timeoutMicroseconds))
-      }
+      try Threads.start(stackBytes: 256 * 1024) { request.finish(body()) }
     } catch {
       return .bus("no thread to ask RTKit from (\(error))")
     }
@@ -64,6 +80,46 @@ enum RealtimeKit {
   /// The request itself, on its own thread: load sd-bus, connect, read the limits, cap
   /// RLIMIT_RTTIME, call MakeThreadRealtime.
   private static func ask(threadID: Int32, priority: Int32, callTimeoutMicroseconds: UInt64) -> RealtimeKitError? {
+    onSystemBus(callTimeoutMicroseconds: callTimeoutMicroseconds) { bus in
+
+      var maxPriority: Int32 = 0
+      if let error = property("MaxRealtimePriority", type: "i", of: bus, into: &maxPriority) { return error }
+      var rttimeMax: Int64 = 0
+      if let error = property("RTTimeUSecMax", type: "x", of: bus, into: &rttimeMax) { return error }
+      let granted = min(priority, maxPriority)
+      guard granted > 0 else { return .noPriorityAllowed(maxPriority) }
+      guard rttimeMax > 0 else { return .bus("RTKit's RTTimeUSecMax is \(rttimeMax)") }
+      do throws(SystemError) {
+        try ResourceLimits.capRealtimeCPUTime(microseconds: UInt64(rttimeMax))
+      } catch {
+        return .resourceLimit(error)
+      }
+      var error = cued_sdbus_error()
+      defer { cued_sdbus_error_free(&error) }
+      let rc = cued_sdbus_call_method_tu(
+        bus, busName, objectPath, busName, "MakeThreadRealtime", &error, UInt64(threadID), UInt32(granted))
+      return rc < 0 ? .answer(error, Errno(rawValue: -rc)) : nil
+    }
+  }
+
+  /// The high-priority request on its own thread: load sd-bus, connect, read MinNiceLevel, call
+  /// MakeThreadHighPriority.
+  private static func askHighPriority(threadID: Int32, nice: Int32, callTimeoutMicroseconds: UInt64) -> RealtimeKitError? {
+    onSystemBus(callTimeoutMicroseconds: callTimeoutMicroseconds) { bus in
+      var minimumNice: Int32 = 0
+      if let error = property("MinNiceLevel", type: "i", of: bus, into: &minimumNice) { return error }
+      guard minimumNice < 0 else { return .noNiceLevelAllowed(minimumNice) }
+      var error = cued_sdbus_error()
+      defer { cued_sdbus_error_free(&error) }
+      let rc = cued_sdbus_call_method_ti(
+        bus, busName, objectPath, busName, "MakeThreadHighPriority", &error, UInt64(threadID), max(nice, minimumNice))
+      return rc < 0 ? .answer(error, Errno(rawValue: -rc)) : nil
+    }
+  }
+
+  /// Loads sd-bus, connects to the system bus with `callTimeoutMicroseconds` for each call, and runs
+  /// `body` on it; what went wrong on the way, or `body`'s answer.
+  private static func onSystemBus(callTimeoutMicroseconds: UInt64, _ body: (OpaquePointer) -> RealtimeKitError?) -> RealtimeKitError? {
     var loadError = [CChar](repeating: 0, count: 256)
     guard cued_sdbus_load(&loadError, loadError.count) == 0 else {
       return .noLibrary(String(decoding: loadError.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
@@ -73,24 +129,7 @@ enum RealtimeKit {
     guard opened >= 0, let bus else { return .noBus(Errno(rawValue: -opened)) }
     defer { cued_sdbus_close_unref(bus) }
     _ = cued_sdbus_set_method_call_timeout(bus, callTimeoutMicroseconds)
-
-    var maxPriority: Int32 = 0
-    if let error = property("MaxRealtimePriority", type: "i", of: bus, into: &maxPriority) { return error }
-    var rttimeMax: Int64 = 0
-    if let error = property("RTTimeUSecMax", type: "x", of: bus, into: &rttimeMax) { return error }
-    let granted = min(priority, maxPriority)
-    guard granted > 0 else { return .noPriorityAllowed(maxPriority) }
-    guard rttimeMax > 0 else { return .bus("RTKit's RTTimeUSecMax is \(rttimeMax)") }
-    do {
-      try ResourceLimits.capRealtimeCPUTime(microseconds: UInt64(rttimeMax))
-    } catch {
-      return .resourceLimit(error)
-    }
-    var error = cued_sdbus_error()
-    defer { cued_sdbus_error_free(&error) }
-    let rc = cued_sdbus_call_method_tu(
-      bus, busName, objectPath, busName, "MakeThreadRealtime", &error, UInt64(threadID), UInt32(granted))
-    return rc < 0 ? .answer(error, Errno(rawValue: -rc)) : nil
+    return body(bus)
   }
 
   /// Reads RTKit's property `member` of basic `type` into `value` (`sd_bus_get_property_trivial`).
@@ -119,6 +158,8 @@ enum RealtimeKitError: Error, Sendable, Equatable, CustomStringConvertible {
   case timedOut(seconds: Double)
   /// RTKit's MaxRealtimePriority allows no real-time priority.
   case noPriorityAllowed(Int32)
+  /// RTKit's MinNiceLevel allows no raised priority.
+  case noNiceLevelAllowed(Int32)
   /// RLIMIT_RTTIME could not be capped (a seccomp filter without `setrlimit`, say).
   case resourceLimit(SystemError)
 
@@ -139,6 +180,7 @@ enum RealtimeKitError: Error, Sendable, Equatable, CustomStringConvertible {
     case .bus(let words): words
     case .timedOut(let seconds): "no answer from the system bus within \(seconds) s"
     case .noPriorityAllowed(let maximum): "RTKit's MaxRealtimePriority is \(maximum)"
+    case .noNiceLevelAllowed(let minimum): "RTKit's MinNiceLevel is \(minimum)"
     case .resourceLimit(let error): "cannot cap RLIMIT_RTTIME for RTKit: \(error)"
     }
   }

@@ -76,3 +76,61 @@ final class ServerThreadScheduling {
     return true
   }
 }
+
+/// The nice level of cued's control thread, and so of the threads it starts afterwards (libpulse's
+/// and PipeWire's client threads, the decoders), as PipeWire's module-rt and PulseAudio give their
+/// own (-11): on a busy machine the path from a request to a resumed stream (the control thread
+/// reads it, the client library's thread sends the resume to the server) waits for the scheduler
+/// behind every ordinary process, and the cue with it. The mixing thread is real-time besides
+/// (`RealtimePolicy`).
+///
+/// `setpriority` first (root, CAP_SYS_NICE or an RLIMIT_NICE grant); when refused and
+/// `asksRealtimeKit`, RTKit's MakeThreadHighPriority (no lower than its MinNiceLevel), as PulseAudio
+/// asks. Applied once, at start, on the control thread itself before it starts any other.
+public struct ControlPriority: Sendable, Equatable {
+  /// The nice level asked for (`--nice-level`, -20...0); 0 asks for nothing.
+  public var nice: Int32
+  public var asksRealtimeKit: Bool
+  public var realtimeKitTimeoutSeconds: Double
+
+  public init(nice: Int32, asksRealtimeKit: Bool, realtimeKitTimeoutSeconds: Double = 1) {
+    self.nice = nice
+    self.asksRealtimeKit = asksRealtimeKit
+    self.realtimeKitTimeoutSeconds = realtimeKitTimeoutSeconds
+  }
+
+  /// Asks for nothing: threads keep the nice level they have.
+  public static let none = ControlPriority(nice: 0, asksRealtimeKit: false)
+
+  /// What a thread got.
+  public enum Outcome: Sendable, Equatable {
+    /// Nothing asked (`nice` 0).
+    case notAsked
+    /// The thread's nice level now, and who set it.
+    case raised(nice: Int32, via: Grant)
+    /// Refused by the kernel (`Errno`), and why RTKit did not grant it either when asked (nil: not asked).
+    case refused(Errno, rtkit: String?)
+  }
+
+  public enum Grant: String, Sendable, Equatable {
+    case setpriority
+    case rtkit
+  }
+
+  /// Raises thread `threadID` (the caller's own, at start) as far as the system allows. Takes at
+  /// most `realtimeKitTimeoutSeconds` when RTKit is asked.
+  public func apply(toThread threadID: Int32) -> Outcome {
+    guard nice < 0 else { return .notAsked }
+    guard let refusal = Threads.setNice(threadID: threadID, nice: nice) else {
+      return .raised(nice: Threads.nice(ofThread: threadID) ?? nice, via: .setpriority)
+    }
+    guard asksRealtimeKit, refusal == .permissionDenied || refusal == .notPermitted else { return .refused(refusal, rtkit: nil) }
+    if let why = RealtimeKit.makeThreadHighPriority(threadID: threadID, nice: nice, timeoutSeconds: realtimeKitTimeoutSeconds) {
+      return .refused(refusal, rtkit: why.description)
+    }
+    guard let now = Threads.nice(ofThread: threadID), now < 0 else {
+      return .refused(refusal, rtkit: "RTKit answered, but the thread's nice level is still 0")
+    }
+    return .raised(nice: now, via: .rtkit)
+  }
+}

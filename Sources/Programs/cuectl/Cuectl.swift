@@ -270,6 +270,7 @@ struct Status: ParsableCommand {
     lines.append("voices:    \(status.voices) playing (limit \(status.voiceLimit))")
     lines.append("underruns: \(status.underruns)")
     lines.append("audio:     \(status.scheduling.summary)")
+    if let control = status.controlThread { lines.append("control:   \(control.summary)") }
     lines.append(
       "device:    opened \(device.opens) time\(device.opens == 1 ? "" : "s"), lost \(device.losses)"
         + (device.pauses.map { ", paused \($0) time\($0 == 1 ? "" : "s")" } ?? "")

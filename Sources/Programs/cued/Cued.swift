@@ -116,7 +116,13 @@ struct Cued {
     reader: (@Sendable () throws(ConfigError) -> ConfigValues)?, configPathInUse: String?,
     values: ConfigValues
   ) throws(StartupError) {
+    // First, on this thread, before any other starts: the threads started later inherit it.
+    let priority = configuration.controlPriority.apply(toThread: Threads.currentThreadID)
+    if case .refused = priority, let line = StatusReply.ControlThread(priority)?.summary {
+      logger.notice("control thread left at normal priority: \(line)")
+    }
     let daemon = try Daemon(configuration: configuration, device: device, logger: logger)
+    daemon.controlPriority = priority
     daemon.configReader = reader
     daemon.commandLine = commandLineValues
     daemon.configPath = configPathInUse

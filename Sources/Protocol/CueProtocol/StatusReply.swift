@@ -36,6 +36,8 @@ public struct StatusReply: ReplyFields {
   public var socket: String
   /// What the scheduler granted the audio thread.
   public var scheduling: Scheduling
+  /// The control thread's nice level and who set it; nil from daemons before it was reported.
+  public var controlThread: ControlThread?
   /// The sound theme of `play` with an `event`; nil from daemons before it was reported.
   public var soundTheme: SoundTheme?
 
@@ -45,9 +47,11 @@ public struct StatusReply: ReplyFields {
     sounds: Int = 0, systemVolume: Double = 1, systemMuted: Bool = false, deviceCurrentTime: Double = 0,
     triggerLatency: Latency = Latency(), paging: PagingCounts = PagingCounts(), silenced: SilencedCounts = SilencedCounts(),
     eventsDropped: Int = 0,
-    refusedConnections: Int = 0, socket: String, scheduling: Scheduling = Scheduling(policy: "other"), soundTheme: SoundTheme? = nil
+    refusedConnections: Int = 0, socket: String, scheduling: Scheduling = Scheduling(policy: "other"), controlThread: ControlThread? = nil,
+    soundTheme: SoundTheme? = nil
   ) {
     self.scheduling = scheduling
+    self.controlThread = controlThread
     self.soundTheme = soundTheme
     self.version = version
     self.pid = pid
@@ -86,7 +90,7 @@ public struct StatusReply: ReplyFields {
       ("silenced", silenced.json),
       ("eventsDropped", .int(eventsDropped)), ("refusedConnections", .int(refusedConnections)), ("socket", .string(socket)),
       ("scheduling", scheduling.json),
-    ] + (soundTheme.map { [("soundTheme", $0.json)] } ?? [])
+    ] + (controlThread.map { [("controlThread", $0.json)] } ?? []) + (soundTheme.map { [("soundTheme", $0.json)] } ?? [])
   }
 
   public init(reply: JSONValue) throws(ProtocolError) {
@@ -122,6 +126,7 @@ public struct StatusReply: ReplyFields {
     refusedConnections = try count("refusedConnections")
     socket = try required(fields.string("socket"), "socket", in: what)
     scheduling = try fields.object("scheduling").map { (json) throws(ProtocolError) in try Scheduling(json: json) } ?? Scheduling(policy: "other")
+    controlThread = try fields.object("controlThread").map { (json) throws(ProtocolError) in try ControlThread(json: json) }
     soundTheme = try fields.object("soundTheme").map { (json) throws(ProtocolError) in try SoundTheme(json: json) }
   }
 }

@@ -64,3 +64,44 @@ extension StatusReply {
     }
   }
 }
+
+extension StatusReply {
+  /// The control thread's priority: its nice level now (`nice`), and `via` who set it
+  /// (`setpriority`, `rtkit`), or why it was not raised (`refused`, and `rtkit` when RTKit was asked).
+  /// Absent when `--nice-level 0` asked for nothing.
+  public struct ControlThread: Sendable, Equatable {
+    public var nice: Int
+    public var via: String?
+    public var refused: String?
+    public var rtkit: String?
+
+    public init(nice: Int, via: String? = nil, refused: String? = nil, rtkit: String? = nil) {
+      (self.nice, self.via, self.refused, self.rtkit) = (nice, via, refused, rtkit)
+    }
+
+    var json: JSONValue {
+      var members: [(String, JSONValue)] = [("nice", .int(nice))]
+      if let via { members.append(("via", .string(via))) }
+      if let refused { members.append(("refused", .string(refused))) }
+      if let rtkit { members.append(("rtkit", .string(rtkit))) }
+      return .object(members)
+    }
+
+    init(json: JSONValue) throws(ProtocolError) {
+      var fields = FieldReader(json)
+      nice = try required(fields.integer("nice"), "nice", in: "the status reply's controlThread")
+      via = try fields.string("via")
+      refused = try fields.string("refused")
+      rtkit = try fields.string("rtkit")
+    }
+
+    /// One line for people: `nice -11 (via RTKit)`, or `nice 0 (refused: Permission denied; RTKit: …)`.
+    public var summary: String {
+      if let via { return "nice \(nice)" + (via == "rtkit" ? " (via RTKit)" : "") }
+      var why: [String] = []
+      if let refused { why.append("refused: \(refused)") }
+      if let rtkit { why.append("RTKit: \(rtkit)") }
+      return "nice \(nice)" + (why.isEmpty ? "" : " (" + why.joined(separator: "; ") + ")")
+    }
+  }
+}

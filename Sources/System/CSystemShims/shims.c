@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -81,6 +82,18 @@ int cued_set_thread_fifo(pid_t tid, int priority) {
   memset(&param, 0, sizeof param);
   param.sched_priority = priority;
   return sched_setscheduler(tid, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0 ? 0 : errno;
+}
+
+int cued_set_thread_nice(pid_t tid, int nice) {
+  return setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0 ? 0 : errno;
+}
+
+int cued_thread_nice(pid_t tid, int *nice) {
+  errno = 0;
+  int value = getpriority(PRIO_PROCESS, (id_t)tid);
+  if (value == -1 && errno != 0) return errno;
+  *nice = value;
+  return 0;
 }
 
 pid_t cued_gettid(void) {

@@ -11,6 +11,7 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringCo
 
   public static let interrupted = Errno(rawValue: EINTR)
   public static let notPermitted = Errno(rawValue: EPERM)
+  public static let permissionDenied = Errno(rawValue: EACCES)
   public static let wouldBlock = Errno(rawValue: EAGAIN)
   public static let badFileDescriptor = Errno(rawValue: EBADF)
   public static let noSuchProcess = Errno(rawValue: ESRCH)

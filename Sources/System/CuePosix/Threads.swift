@@ -121,6 +121,19 @@ public enum Threads {
     return rc == 0 ? nil : Errno(rawValue: rc)
   }
 
+  /// Sets thread `threadID`'s nice level (threads it starts afterwards inherit it); nil when set,
+  /// else why not (EACCES below RLIMIT_NICE's floor without CAP_SYS_NICE). `setpriority`.
+  public static func setNice(threadID: Int32, nice: Int32) -> Errno? {
+    let rc = cued_set_thread_nice(threadID, nice)
+    return rc == 0 ? nil : Errno(rawValue: rc)
+  }
+
+  /// Thread `threadID`'s nice level (`getpriority`), nil when the thread is gone.
+  public static func nice(ofThread threadID: Int32) -> Int32? {
+    var nice: Int32 = 0
+    return cued_thread_nice(threadID, &nice) == 0 ? nice : nil
+  }
+
   /// The policy and priority the kernel holds for thread `threadID` (`sched_getscheduler`,
   /// `sched_getparam`): `.realtime` for SCHED_FIFO/SCHED_RR (with `via` as given), `.normal` for
   /// the rest, nil when the thread is gone.

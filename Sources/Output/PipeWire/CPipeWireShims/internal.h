@@ -42,6 +42,7 @@ struct cued_pw_stream {
   _Atomic int thread_policy;       // the data thread's policy, read by its first callback after connect; -1 before
   _Atomic int thread_priority;
   _Atomic int thread_id;           // the data thread (gettid), recorded with its policy; 0 before
+  _Atomic int loop_thread_id;      // the thread loop's thread (gettid), recorded once it started
   uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
   _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
   char error[256];                 // written on the loop thread or under the lock

@@ -94,6 +94,10 @@ void cued_pw__set_failed(cued_pw_stream *s, int code) {
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
   (void)old;
   struct cued_pw_stream *s = data;
+  // The thread loop's thread runs this (the first change, CONNECTING, may come on the thread that
+  // connects): its id, for the Swift side (cued_pw_stream_loop_thread).
+  if (atomic_load_explicit(&s->loop_thread_id, memory_order_relaxed) == 0 && pw_thread_loop_in_thread(s->loop))
+    atomic_store_explicit(&s->loop_thread_id, (int)syscall(SYS_gettid), memory_order_release);
   if (state == PW_STREAM_STATE_ERROR) {
     snprintf(s->error, sizeof s->error, "%s", error ? error : "stream error");
     cued_pw__set_failed(s, -EIO);

@@ -51,6 +51,8 @@ cued_pw_stream *cued_pw__stream_new(enum spa_direction direction, const char *ap
   return s;
 }
 
+int cued_pw_stream_loop_thread(cued_pw_stream *s) { return atomic_load_explicit(&s->loop_thread_id, memory_order_acquire); }
+
 cued_pw_stream *cued_pw_output_new(const char *app_name, const char *node_name, const char *media_role,
                                    const char *target_or_null, uint32_t rate, uint32_t channels,
                                    uint32_t quantum_frames, cued_pw_process_fn fn, void *user) {

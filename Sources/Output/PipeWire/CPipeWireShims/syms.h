@@ -27,6 +27,7 @@
   X(pw_thread_loop_get_loop) \
   X(pw_thread_loop_get_time) \
   X(pw_thread_loop_timed_wait_full) \
+  X(pw_thread_loop_in_thread) \
   X(pw_loop_new) \
   X(pw_loop_destroy) \
   X(pw_context_new) \
@@ -75,6 +76,7 @@ extern struct cued_pw_symbols cued_pw_syms;
 #define pw_thread_loop_get_loop (cued_pw_syms.pw_thread_loop_get_loop)
 #define pw_thread_loop_get_time (cued_pw_syms.pw_thread_loop_get_time)
 #define pw_thread_loop_timed_wait_full (cued_pw_syms.pw_thread_loop_timed_wait_full)
+#define pw_thread_loop_in_thread (cued_pw_syms.pw_thread_loop_in_thread)
 #define pw_loop_new (cued_pw_syms.pw_loop_new)
 #define pw_loop_destroy (cued_pw_syms.pw_loop_destroy)
 #define pw_context_new (cued_pw_syms.pw_context_new)

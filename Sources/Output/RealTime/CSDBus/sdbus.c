@@ -60,6 +60,16 @@ int cued_sdbus_call_method_tu(
   return rc;
 }
 
+int cued_sdbus_call_method_ti(
+  cued_sdbus *bus, const char *destination, const char *path, const char *interface, const char *member,
+  cued_sdbus_error *error, uint64_t t, int32_t i) {
+  if (!ready()) return -ENOSYS;
+  sd_bus_message *reply = NULL;
+  int rc = call_method((sd_bus *)bus, destination, path, interface, member, error, &reply, "ti", t, i);
+  if (reply != NULL) message_unref(reply);
+  return rc;
+}
+
 void cued_sdbus_error_free(cued_sdbus_error *error) {
   if (ready()) error_free(error);
 }

@@ -44,6 +44,13 @@ int cued_set_thread_fifo(pid_t tid, int priority);
 /// glibc declares it only under _GNU_SOURCE.
 pid_t cued_gettid(void);
 
+/// `setpriority(PRIO_PROCESS, tid, nice)`: on Linux the nice level of thread `tid` alone (threads
+/// it starts later inherit it); returns 0 or an errno value (EACCES to go below RLIMIT_NICE's floor).
+int cued_set_thread_nice(pid_t tid, int nice);
+
+/// `getpriority(PRIO_PROCESS, tid)` into `*nice`; returns 0 or an errno value (ESRCH: no such thread).
+int cued_thread_nice(pid_t tid, int *nice);
+
 /// `sched_getscheduler(tid)` without SCHED_RESET_ON_FORK, and `sched_getparam(tid)`'s priority:
 /// the policy the kernel holds for thread `tid` (0 SCHED_OTHER, 1 SCHED_FIFO, 2 SCHED_RR), or -1 with errno.
 int cued_thread_policy(pid_t tid, int *priority);

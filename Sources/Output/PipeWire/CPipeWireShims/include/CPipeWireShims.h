@@ -168,6 +168,11 @@ int cued_pw_stream_set_active(cued_pw_stream *stream, int active);
 /// thread. The shim decides nothing: the Swift side applies cued's real-time policy by this id.
 int cued_pw_stream_callback_thread(cued_pw_stream *stream, int *policy, int *priority);
 
+/// The kernel thread id (gettid) of the thread loop's thread (`cued-pipewire`: it carries the
+/// stream's messages to the server, the resume of a paused stream among them), recorded by the
+/// thread itself at the stream's first state change; 0 before. Any thread.
+int cued_pw_stream_loop_thread(cued_pw_stream *stream);
+
 /// Whether a PipeWire server answers within `timeout_ms`: connects and round-trips one core sync.
 /// `remote_or_null` as in `cued_pw_stream_set_remote` (NULL: PIPEWIRE_REMOTE / PIPEWIRE_RUNTIME_DIR /
 /// XDG_RUNTIME_DIR decide). For `--device auto`. Returns 1 or 0.

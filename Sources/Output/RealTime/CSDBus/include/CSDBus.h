@@ -48,6 +48,12 @@ int cued_sdbus_call_method_tu(
   cued_sdbus *bus, const char *destination, const char *path, const char *interface, const char *member,
   cued_sdbus_error *error, uint64_t t, uint32_t u);
 
+/// `sd_bus_call_method(…, "ti", t, i)`, the reply dropped: a uint64 and an int32 (RTKit's
+/// MakeThreadHighPriority). 0 or a negative errno, with the bus's error in `error`.
+int cued_sdbus_call_method_ti(
+  cued_sdbus *bus, const char *destination, const char *path, const char *interface, const char *member,
+  cued_sdbus_error *error, uint64_t t, int32_t i);
+
 /// `sd_bus_error_free`.
 void cued_sdbus_error_free(cued_sdbus_error *error);
 
