@@ -326,7 +326,7 @@ def idle_servers(record, bin_dir, quick, pulse_server):
             settle = 3.0 if quick else 6.0
             cases = [(f"after the idle window (1 s), from {settle:g} s after the cue", "1", settle)]
             if name != "alsa" and not quick:
-                cases.append(("inside the idle window (60 s), from 1.5 s after the cue", "60", 1.5))
+                cases.append(("inside the idle window (60 s), from 2.5 s after the cue (past pipewire-pause-after, 1.5 s)", "60", 2.5))
             for case, idle_timeout, settle in cases:
                 cued = Cued(bin_dir, server, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", idle_timeout], env=env)
                 try:

@@ -244,8 +244,8 @@ def gap(rounds_done):
 def measure_cued(bin_dir, pw, device, rounds, env=None, label="", paused=False):
     """`play` on an open connection, then `cuectl play`, against one cued; onsets and counters.
 
-    With `paused`, every play comes 0.5 to 0.7 s after the last one ended, so the stream has paused
-    (`pipewire-pause-after`, 0.25 s) and the play resumes it."""
+    With `paused`, every play comes 1.7 to 1.9 s after the last one ended, so the stream has paused
+    (`pipewire-pause-after`, 1.5 s) and the play resumes it."""
     cued = Cued(bin_dir, pw, device, os.path.join(ROOT, "sounds"), extra=["--idle-timeout", "60"], env=env)
     try:
         cued.client.request("play", cue="pico", volume=0)  # open the device, as while someone pages
@@ -258,12 +258,12 @@ def measure_cued(bin_dir, pw, device, rounds, env=None, label="", paused=False):
             request = cued.client.send("play", cue="pico")
             starts["open"].append(start)
             cued.client.reply(request)
-            time.sleep(gap(2 * i) + (0.45 if paused else 0))
+            time.sleep(gap(2 * i) + (1.65 if paused else 0))
             start = time.monotonic_ns()
             subprocess.run([os.path.join(bin_dir, "cuectl"), "play", "pico", "--socket", cued.socket],
                            stdout=subprocess.DEVNULL, check=True)
             starts["cuectl"].append(start)
-            time.sleep(gap(2 * i + 1) + (0.45 if paused else 0))
+            time.sleep(gap(2 * i + 1) + (1.65 if paused else 0))
         time.sleep(0.3)
         status = cued.client.request("status")
         capture = monitor.finish()
@@ -459,7 +459,7 @@ def heard_idle(record, bin_dir, quick):
     pw = PipeWire()
     try:
         server = pw.pid("pipewire")
-        # The default (quantum 128, paused 0.25 s after the last cue), then never paused at three quanta.
+        # The default (quantum 128, paused 1.5 s after the last cue), then never paused at three quanta.
         for latency, pause in (("128", None), ("128", "0"), ("256", "0"), ("1024", "0")):
             extra = ["--idle-timeout", str(window + 2), "--pipewire-latency", latency]
             if pause is not None:
@@ -473,7 +473,7 @@ def heard_idle(record, bin_dir, quick):
                 c1, s1, t1 = cued.cpu_ticks(), process_ticks(server), time.monotonic()
                 span = (t1 - t0) * CLOCK_TICKS
                 record(benchmark="heard-idle", device="pipewire", pipewire_latency=int(latency), case="open and silent",
-                       pipewire_pause_after="default (0.25 s)" if pause is None else pause,
+                       pipewire_pause_after="default (1.5 s)" if pause is None else pause,
                        cued_percent=round(100 * (c1 - c0) / span, 2), server_percent=round(100 * (s1 - s0) / span, 2),
                        together_percent=round(100 * (c1 - c0 + s1 - s0) / span, 2))
                 if pause is None:
