@@ -21,19 +21,14 @@ extension StatusReply {
     var json: JSONValue {
       var members: [(String, JSONValue)] = [("policy", .string(policy))]
       if let priority { members.append(("priority", .int(priority))) }
-      if let via { members.append(("via", .string(via))) }
-      if let refused { members.append(("refused", .string(refused))) }
-      if let rtkit { members.append(("rtkit", .string(rtkit))) }
-      return .object(members)
+      return .object(members + grantMembers(via: via, refused: refused, rtkit: rtkit))
     }
 
     init(json: JSONValue) throws(ProtocolError) {
       var fields = FieldReader(json)
       policy = try required(fields.string("policy"), "policy", in: "the status reply's scheduling")
       priority = try fields.integer("priority")
-      via = try fields.string("via")
-      refused = try fields.string("refused")
-      rtkit = try fields.string("rtkit")
+      (via, refused, rtkit) = try readGrant(&fields)
     }
 
     /// The real-time policy as people name it, with its priority (`SCHED_RR, priority 20`); nil when not real-time.
@@ -80,19 +75,13 @@ extension StatusReply {
     }
 
     var json: JSONValue {
-      var members: [(String, JSONValue)] = [("nice", .int(nice))]
-      if let via { members.append(("via", .string(via))) }
-      if let refused { members.append(("refused", .string(refused))) }
-      if let rtkit { members.append(("rtkit", .string(rtkit))) }
-      return .object(members)
+      .object([("nice", .int(nice))] + grantMembers(via: via, refused: refused, rtkit: rtkit))
     }
 
     init(json: JSONValue) throws(ProtocolError) {
       var fields = FieldReader(json)
       nice = try required(fields.integer("nice"), "nice", in: "the status reply's controlThread")
-      via = try fields.string("via")
-      refused = try fields.string("refused")
-      rtkit = try fields.string("rtkit")
+      (via, refused, rtkit) = try readGrant(&fields)
     }
 
     /// One line for people: `nice -11 (via RTKit)`, or `nice 0 (refused: Permission denied; RTKit: …)`.
@@ -104,4 +93,14 @@ extension StatusReply {
       return "nice \(nice)" + (why.isEmpty ? "" : " (" + why.joined(separator: "; ") + ")")
     }
   }
+}
+
+/// Who granted a thread's priority (`via`), or why neither cued nor RTKit did (`refused`, `rtkit`):
+/// the members `scheduling`, `device.mixingThread` and `controlThread` share, each left out when nil.
+private func grantMembers(via: String?, refused: String?, rtkit: String?) -> [(String, JSONValue)] {
+  [("via", via), ("refused", refused), ("rtkit", rtkit)].compactMap { name, value in value.map { (name, .string($0)) } }
+}
+
+private func readGrant(_ fields: inout FieldReader) throws(ProtocolError) -> (via: String?, refused: String?, rtkit: String?) {
+  (try fields.string("via"), try fields.string("refused"), try fields.string("rtkit"))
 }
