@@ -135,7 +135,7 @@ let package = Package(
     // The daemon, and the multi-call executable that is installed: run as `cuectl` or
     // `cued-carousel` (a link's name) it is that program (main.swift). The daemon itself parses its
     // command line by hand: swift-argument-parser, and with it FoundationEssentials, never runs in
-    // it (CueDaemon/DaemonCommandLine.swift says why). The product lists "CuedMulticall" too: a
+    // it (CueDaemon/Config/DaemonCommandLine.swift says why). The product lists "CuedMulticall" too: a
     // product of more than one target is one that swift-argument-parser's generate-manual plugin
     // skips, which leaves cued to its hand-written page (packaging/man/cued.1).
     .executableTarget(

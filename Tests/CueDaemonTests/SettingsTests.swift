@@ -5,7 +5,7 @@ import CueProtocol
 import Foundation
 import Testing
 
-/// The settings table (Sources/Control/CueDaemon/Settings.swift) and what it drives: the command line, the
+/// The settings table (Sources/Control/CueDaemon/Config/Settings.swift) and what it drives: the command line, the
 /// config file, `--help`, the completion scripts, the man page, the defaults and the reload rules.
 /// Every test runs over the whole table, so a new setting is checked without a new test.
 @Suite("The settings table")
