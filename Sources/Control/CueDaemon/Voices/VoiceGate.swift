@@ -83,7 +83,7 @@ final class VoiceGate {
   /// so a caller may choose between the two (paging chooses its crossfade and its page cap).
   func admit(_ play: Play) -> Admission {
     let (rule, request) = prepare(play)
-    if let reason = silence(rule, request, play) {
+    if let reason = silence(rule, request) {
       rules.count(reason)
       return .silent(reason)
     }
@@ -135,8 +135,8 @@ final class VoiceGate {
     return (rule, request)
   }
 
-  /// Why `play` may not sound now whatever its repeats: its cue muted, the level, its group muted.
-  private func silence(_ rule: CueRule, _ request: VoiceRequest, _ play: Play) -> SilenceReason? {
+  /// Why a play of `rule` as `request` may not sound, whatever its repeats: its cue muted, the level, its group muted.
+  private func silence(_ rule: CueRule, _ request: VoiceRequest) -> SilenceReason? {
     if rule.muted { return .muted }
     if levels.silences(lowest: request.lowestLevel, ceiling: request.ceiling) { return .level }
     return groups.muteReason(request.group)
