@@ -90,6 +90,11 @@ struct RepeatRuleTests {
     let second = Self.drag(rig)
     #expect(second.decision == "ignored" && second.silenced == "cap" && second.voice == nil)
     #expect(Self.status(rig, "silenced", "cap") == 1 && Self.status(rig, "paging", "ignored") == 1)
+    // The gate checks the group before any repeat rule: in a muted group the play says so.
+    rig.ask(#""op":"group","group":"default","muted":true"#)
+    let muted = Self.drag(rig)
+    #expect(muted.decision == "ignored" && muted.silenced == "group-muted")
+    rig.ask(#""op":"group","group":"default","muted":false"#)
     // Once the voice has ended, the binding plays again.
     rig.ask(#""op":"stop","voice":\#(first.rawValue)"#)
     rig.embedded.runCycles(20)

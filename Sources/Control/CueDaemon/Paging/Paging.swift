@@ -214,8 +214,8 @@ final class Paging {
     var pageVoices: [VoiceID] = []  // the page voices that stay, oldest first
     if isPageSound {
       let replaced = Set(replacing.map(\.0))
-      pageVoices = CarouselBindings.pageSoundNames.flatMap { gate.instances(of: .binding(carousel: carousel, binding: $0)) }
-        .filter { !replaced.contains($0) }.sorted { $0.rawValue < $1.rawValue }
+      let pageKeys = Set(CarouselBindings.pageSoundNames.map { RepeatKey.binding(carousel: carousel, binding: $0) })
+      pageVoices = gate.instances(ofAny: pageKeys).filter { !replaced.contains($0) }
       let excess = pageVoices.count - (bindings.maxPageVoices - 1)
       if excess > 0 {
         replacing += pageVoices.prefix(excess).map { ($0, .stopped) }

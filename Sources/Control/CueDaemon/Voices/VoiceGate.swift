@@ -123,6 +123,11 @@ final class VoiceGate {
     voices.sounding { $0.repeatKeys.contains(key) }
   }
 
+  /// The voices sounding that count under any of `keys` (a carousel's page sounds), oldest first.
+  func instances(ofAny keys: Set<RepeatKey>) -> [VoiceID] {
+    voices.sounding { $0.repeatKeys.contains(where: keys.contains) }
+  }
+
   /// `play`'s cue table, and its request as it will start: its group, priority, levels and keys.
   private func prepare(_ play: Play) -> (CueRule, VoiceRequest) {
     let rule = rules.rule(for: play.rule)
