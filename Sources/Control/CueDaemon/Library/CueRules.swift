@@ -58,18 +58,54 @@ public struct CueRule: Sendable, Equatable {
   public static let builtInGroups: Set<String> = [defaultGroup, systemGroup]
 
   public init() {}
+
+  /// The repeat rule of plays of this cue under the name `name` (the name played: a set's name for a member).
+  func repeatRule(playedAs name: String) -> RepeatRule {
+    RepeatRule(key: .cue(name), cooldown: cooldown, maxInstances: maxInstances, pastMaximum: pastMaximum == .steal ? .steal : .refuse)
+  }
+}
+
+/// What a repeat rule counts plays of: a cue by the name played, or a paging binding of a carousel.
+/// Two spaces of names, so a cue named like a binding (`default/page-next`, a folder's member)
+/// shares no cooldown or instances with it.
+enum RepeatKey: Hashable {
+  case cue(String)
+  case binding(carousel: String, binding: String)
+}
+
+/// One rule on repeats of one thing, whoever plays it: how soon a play may follow the last start,
+/// and how many voices may sound at once. A cue's `[cues.NAME]` table makes one (cooldown,
+/// `max-instances`, `past-max`), a paging binding another (`min-interval`, its `retrigger` and
+/// `max-voices`: `PagingBinding.repeatRule`); `VoiceGate` applies each rule a play carries.
+struct RepeatRule: Equatable {
+  /// What a play past `maxInstances` does.
+  enum PastMaximum: Equatable {
+    /// The oldest instances fade out (`stolen`), as many as make room for the new one.
+    case steal
+    /// The new play is silent (`cap`).
+    case refuse
+    /// Every instance fades out (`stopped`), and the new one starts.
+    case restart
+  }
+
+  var key: RepeatKey
+  /// A play within this many seconds of the key's last start is silent (`cooldown`); 0: none.
+  var cooldown = 0.0
+  /// The most voices counted under the key at once; 0: no cap.
+  var maxInstances = 0
+  var pastMaximum = PastMaximum.steal
 }
 
 /// Per-cue rules for every play: the variation picked, the random spreads, the cooldown, the cap
 /// on instances, priority, and the tally of silent plays by reason.
 ///
 /// Owned by the control thread. `choose` picks what to start; `VoiceGate` applies the rules
-/// (muted, cooldown, max-instances, priority) with the level and groups; `started` records a start
-/// for the cooldown.
+/// (muted, priority, and the repeat rules: `CueRule.repeatRule`) with the level and groups;
+/// `started` records a start under a repeat rule's key, for its cooldown.
 final class CueRules {
   private(set) var rules: [String: CueRule] = [:]
-  /// When each cue last started (daemon clock, ns).
-  private var lastStart: [String: UInt64] = [:]
+  /// When each repeat rule's key last started a voice (daemon clock, ns).
+  private var lastStart: [RepeatKey: UInt64] = [:]
   /// The member each set played last: never twice in a row.
   private var lastMember: [String: String] = [:]
   private var random: UInt64
@@ -84,6 +120,9 @@ final class CueRules {
   }
 
   func rule(for name: String) -> CueRule { rules[name] ?? CueRule() }
+
+  /// The repeat rule of a play of `name` (every play's but a player's).
+  func repeatRule(playedAs name: String) -> RepeatRule { rule(for: name).repeatRule(playedAs: name) }
 
   /// Counts a silent play.
   func count(_ reason: SilenceReason) { silenced[reason] += 1 }
@@ -107,7 +146,9 @@ final class CueRules {
     var rule: CueRule
   }
 
-  func choose(_ name: String, catalog: CueCatalog) throws(ProtocolError) -> Choice {
+  /// `addedRateSpread`: semitones of rate spread drawn on top of the cue's own, by the same rule
+  /// (a paging binding's `rate-spread`, `PagingBinding.rateSpreadSemitones`).
+  func choose(_ name: String, catalog: CueCatalog, addedRateSpread: Double = 0) throws(ProtocolError) -> Choice {
     let rule = self.rule(for: name)
     let members = catalog.members(of: name)
     guard !members.isEmpty else { throw catalog.unknown(name) }
@@ -128,16 +169,20 @@ final class CueRules {
     }
     var gain: Float = 1
     if rule.volumeSpread > 0 { gain = Float(pow(10, rule.volumeSpread * nextUnit() / 20)) }
-    var rate = 1.0
-    if rule.rateSpread > 0 { rate = exp2(rule.rateSpread * nextUnit() / 12) }
+    let rate = spreadRate(semitones: rule.rateSpread) * spreadRate(semitones: addedRateSpread)
     return Choice(cue: pick.cue, variation: members.count > 1 ? pick.name : nil, gainFactor: gain, rateFactor: rate, rule: rule)
   }
 
-  /// A play of `name` started now: its cooldown runs from here.
-  func started(_ name: String, now: UInt64) {
-    lastStart[name] = now
+  /// A rate moved by a random amount within ± `semitones` (1 when 0: nothing is drawn).
+  private func spreadRate(semitones: Double) -> Double {
+    semitones > 0 ? exp2(semitones * nextUnit() / 12) : 1
   }
 
-  /// When a play of `name` last started (daemon clock, ns), for its cooldown.
-  func lastStart(_ name: String) -> UInt64? { lastStart[name] }
+  /// A play counted under `key` started now: its cooldown runs from here.
+  func started(_ key: RepeatKey, now: UInt64) {
+    lastStart[key] = now
+  }
+
+  /// When a play counted under `key` last started (daemon clock, ns), for its cooldown.
+  func lastStart(_ key: RepeatKey) -> UInt64? { lastStart[key] }
 }

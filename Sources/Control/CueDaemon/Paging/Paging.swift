@@ -12,10 +12,6 @@ struct PagingState {
   /// The bindings in force without a config file's `[carousel.*]` tables.
   static let builtInCarousels: [String: CarouselBindings] = ["default": .builtIn]
   var carousels: [String: CarouselBindings] = builtInCarousels
-  /// Voices sounding per binding ("carousel/binding").
-  var voices: [String: [VoiceID]] = [:]
-  /// When each binding last started a voice (monotonic ns).
-  var lastStart: [String: UInt64] = [:]
   /// The mixer frame each scheduled sound of `multi-page = "each"` (after a change's first) starts at.
   var scheduledStarts: [VoiceID: UInt64] = [:]
   /// The last wrap handled per carousel: which transition, by which kind of message, and when, to
@@ -179,38 +175,36 @@ final class Paging {
 
   /// Plays `bindingName` of `carousel` under the binding's policy. `page`: the page landed on and
   /// the page count (for rate-by-page and pan-by-position); `pages`: how many pages the move crossed.
+  ///
+  /// The gate applies the repeat rules, as to every play: the binding's (`retrigger`, `max-voices`,
+  /// `min-interval`: `PagingBinding.repeatRule`), then the cue's own. What stays here is paging's:
+  /// the deadline, the carousel's `max-page-voices` cap, the voice the new one crossfades with,
+  /// pan and rate, and the later sounds of `multi-page = "each"`.
   func play(
     _ bindingName: String, of carousel: String, direction: Int, page: (index: Int, count: Int)?, pages: Int = 1, arrival: UInt64,
     client: String? = nil
   ) -> Played {
     let bindings = state.bindings(for: carousel)
     guard let binding = bindings.bindings[bindingName] else { return Played(decision: .unbound) }
-    // The cue's own rules apply as to any play: its variations and spreads, its repeat rules.
-    guard let choice = try? rules.choose(binding.cue, catalog: catalog) else { return Played(decision: .unbound, cue: binding.cue) }
-    let cue = choice.cue
-    let key = carousel + "/" + bindingName
-    let now = clock.nanoseconds()
-    // Forget voices that have ended.
-    let sounding = soundingVoices(key)
-    if binding.retrigger == .ignoreWhilePlaying && !sounding.isEmpty { return Played(decision: .ignored, cue: binding.cue) }
-    if binding.minInterval > 0, let last = state.lastStart[key], now - last < UInt64(binding.minInterval * 1e9) {
-      return Played(decision: .tooSoon, cue: binding.cue)
+    // The cue's own rules apply as to any play: its variations and spreads (the binding's rate
+    // spread drawn on top, by the same rule).
+    let spread = PagingBinding.rateSpreadSemitones(binding.rateSpread ?? bindings.rateSpread)
+    guard let choice = try? rules.choose(binding.cue, catalog: catalog, addedRateSpread: spread) else {
+      return Played(decision: .unbound, cue: binding.cue)
     }
     let deadline = arrival + UInt64(binding.deadline * 1e9)
-    if now > deadline {
+    let bindingRule = binding.repeatRule(carousel: carousel, name: bindingName)
+    var play = VoiceGate.Play(
+      request: request(binding, of: bindings, choice: choice, direction: direction, page: page, pages: pages, arrival: arrival),
+      rule: binding.cue, client: client, repeats: [bindingRule, rules.repeatRule(playedAs: binding.cue)], deadline: deadline)
+    var replacing: [(VoiceID, VoiceEndReason)]
+    switch gate.admit(play) {
+    case .admitted(let stopping): replacing = stopping
+    case .silent(let reason): return Played(decision: reason == .cooldown ? .tooSoon : .ignored, cue: binding.cue, silenced: reason)
+    }
+    if clock.nanoseconds() > deadline {
       rules.count(.tooLate)
       return Played(decision: .late, cue: binding.cue)
-    }
-    var replacing: [(VoiceID, VoiceEndReason)] = []
-    switch binding.retrigger {
-    case .restart:
-      replacing += sounding.map { ($0, .stopped) }
-    case .overlap:
-      if sounding.count >= binding.maxVoices {
-        replacing += sounding.prefix(sounding.count - binding.maxVoices + 1).map { ($0, .stolen) }
-      }
-    case .ignoreWhilePlaying:
-      break
     }
     // The cap, one rule: a carousel's page voices (every page binding's, this binding's own
     // overlapping ones and each scheduled sound of multi-page "each" included) never exceed
@@ -220,36 +214,17 @@ final class Paging {
     var pageVoices: [VoiceID] = []  // the page voices that stay, oldest first
     if isPageSound {
       let replaced = Set(replacing.map(\.0))
-      pageVoices = CarouselBindings.pageSoundNames.flatMap { soundingVoices(carousel + "/" + $0) }
-        .filter { !replaced.contains($0) }.sorted { $0.rawValue < $1.rawValue }
+      let pageKeys = Set(CarouselBindings.pageSoundNames.map { RepeatKey.binding(carousel: carousel, binding: $0) })
+      pageVoices = gate.instances(ofAny: pageKeys).filter { !replaced.contains($0) }
       let excess = pageVoices.count - (bindings.maxPageVoices - 1)
       if excess > 0 {
         replacing += pageVoices.prefix(excess).map { ($0, .stopped) }
         pageVoices.removeFirst(excess)
       }
     }
-    let panAmount = bindings.vertical ? 0 : binding.panByDirection ?? bindings.panByDirection
-    var pan = binding.pan + Double(direction) * panAmount
-    if !bindings.vertical, bindings.panByPosition > 0, let page, page.count > 1 {
-      pan += bindings.panByPosition * (2 * Double(page.index) / Double(page.count - 1) - 1)
-    }
-    pan = max(-1, min(1, pan))
-    // A binding's rate-spread (a fraction) is the cue rule's spread in other units: ± that many
-    // semitones, 12·log2(1 + spread), drawn by the same generator, on top of the cue's own.
-    var rate = choice.rateFactor
-    let spread = binding.rateSpread ?? bindings.rateSpread
-    if spread > 0 { rate *= exp2(log2(1 + spread) * rules.nextUnit()) }
-    let step = binding.rateByPage ?? bindings.rateByPage
-    if step > 0, let page { rate += step * Double(page.index % 8) }
-    if binding.multiPage == .rate && pages > 1 { rate *= exp2(Double(min(pages - 1, 12)) / 12) }  // a semitone per extra page
-    var request = VoiceRequest(
-      cue: cue, gain: StereoGain.voice(volume: binding.volume, pan: pan, sourceIsMono: cue.isMono).scaled(by: choice.gainFactor),
-      loops: .count(binding.loops))
-    request.rate = max(0.5, min(2, rate))
-    request.requestArrival = arrival
     // multi-page "each": the sounds after the first start page-spacing apart on the mixer clock;
-    // they are the same play (no cooldown or instance count of their own), admitted each in turn,
-    // and past max-page-voices each takes the place of the oldest page voice when it sounds.
+    // they are the same play (counted under the binding, not checked again), admitted each in
+    // turn, and past max-page-voices each takes the place of the oldest page voice when it sounds.
     let sounds = binding.multiPage == .each ? min(max(pages, 1), MultiPage.maximumSounds) : 1
     let spacing = UInt64((binding.pageSpacing * Double(sampleRate)).rounded())
     let first = voices.nextMixFrame()
@@ -263,24 +238,23 @@ final class Paging {
     let notYetDue = { (voice: VoiceID) in (self.state.scheduledStarts[voice] ?? 0) > first }
     let heard = replacing.filter { $0.1 == .stopped && !notYetDue($0.0) }.map(\.0)
     if let youngest = heard.max(by: { $0.rawValue < $1.rawValue }) {
-      request.replaces = youngest
+      play.request.replaces = youngest
       replacing.removeAll { $0.0 == youngest }
     }
     for index in 0..<sounds {
       if index > 0 {
-        request.startAtFrame = first + UInt64(index) * spacing
-        request.replaces = isPageSound && pageVoices.count >= bindings.maxPageVoices ? pageVoices.removeFirst() : nil
+        play.request.startAtFrame = first + UInt64(index) * spacing
+        play.request.replaces = isPageSound && pageVoices.count >= bindings.maxPageVoices ? pageVoices.removeFirst() : nil
+        play.repeats = [bindingRule]
+        play.checksRepeats = false
       }
-      var play = VoiceGate.Play(request: request, rule: binding.cue, client: client, repeatRules: index == 0, deadline: deadline)
-      if index == 0 { play.replacing = replacing }
       do {
-        switch try gate.start(play) {
+        switch try index == 0 ? gate.start(play, stopping: replacing) : gate.start(play) {
         case .started(let started, _):
-          if index == 0 { id = started } else { state.scheduledStarts[started] = request.startAtFrame }
-          state.voices[key, default: []].append(started)
+          if index == 0 { id = started } else { state.scheduledStarts[started] = play.request.startAtFrame }
           if isPageSound { pageVoices.append(started) }
         case .silent(let reason):
-          if index == 0 { return Played(decision: reason == .cooldown ? .tooSoon : .ignored, cue: binding.cue, silenced: reason) }
+          if index == 0 { return Played(decision: .ignored, cue: binding.cue, silenced: reason) }
         }
       } catch {
         // Opening the device may itself have taken the event past its deadline.
@@ -292,15 +266,31 @@ final class Paging {
         break
       }
     }
-    state.lastStart[key] = now
     return Played(decision: .played, cue: binding.cue, voice: id)
   }
 
-  /// The voices of `key` ("carousel/binding") still sounding; forgets those that ended.
-  private func soundingVoices(_ key: String) -> [VoiceID] {
-    let sounding = (state.voices[key] ?? []).filter { voices.isSounding($0) }
-    state.voices[key] = sounding
-    return sounding
+  /// The voice a binding's play starts: its volume, pan by direction and position, rate by page and
+  /// by distance (`multi-page = "rate"`) on the spreads `choice` drew, and loops.
+  private func request(
+    _ binding: PagingBinding, of bindings: CarouselBindings, choice: CueRules.Choice, direction: Int, page: (index: Int, count: Int)?,
+    pages: Int, arrival: UInt64
+  ) -> VoiceRequest {
+    let panAmount = bindings.vertical ? 0 : binding.panByDirection ?? bindings.panByDirection
+    var pan = binding.pan + Double(direction) * panAmount
+    if !bindings.vertical, bindings.panByPosition > 0, let page, page.count > 1 {
+      pan += bindings.panByPosition * (2 * Double(page.index) / Double(page.count - 1) - 1)
+    }
+    pan = max(-1, min(1, pan))
+    var rate = choice.rateFactor
+    let step = binding.rateByPage ?? bindings.rateByPage
+    if step > 0, let page { rate += step * Double(page.index % 8) }
+    if binding.multiPage == .rate && pages > 1 { rate *= exp2(Double(min(pages - 1, 12)) / 12) }  // a semitone per extra page
+    var request = VoiceRequest(
+      cue: choice.cue, gain: StereoGain.voice(volume: binding.volume, pan: pan, sourceIsMono: choice.cue.isMono).scaled(by: choice.gainFactor),
+      loops: .count(binding.loops))
+    request.rate = max(0.5, min(2, rate))
+    request.requestArrival = arrival
+    return request
   }
 
   /// Checks that every bound cue is loaded; the first missing one, with its config line.

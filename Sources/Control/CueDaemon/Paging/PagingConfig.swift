@@ -1,5 +1,9 @@
 import CueProtocol
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What happens when a bound carousel event comes in while its cue still sounds.
 public enum Retrigger: String, Sendable, Equatable, CaseIterable {
   /// Fade out the previous voice of this binding and start anew (the seeds' stop-then-play).
@@ -53,6 +57,24 @@ public struct PagingBinding: Sendable, Equatable {
     self.volume = volume
     self.retrigger = retrigger
   }
+}
+
+extension PagingBinding {
+  /// The binding's repeat rule, under the key `carousel`/`name`: `min-interval` is its cooldown;
+  /// `restart` is one instance, restarted; `overlap` is `max-voices` instances, the oldest stolen
+  /// past them; `ignore-while-playing` is one instance, a play past it refused.
+  func repeatRule(carousel: String, name: String) -> RepeatRule {
+    var rule = RepeatRule(key: .binding(carousel: carousel, binding: name), cooldown: minInterval)
+    switch retrigger {
+    case .restart: (rule.maxInstances, rule.pastMaximum) = (1, .restart)
+    case .overlap: (rule.maxInstances, rule.pastMaximum) = (maxVoices, .steal)
+    case .ignoreWhilePlaying: (rule.maxInstances, rule.pastMaximum) = (1, .refuse)
+    }
+    return rule
+  }
+
+  /// A binding's `rate-spread` (a fraction r of the rate) as a cue's (± semitones): 12·log2(1 + r).
+  static func rateSpreadSemitones(_ fraction: Double) -> Double { 12 * log2(1 + fraction) }
 }
 
 /// The bindings of one carousel. A missing key means "nothing".

@@ -101,7 +101,7 @@ final class Players {
     request.startPosition = player.position
     if let atDeviceTime { request.startAtFrame = UInt64(max(0, atDeviceTime * sampleRate).rounded()) }
     request.rate = player.voiceRate
-    let play = VoiceGate.Play(request: request, rule: cue.name, client: clientName(player.owner), repeatRules: false)
+    let play = VoiceGate.Play(request: request, rule: cue.name, client: clientName(player.owner), repeats: [])
     switch try gate.start(play) {
     case .started(let id, _):
       player.phase = .playing(voice: id, startPosition: player.position, firstFrame: nil)

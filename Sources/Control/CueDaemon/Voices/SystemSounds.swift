@@ -73,7 +73,9 @@ final class SystemSounds {
       cue: cue, gain: StereoGain.voice(volume: 1, pan: 0, sourceIsMono: cue.isMono), loops: .count(0), origin: .sound(sound.id),
       owner: client)
     request.requestArrival = arrival
-    let play = VoiceGate.Play(request: request, rule: cue.name, client: clientName(client), fallbackGroup: CueRule.systemGroup)
+    let play = VoiceGate.Play(
+      request: request, rule: cue.name, client: clientName(client), repeats: [gate.rules.repeatRule(playedAs: cue.name)],
+      fallbackGroup: CueRule.systemGroup)
     switch try gate.start(play) {
     case .started(let id, let stole):
       sound.liveVoices.insert(id)

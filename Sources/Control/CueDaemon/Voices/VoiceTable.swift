@@ -21,8 +21,9 @@ struct LiveVoice {
   var stopping = false
   /// When the request that started it arrived (ns), for the trigger latency; 0 unknown.
   let requestArrival: UInt64
-  /// The cue name its play gave (a set's name for a member), for `max-instances`; nil for players.
-  let rule: String?
+  /// The keys of the repeat rules it started under (the cue played, a paging binding), by which
+  /// `VoiceGate` counts instances; none for players.
+  let repeatKeys: [RepeatKey]
   /// Its cue's priority: at the voice limit only a voice of at most the new one's priority is taken.
   let priority: Int
   /// Its group (bus), and its source gain: the play's own volume and pan (and spread), before
@@ -52,7 +53,7 @@ struct VoiceRequest {
   var replaces: VoiceID? = nil
   var rate = 1.0
   var requestArrival: UInt64 = 0
-  var rule: String? = nil
+  var repeatKeys: [RepeatKey] = []
   var priority = CueRule.defaultPriority
   var group = CueRule.defaultGroup
   var lowestLevel = SoundLevel.full
@@ -198,7 +199,7 @@ final class VoiceTable {
     playsStarted += 1
     voices[id] = LiveVoice(
       cue: request.cue, owner: request.owner, notify: request.notify, startedAt: clock.nanoseconds(), loops: request.loops,
-      origin: request.origin, requestArrival: request.requestArrival, rule: request.rule, priority: request.priority,
+      origin: request.origin, requestArrival: request.requestArrival, repeatKeys: request.repeatKeys, priority: request.priority,
       group: request.group, sourceGain: request.gain, lowestLevel: request.lowestLevel, ceiling: request.ceiling)
     onStart(id, voices[id]!)
     return (id, victim)
