@@ -53,8 +53,19 @@ def hello_ops() -> List[str]:
 # --- types: the schema's and the annotations' -----------------------------------------------------
 
 
+def resolved(declared: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A property's declaration, through its `$ref` (`#/$defs/NAME`) when it has one."""
+    while isinstance(declared.get("$ref"), str) and declared["$ref"].startswith("#/"):
+        node: Any = load_schema()
+        for part in declared["$ref"][2:].split("/"):
+            node = node[part]
+        declared = node
+    return declared
+
+
 def schema_type(declared: Mapping[str, Any]) -> str:
     """A property's JSON type: its `type`, or for an `enum` or `const` without one, its values'."""
+    declared = resolved(declared)
     if isinstance(declared.get("type"), str):
         return str(declared["type"])
     values = declared.get("enum", [declared["const"]] if "const" in declared else [])
@@ -253,7 +264,7 @@ class ProtocolTests(unittest.TestCase):
         self.assertEqual(kind, schema_type(properties[field]), "%s: its annotation %r, the schema's %r" % (
             where, annotation, properties[field]))
         if kind == "array":
-            self.assertEqual(items, schema_type(properties[field].get("items", {})), "%s: the items" % where)
+            self.assertEqual(items, schema_type(resolved(properties[field]).get("items", {})), "%s: the items" % where)
         if field in required:
             self.assertFalse(optional or parameter.default is not parameter.empty,
                              "%s: the schema requires %r; the parameter has a default" % (where, field))
