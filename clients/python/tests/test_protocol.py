@@ -128,8 +128,8 @@ def samples(annotation: Any) -> Tuple[Any, Any]:
 
 
 def builder_of(method: Any) -> Optional[Callable[..., Any]]:
-    """The request builder a method sends what it builds: named by `_ops.sends`, or what a generated
-    method wraps. None for a method that sends no op of its own."""
+    """The request builder whose request a method sends: the one `_ops.sends` names, or the one a
+    generated method wraps. None for a method that sends no op of its own."""
     named = getattr(method, "sends", None)
     if named is not None:
         return typing.cast(Callable[..., Any], named)
@@ -181,8 +181,8 @@ def enums_named(node: Any, names: Set[str], path: str = "") -> Iterator[Tuple[st
     if isinstance(node, dict):
         for key, value in node.items():
             where = path + "/" + key
-            if key in names and isinstance(value, dict) and isinstance(value.get("enum"), list):
-                yield where, value["enum"]
+            if key in names and isinstance(value, dict) and isinstance(resolved(value).get("enum"), list):
+                yield where, list(resolved(value)["enum"])
             yield from enums_named(value, names, where)
     elif isinstance(node, list):
         for index, value in enumerate(node):
