@@ -42,6 +42,22 @@ class AsyncClientTests(unittest.IsolatedAsyncioTestCase):
         finished = await c.play_to_end("pico")
         self.assertEqual((finished.cue, finished.successfully), ("pico", True))
 
+    async def test_prepare_meters_and_clients(self) -> None:
+        c = self.client
+        path = os.path.join(self.daemon.sounds, "pico.mp3")
+        self.assertEqual((await c.prepare(file=path)).file, path)
+        loop = await c.play("wrap", loops=-1, volume=0.5)
+        stream = await c.events(["meters"], subscribe=False)
+        self.assertEqual(await c.meters(20), 20)
+        event = await stream.wait_for("meters", where=lambda e: isinstance(e, cued.MetersEvent) and loop.voice in e.voices)
+        assert isinstance(event, cued.MetersEvent)
+        self.assertGreater(event.mix.peak, 0)
+        listed = await c.clients()
+        self.assertEqual([(info.name, info.meters) for info in listed if info.asking], [("py-async-tests", 20.0)])
+        self.assertEqual(await c.stop_meters(), 0)
+        await stream.aclose()
+        await c.stop(all=True)
+
     async def test_errors_raise_their_classes(self) -> None:
         with self.assertRaises(cued.UnknownCue) as caught:
             await self.client.play("nope")

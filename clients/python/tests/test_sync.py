@@ -88,6 +88,40 @@ class OpsTests(ClientTestCase):
         finished = self.client.play_to_end(file=os.path.join(self.daemon.sounds, "tick.mp3"), volume=0.5)
         self.assertEqual((finished.reason, finished.successfully), ("end", True))
 
+    def test_prepare_decodes_a_file_ahead_of_its_play(self) -> None:
+        path = os.path.join(self.daemon.sounds, "tick.mp3")
+        prepared = self.client.prepare(file=path)
+        self.assertEqual((prepared.file, prepared.raw["file"]), (path, path))
+        self.assertGreater(prepared.bytes, 0)
+        self.assertEqual(self.client.play(file=path).file, path)
+        with self.assertRaises(cued.InvalidRequest) as caught:
+            self.client.prepare()
+        self.assertIn("exactly one", caught.exception.message)
+        with self.assertRaises(cued.UnknownEvent):
+            self.client.prepare(event="py-no-such-sound")
+
+    def test_meters_come_at_the_rate_asked_for_until_stopped(self) -> None:
+        loop = self.client.play("wrap", loops=-1, volume=0.5)
+        self.addCleanup(self.client.stop, all=True)
+        with self.client.events(["meters"], subscribe=False) as stream:
+            self.assertEqual(self.client.meters(10), 10)
+            event = stream.wait_for("meters", where=lambda e: isinstance(e, cued.MetersEvent) and loop.voice in e.voices)
+            assert isinstance(event, cued.MetersEvent) and loop.voice is not None
+            self.assertGreater(event.voices[loop.voice].peak, 0)
+            self.assertGreater(event.mix.rms, 0)
+            self.assertEqual(self.client.stop_meters(), 0)
+
+    def test_clients_lists_every_connection_and_which_asks(self) -> None:
+        self.client.connect()
+        with cued.Client(self.daemon.socket, name="py-other") as other:
+            other.meters(5)
+            with other.events(["finished"]):
+                listed = {info.name: info for info in self.client.clients()}
+        self.assertEqual((listed["py-tests"].asking, listed["py-tests"].meters), (True, None))
+        self.assertEqual((listed["py-other"].asking, listed["py-other"].subscribed, listed["py-other"].meters),
+                         (False, True, 5.0))
+        self.assertLess(listed["py-tests"].connection, listed["py-other"].connection)
+
     def test_a_plays_role_goes_to_the_group_the_config_gives_it(self) -> None:
         roles = Daemon(config='[groups.assistive]\nroles = ["a11y"]\nmuted = true\n')
         self.addCleanup(roles.stop)

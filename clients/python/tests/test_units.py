@@ -212,6 +212,69 @@ class ScrollTrackerTests(unittest.TestCase):
         self.assertEqual(tracker.jump(0)[0].fields, {"from": 3, "to": 0, "count": 4, "reason": "programmatic",
                                                      "direction": "previous", "animated": False})
 
+    def test_an_auto_scroll_sends_reason_auto_and_settles_once(self) -> None:
+        # As the Swift ScrollTracker (docs/PROTOCOL.md, "Auto-scroll"): page changes as the crawl
+        # crosses pages, one scroll-animation-ended when it stops, none when none is under way.
+        tracker = cued.ScrollTracker(4, page_width=100)
+        self.assertEqual(tracker.auto_scroll(30), [])
+        crossed = tracker.auto_scroll(60) + tracker.auto_scroll(160)
+        self.assertEqual([(m.fields["from"], m.fields["to"], m.fields["reason"]) for m in crossed],
+                         [(0, 1, "auto"), (1, 2, "auto")])
+        self.assertNotIn("animated", crossed[0].fields, "animated, the default: nothing settles while it moves")
+        self.assertEqual(self.events(tracker.did_scroll(260)), [("page-changed", 2, 3)], "its timer's did_scroll too")
+        self.assertEqual(tracker.did_scroll(260), [])
+        self.assertEqual(self.events(tracker.stop_auto_scroll()), ["scroll-animation-ended"])
+        self.assertEqual(tracker.stop_auto_scroll(), [])
+
+    def test_the_user_taking_over_ends_an_auto_scroll_first(self) -> None:
+        tracker = cued.ScrollTracker(5, loops=True)
+        tracker.auto_scroll(1)
+        self.assertEqual(self.events(tracker.will_begin_dragging()), ["scroll-animation-ended", "drag-began"])
+        self.assertEqual(tracker.did_scroll(2)[0].fields["reason"], "drag")
+        tracker.did_end_dragging(False)
+        tracker.auto_scroll(3)
+        self.assertEqual(self.events(tracker.key(1)),
+                         ["scroll-animation-ended", ("page-changed", 3, 4), "scroll-animation-ended"])
+        tracker.auto_scroll(5)
+        self.assertEqual(self.events(tracker.set_content_offset(7, animated=True)), ["scroll-animation-ended"])
+        self.assertEqual(tracker.did_scroll(7)[0].fields["reason"], "programmatic")
+
+    def test_did_scroll_past_a_bounded_pagers_end_sends_edge_once_per_scroll(self) -> None:
+        tracker = cued.ScrollTracker(3, page_width=100)
+        tracker.will_begin_dragging()
+        self.assertEqual(tracker.did_scroll(-5), [], "within the threshold, 0.05 of a page")
+        self.assertEqual(tracker.did_scroll(-6), [carousel.edge("start")])
+        self.assertEqual(tracker.did_scroll(-40), [], "once per scroll")
+        tracker.did_end_dragging(False)
+        tracker.will_begin_dragging()
+        self.assertEqual(self.events(tracker.did_scroll(180) + tracker.did_scroll(206)), [("page-changed", 0, 2), "edge"])
+        self.assertEqual(tracker.did_scroll(206)[-1:], [])
+        tracker.did_end_dragging(False)
+        tracker.set_content_offset(300, animated=True)
+        self.assertEqual(tracker.did_scroll(300), [], "the program's scroll is no push past the end")
+        looping = cued.ScrollTracker(3, page_width=100, loops=True)
+        looping.will_begin_dragging()
+        self.assertEqual(self.events(looping.did_scroll(-60)), [("page-changed", 0, 2), ("wrapped", 0, 2)])
+
+    def test_the_guides_bounded_pager_with_auto_scroll_sends_what_the_swift_tracker_sends(self) -> None:
+        # docs/CLIENT.md's boundedPagerWithAutoScroll, step for step, and the messages the guide
+        # lists for it (DocumentedExampleTests holds the Swift tracker to the same list).
+        tracker = cued.ScrollTracker(3, page_width=390)
+        sent: List[cued.CarouselMessage] = []
+        for x in range(1, 501):
+            sent += tracker.auto_scroll(x)
+        sent += tracker.will_begin_dragging()
+        for x in (700, 780, 820, 850):
+            sent += tracker.did_scroll(x)
+        sent += tracker.will_end_dragging(0, 780)
+        sent += tracker.did_end_dragging(True)
+        sent += tracker.did_scroll(780)
+        sent += tracker.did_end_decelerating()
+        self.assertEqual(sent, [
+            carousel.page_changed(0, 1, 3, "auto", "next"), carousel.scroll_animation_ended(), carousel.drag_began(),
+            carousel.page_changed(1, 2, 3, "drag", "next"), carousel.edge("end"), carousel.will_end_dragging(0, 2),
+            carousel.drag_ended(True), carousel.deceleration_ended()])
+
     def test_uikits_units(self) -> None:
         tracker = cued.ScrollTracker(5, page_width=400)
         self.assertEqual(tracker.will_end_dragging(2.0, 1190)[0].fields, {"velocity": 5.0, "targetPage": 3})
@@ -219,6 +282,9 @@ class ScrollTrackerTests(unittest.TestCase):
         self.assertEqual(tracker.did_scroll(190), [carousel.page_changed(1, 0, 5, "drag", "previous")])
         with self.assertRaises(ValueError):
             carousel.edge("middle")
+        # Half way is the next page, as Swift's rounded() has it (not Python's round half to even).
+        self.assertEqual([tracker.page_at(x) for x in (200, 600, -200, float("nan"))], [1, 2, 0, 0])
+        self.assertEqual(cued.ScrollTracker(5, page_width=400, loops=True).index_at(-200), -1)
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ from .events import (
     StartedEvent, parse_event,
 )
 from .replies import (
-    Capabilities, CueInfo, GroupState, Hello, LevelState, PagingResult, PlayerPlayResult, PlayerProperties,
-    PlayResult, ReloadResult, Status, SystemSettings, VoiceInfo,
+    Capabilities, ClientInfo, CueInfo, GroupState, Hello, LevelState, PagingResult, PlayerPlayResult,
+    PlayerProperties, PlayResult, PrepareResult, Reason, ReloadResult, Status, SystemSettings, VoiceInfo,
 )
 
 __version__ = "0.2.0"
@@ -38,13 +38,13 @@ PROTOCOL = 1
 
 __all__ = [
     "AccessDenied", "AsyncCarouselSession", "AsyncClient", "AsyncEventStream", "AsyncPlayer", "AsyncSystemSound",
-    "BadPath", "Busy", "Capabilities", "CarouselMessage", "CarouselSession", "Client", "CompletionEvent",
+    "BadPath", "Busy", "Capabilities", "CarouselMessage", "CarouselSession", "Client", "ClientInfo", "CompletionEvent",
     "ConfigError", "CueInfo", "CuedError", "DecodeErrorEvent", "DeviceEvent", "DeviceUnavailable", "Disconnected",
     "DisconnectedEvent", "EVENT_KINDS", "ErrorCode", "Event", "EventDisabled", "EventStream", "EventsDroppedEvent",
     "FinishedEvent", "GenericEvent", "GroupState", "Hello", "InternalError", "InvalidRequest", "LevelEvent",
     "LevelState", "LimitReached", "LineTooLong", "Meter", "MetersEvent", "NotEnabled", "OutOfRange", "PROTOCOL", "PagingEvent", "PagingResult",
-    "ParseError", "PlayResult", "Player", "PlayerPlayResult", "PlayerProperties", "ProtocolViolation",
-    "ReconnectedEvent", "ReloadResult", "ReloadedEvent", "RequestError", "RequestTimeout", "ScrollTracker",
+    "ParseError", "PlayResult", "Player", "PlayerPlayResult", "PlayerProperties", "PrepareResult", "ProtocolViolation",
+    "Reason", "ReconnectedEvent", "ReloadResult", "ReloadedEvent", "RequestError", "RequestTimeout", "ScrollTracker",
     "StartedEvent", "Status", "SystemSettings", "SystemSound", "UnknownCue", "UnknownEvent", "UnknownGroup",
     "UnknownOp", "UnknownPlayer", "UnknownSound", "UnknownVoice", "Unreachable", "VoiceInfo", "carousel", "connect",
     "connect_async", "default_socket_path", "parse_event",

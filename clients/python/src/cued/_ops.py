@@ -6,13 +6,14 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, TypeVar
 
-from ._json import JSONObject, fields, object_list, req_bool, req_int, str_list
+from ._json import JSONObject, fields, object_list, req_bool, req_float, req_int, str_list
 from .replies import (
-    CueInfo, GroupState, Hello, LevelState, PagingResult, PlayerPlayResult, PlayerProperties, PlayResult,
-    ReloadResult, Status, SystemSettings, VoiceInfo,
+    ClientInfo, CueInfo, GroupState, Hello, LevelState, PagingResult, PlayerPlayResult, PlayerProperties,
+    PlayResult, PrepareResult, ReloadResult, Status, SystemSettings, VoiceInfo,
 )
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Call(Generic[T]):
@@ -50,6 +51,16 @@ def describe(method: Callable[..., Any], op: Callable[..., Any], prefix: str = "
     method.__qualname__ = method.__name__
 
 
+def sends(op: Callable[..., Call[Any]]) -> Callable[[F], F]:
+    """Marks a method written by hand (not made from an op by `describe`) as one that sends the
+    request `op` builds: tests/test_protocol.py finds every op's methods by this mark, and by
+    `__wrapped__` on the generated ones."""
+    def mark(method: F) -> F:
+        setattr(method, "sends", op)
+        return method
+    return mark
+
+
 def _nothing(reply: Mapping[str, Any]) -> None:
     return None
 
@@ -57,7 +68,7 @@ def _nothing(reply: Mapping[str, Any]) -> None:
 def request(op: str, **request_fields: Any) -> Call[Dict[str, Any]]:
     """Any op, with its fields as the wire spells them; the reply object as it came. For what the
     typed methods do not cover (an op newer than this package)."""
-    deferrable = op in ("reload", "player.prepare", "player.pause", "player.stop", "sound.create") or (
+    deferrable = op in ("reload", "prepare", "player.prepare", "player.pause", "player.stop", "sound.create") or (
         op == "play" and "event" in request_fields)
     return Call(op, fields(**request_fields), dict, deferrable)
 
@@ -87,6 +98,13 @@ def play(
     return Call(
         "play", fields(cue=cue, event=event, file=file, volume=volume, pan=pan, loops=loops, notify=notify, role=role),
         PlayResult.from_json, deferrable=event is not None or file is not None)
+
+
+def prepare(event: Optional[str] = None, *, file: Optional[str] = None) -> Call[PrepareResult]:
+    """Decodes what a `play` of this sound-theme `event` or sound `file` would play and keeps it,
+    playing nothing, so that the first play starts at once (libcanberra's `ca_context_cache`).
+    Give exactly one of them. The reply comes when the decode is done (deferred)."""
+    return Call("prepare", fields(event=event, file=file), PrepareResult.from_json, deferrable=True)
 
 
 def stop(
@@ -145,6 +163,23 @@ def group(
     """Reads every group, or reads and changes one (its `volume` and `muted`)."""
     return Call("group", fields(group=group, volume=volume, muted=muted),
                 lambda reply: [GroupState.from_json(o) for o in object_list(reply, "groups")])
+
+
+def meters(rate: float) -> Call[float]:
+    """Asks for `meters` events on this connection, `rate` (0…30) a second: the peak and RMS of the
+    mix and of each voice (`MetersEvent`; read them with `events(["meters"], subscribe=False)`).
+    0 stops them; so does closing the connection. The rate in force now."""
+    return Call("meters", {"rate": rate}, lambda reply: req_float(reply, "rate"))
+
+
+def stop_meters() -> Call[float]:
+    """Stops this connection's `meters` events (the `meters` op with the rate 0)."""
+    return meters(0)
+
+
+def clients() -> Call[List[ClientInfo]]:
+    """The connections the daemon serves now, oldest first, this one included (`asking`)."""
+    return Call("clients", {}, lambda reply: [ClientInfo.from_json(o) for o in object_list(reply, "clients")])
 
 
 # --- Players (AVAudioPlayer's model) -------------------------------------------------------------

@@ -275,6 +275,7 @@ class AsyncClient:
     ping = _op(_ops.ping)
     play = _op(_ops.play)
     play_to_end = _until_finished(_ops.play)
+    prepare = _op(_ops.prepare)
     stop = _op(_ops.stop)
     cues = _op(_ops.cues)
     voices = _op(_ops.voices)
@@ -283,6 +284,9 @@ class AsyncClient:
     system = _op(_ops.system)
     level = _op(_ops.level)
     group = _op(_ops.group)
+    meters = _op(_ops.meters)
+    stop_meters = _op(_ops.stop_meters)
+    clients = _op(_ops.clients)
     create_player = _make(_ops.player_create, lambda client, properties: AsyncPlayer(client, properties))
     create_sound = _make(_ops.sound_create, lambda client, sound: AsyncSystemSound(client, sound))
 
@@ -301,11 +305,13 @@ class AsyncClient:
 
     # --- events -----------------------------------------------------------------------------------
 
+    @_ops.sends(_ops.subscribe)
     async def subscribe(self, kinds: Optional[Sequence[str]] = None, ids: Optional[Sequence[int]] = None) -> List[str]:
         """As `Client.subscribe`."""
         self._core.base = (None if kinds is None else tuple(kinds), None if ids is None else tuple(ids))
         return await self._sync_subscription(force=True)
 
+    @_ops.sends(_ops.unsubscribe)
     async def unsubscribe(self) -> None:
         """As `Client.unsubscribe`."""
         self._core.base = None
@@ -478,6 +484,7 @@ class AsyncPlayer:
     number_of_channels: _AsyncProperty[int] = _AsyncProperty("number_of_channels")
     device_current_time: _AsyncProperty[float] = _AsyncProperty("device_current_time")
 
+    @_ops.sends(_ops.player_play)
     async def play_to_end(self, at_time: Optional[float] = None) -> FinishedEvent:
         """As `Player.play_to_end`."""
         player = self.id
@@ -508,6 +515,7 @@ class AsyncSystemSound:
             await self.set_completion(True)
             self._completion_enabled = True
 
+    @_ops.sends(_ops.sound_play)
     async def play(self, completion: Optional[Callable[[CompletionEvent], Any]] = None) -> PlayResult:
         """As `SystemSound.play`."""
         call = _ops.sound_play(self.id)
@@ -519,6 +527,7 @@ class AsyncSystemSound:
                 lambda error: _run_callback(completion, lost_completion(sound, error)))
         return await self.client.call(call)
 
+    @_ops.sends(_ops.sound_play)
     async def play_and_wait(self, timeout: Optional[float] = None) -> CompletionEvent:
         """As `SystemSound.play_and_wait`."""
         await self._enable_completion()
@@ -555,6 +564,8 @@ class AsyncCarouselSession:
     did_end_decelerating = _scroll(ScrollTracker.did_end_decelerating)
     set_content_offset = _scroll(ScrollTracker.set_content_offset)
     did_end_scrolling_animation = _scroll(ScrollTracker.did_end_scrolling_animation)
+    auto_scroll = _scroll(ScrollTracker.auto_scroll)
+    stop_auto_scroll = _scroll(ScrollTracker.stop_auto_scroll)
     edge = _scroll(ScrollTracker.edge)
     flick = _scroll(ScrollTracker.flick)
     drag = _scroll(ScrollTracker.drag)

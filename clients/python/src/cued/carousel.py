@@ -5,6 +5,7 @@ ScrollTracker does (docs/CLIENT.md). Pure values: no I/O, no clock. `Client.caro
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -15,6 +16,11 @@ CAROUSEL_EVENTS = (
     "drag-began", "will-end-dragging", "drag-ended", "will-begin-decelerating", "deceleration-ended",
     "scroll-animation-ended", "page-changed", "wrapped", "edge",
 )
+#: Why the page changed (a `page-changed` message's `reason`, and a `paging` event's): the user's
+#: drag or its deceleration, a key, an auto-scroll's timer, the program.
+PAGE_CHANGE_REASONS = ("drag", "key", "auto", "programmatic")
+#: How far past an end (in pages) a bounded pager's offset must go to count as a push past it.
+EDGE_THRESHOLD = 0.05
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,17 @@ class ScrollTracker:
     (a looping pager's offset runs on past its ends, and going round sends `wrapped` too).
 
     Each delegate method returns the messages to send, in order. The lifecycle methods below them
-    (`flick`, `drag`, `key`, `jump`, `push_edge`) return a whole scroll at once."""
+    (`flick`, `drag`, `key`, `jump`, `push_edge`) return a whole scroll at once.
+
+    **Auto-scroll** (a timer moves the offset a little at a time; UIKit calls nothing but
+    scrollViewDidScroll): `auto_scroll(offset)` on each step sends the pages crossed (reason
+    "auto") and nothing that settles; `stop_auto_scroll()` when the timer stops sends
+    `scroll-animation-ended`, the crawl's one settle; when the user takes over
+    (`will_begin_dragging`, `set_content_offset`, `key`) that end goes out first, by itself.
+
+    **Edges.** A bounded pager whose offset the user's scroll takes more than `EDGE_THRESHOLD` of a
+    page past its first or last page (UIKit's rubber band) sends `edge` from `did_scroll`, once per
+    scroll."""
 
     def __init__(self, page_count: int, page_width: float = 1.0, page: int = 0, loops: bool = False) -> None:
         if page_count < 1 or not page_width > 0:
@@ -108,7 +124,8 @@ class ScrollTracker:
         self.loops = loops
         #: The page under the middle of the view, counted on past the ends of a looping pager.
         self.index = _wrap(page, page_count) if loops else min(max(0, page), page_count - 1)
-        self._mover = "none"  # "none", "user" (a drag and its deceleration) or "program"
+        self._mover = "none"  # "none", "user" (a drag and its deceleration), "program" or "auto"
+        self._edge_sent = False  # this scroll sent `edge`
 
     @property
     def page(self) -> int:
@@ -116,8 +133,13 @@ class ScrollTracker:
         return _wrap(self.index, self.page_count)
 
     def index_at(self, offset: float) -> int:
-        """The page index under the middle at `offset`, counted on past the ends when looping."""
-        nearest = int(round(offset / self.page_width))
+        """The page index under the middle at `offset`, counted on past the ends when looping (the
+        page now for an offset that is not a number)."""
+        if not math.isfinite(offset):
+            return self.index
+        pages = offset / self.page_width
+        # Half way rounds away from zero, as Swift's rounded() (Python's round() goes to even).
+        nearest = int(math.floor(pages + 0.5)) if pages >= 0 else -int(math.floor(-pages + 0.5))
         return nearest if self.loops else min(max(0, nearest), self.page_count - 1)
 
     def page_at(self, offset: float) -> int:
@@ -131,13 +153,44 @@ class ScrollTracker:
     # --- the delegate calls -------------------------------------------------------------------
 
     def will_begin_dragging(self) -> List[CarouselMessage]:
-        """scrollViewWillBeginDragging."""
+        """scrollViewWillBeginDragging. An auto-scroll under way ends first (`scroll-animation-ended`):
+        the user took over."""
+        ended = self.stop_auto_scroll()
         self._mover = "user"
-        return [drag_began()]
+        self._edge_sent = False
+        return ended + [drag_began()]
 
     def did_scroll(self, offset: float) -> List[CarouselMessage]:
-        """scrollViewDidScroll: a page change when the page under the middle changed."""
-        return self.move(offset, "programmatic" if self._mover == "program" else "drag")
+        """scrollViewDidScroll: a page change when the page under the middle changed, and `edge`
+        when the user's scroll took a bounded pager past an end."""
+        reason = {"program": "programmatic", "auto": "auto"}.get(self._mover, "drag")
+        return self._edge_at(offset) + self.move(offset, reason)
+
+    def _edge_at(self, offset: float) -> List[CarouselMessage]:
+        """`edge` when the user's scroll has taken a bounded pager more than `EDGE_THRESHOLD` of a
+        page past an end, once per scroll."""
+        if self.loops or self._mover != "user" or self._edge_sent or not math.isfinite(offset):
+            return []
+        pages = offset / self.page_width
+        if pages < -EDGE_THRESHOLD:
+            return self.edge("start")
+        if pages > self.page_count - 1 + EDGE_THRESHOLD:
+            return self.edge("end")
+        return []
+
+    def auto_scroll(self, offset: float) -> List[CarouselMessage]:
+        """An auto-scroll's timer set the offset (seed 003): the page changes it crossed, with the
+        reason "auto". Nothing settles while it moves."""
+        self._mover = "auto"
+        return self.move(offset, "auto")
+
+    def stop_auto_scroll(self) -> List[CarouselMessage]:
+        """The auto-scroll stopped (its timer stopped, or it reached the end of a bounded pager):
+        `scroll-animation-ended`, which settles it, when one was under way; else nothing."""
+        if self._mover != "auto":
+            return []
+        self._mover = "none"
+        return [scroll_animation_ended()]
 
     def move(self, offset: float, reason: str, animated: bool = True) -> List[CarouselMessage]:
         """The view is now at `offset` for `reason` ("drag", "key", "auto", "programmatic"): the
@@ -181,12 +234,13 @@ class ScrollTracker:
     def set_content_offset(self, offset: float, animated: bool) -> List[CarouselMessage]:
         """setContentOffset(_:animated:) by the program. Not animated, it is the whole scroll (the
         page change says `"animated": false`); animated, `did_scroll` reports the page changes as it
-        moves and `did_end_scrolling_animation` ends it."""
+        moves and `did_end_scrolling_animation` ends it. An auto-scroll under way ends first."""
+        ended = self.stop_auto_scroll()
         if animated:
             self._mover = "program"
-            return []
+            return ended
         self._mover = "none"
-        return self.move(offset, "programmatic", animated=False)
+        return ended + self.move(offset, "programmatic", animated=False)
 
     def did_end_scrolling_animation(self) -> List[CarouselMessage]:
         """scrollViewDidEndScrollingAnimation."""
@@ -194,8 +248,11 @@ class ScrollTracker:
         return [scroll_animation_ended()]
 
     def edge(self, side: str) -> List[CarouselMessage]:
-        """The user pushed past the first ("start") or last ("end") page of a bounded pager."""
-        return [edge(side)]
+        """The user pushed past the first ("start") or last ("end") page of a bounded pager (for a
+        pager that knows it other than by its offset: `did_scroll` sends it from the offset)."""
+        message = edge(side)
+        self._edge_sent = True
+        return [message]
 
     # --- whole scrolls --------------------------------------------------------------------------
 
@@ -240,13 +297,15 @@ class ScrollTracker:
 
     def key(self, step: int, reason: str = "key") -> List[CarouselMessage]:
         """An arrow key: an animated programmatic scroll `step` pages on, ended by
-        `scroll-animation-ended`; against an end of a bounded pager, `edge` instead."""
+        `scroll-animation-ended`; against an end of a bounded pager, `edge` instead. An auto-scroll
+        under way ends first."""
+        ended = self.stop_auto_scroll()
         target = self.index + step
         if not self.loops and not 0 <= target < self.page_count:
-            return self.edge("end" if step > 0 else "start")
+            return ended + self.edge("end" if step > 0 else "start")
         self._mover = "program"
         messages = self.move(self._offset(target), reason)
-        return messages + self.did_end_scrolling_animation()
+        return ended + messages + self.did_end_scrolling_animation()
 
     def jump(self, page: int) -> List[CarouselMessage]:
         """A jump to `page` without animation: one page change that settles the scroll."""

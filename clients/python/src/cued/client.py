@@ -334,6 +334,7 @@ class Client:
     ping = _op(_ops.ping)
     play = _op(_ops.play)
     play_to_end = _until_finished(_ops.play)
+    prepare = _op(_ops.prepare)
     stop = _op(_ops.stop)
     cues = _op(_ops.cues)
     voices = _op(_ops.voices)
@@ -342,6 +343,9 @@ class Client:
     system = _op(_ops.system)
     level = _op(_ops.level)
     group = _op(_ops.group)
+    meters = _op(_ops.meters)
+    stop_meters = _op(_ops.stop_meters)
+    clients = _op(_ops.clients)
     create_player = _make(_ops.player_create, lambda client, properties: Player(client, properties))
     create_sound = _make(_ops.sound_create, lambda client, sound: SystemSound(client, sound))
 
@@ -362,6 +366,7 @@ class Client:
 
     # --- events -----------------------------------------------------------------------------------
 
+    @_ops.sends(_ops.subscribe)
     def subscribe(self, kinds: Optional[Sequence[str]] = None, ids: Optional[Sequence[int]] = None) -> List[str]:
         """Asks for events of these kinds (None: all) about these ids (None: any), besides what
         the open streams ask for; the kinds the connection's subscription admits now. The events
@@ -370,6 +375,7 @@ class Client:
             self._core.base = (None if kinds is None else tuple(kinds), None if ids is None else tuple(ids))
         return self._sync_subscription(force=True)
 
+    @_ops.sends(_ops.unsubscribe)
     def unsubscribe(self) -> None:
         """Takes back `subscribe()`; the open streams keep what they asked for."""
         with self._lock:
@@ -564,6 +570,7 @@ class Player:
     number_of_channels: _Property[int] = _Property("number_of_channels", settable=False)
     device_current_time: _Property[float] = _Property("device_current_time", settable=False)
 
+    @_ops.sends(_ops.player_play)
     def play_to_end(self, at_time: Optional[float] = None) -> FinishedEvent:
         """Plays and waits for the play's `finished` event (the owner gets it without subscribing);
         `successfully` says whether it played to its end."""
@@ -597,6 +604,7 @@ class SystemSound:
             self.set_completion(True)
             self._completion_enabled = True
 
+    @_ops.sends(_ops.sound_play)
     def play(self, completion: Optional[Callable[[CompletionEvent], Any]] = None) -> PlayResult:
         """Plays the sound once. `completion` is called (on the callback thread) with the play's
         `completion` event: `played` is True when it was heard to its end (a silent play's comes at
@@ -610,6 +618,7 @@ class SystemSound:
                 lambda error: client._dispatch(completion, lost_completion(sound, error)))
         return self.client.call(call)
 
+    @_ops.sends(_ops.sound_play)
     def play_and_wait(self, timeout: Optional[float] = None) -> CompletionEvent:
         """Plays the sound once and returns its `completion` event."""
         self._enable_completion()
@@ -648,6 +657,8 @@ class CarouselSession:
     did_end_decelerating = _scroll(ScrollTracker.did_end_decelerating)
     set_content_offset = _scroll(ScrollTracker.set_content_offset)
     did_end_scrolling_animation = _scroll(ScrollTracker.did_end_scrolling_animation)
+    auto_scroll = _scroll(ScrollTracker.auto_scroll)
+    stop_auto_scroll = _scroll(ScrollTracker.stop_auto_scroll)
     edge = _scroll(ScrollTracker.edge)
     flick = _scroll(ScrollTracker.flick)
     drag = _scroll(ScrollTracker.drag)

@@ -2,6 +2,7 @@
 whole reply object as `raw`, for fields this version does not know."""
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -13,6 +14,40 @@ from ._json import (
 
 def _raw() -> Any:
     return field(default_factory=dict, repr=False, compare=False)
+
+
+class Reason(str, enum.Enum):
+    """Why a play was silent or a voice ended (docs/PROTOCOL.md, "Silent plays" and `finished`):
+    the `reason` of a silent `play`, `player.play` or `sound.play` reply, of `finished` and
+    `completion` events, and a carousel decision's `silenced`. The fields keep the string, for a
+    reason a newer daemon may add; compare them with these (`Reason.COOLDOWN == "cooldown"`)."""
+
+    #: It played to the end of its last loop.
+    END = "end"
+    #: A client stopped it.
+    STOPPED = "stopped"
+    #: The voice limit was reached and a newer voice took its place.
+    STOLEN = "stolen"
+    #: Its system sound was disposed of with `now=True`.
+    DISPOSED = "disposed"
+    #: The output device went away and the voice grew too old to be played late.
+    DEVICE_LOST = "device-lost"
+    #: It could not be played (a player's file failed to decode).
+    ERROR = "error"
+    #: Silent: within the cue's cooldown after its last start.
+    COOLDOWN = "cooldown"
+    #: Silent: the cue's `max-instances` refuses more, or every voice plays a cue of higher priority.
+    CAP = "cap"
+    #: Silent: the level (or the client's ceiling) does not allow it, or a level change faded it out.
+    LEVEL = "level"
+    #: Silent: the cue is muted, or (system sounds) the system-sound switch.
+    MUTED = "muted"
+    #: Silent: its group is muted.
+    GROUP_MUTED = "group-muted"
+    #: Silent: it could not start before its deadline (a paging binding's `deadline`).
+    TOO_LATE = "too-late"
+    #: Silent: a sound-theme event while the desktop's event sounds are off.
+    EVENT_SOUNDS_OFF = "event-sounds-off"
 
 
 @dataclass(frozen=True)
@@ -72,6 +107,20 @@ class PlayResult:
         return cls(
             opt_int(o, "voice"), played if played is not None else True, opt_str(o, "reason"), opt_int(o, "stole"),
             opt_str(o, "variation"), opt_str(o, "file"), dict(o))
+
+
+@dataclass(frozen=True)
+class PrepareResult:
+    """The reply to `prepare`: the file decoded (the theme's file for an event, or the file's real
+    path) and the memory its decode takes, in bytes."""
+
+    file: str
+    bytes: int
+    raw: Dict[str, Any] = _raw()
+
+    @classmethod
+    def from_json(cls, o: Mapping[str, Any]) -> "PrepareResult":
+        return cls(req_str(o, "file"), req_int(o, "bytes"), dict(o))
 
 
 @dataclass(frozen=True)
@@ -156,6 +205,25 @@ class Status:
             req_int(o, "clients"), req_int(o, "players"), req_int(o, "sounds"), req_float(o, "systemVolume"),
             req_bool(o, "systemMuted"), req_float(o, "deviceCurrentTime"), opt_int(o, "eventsDropped") or 0,
             opt_str(o, "socket"), dict(o))
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """One connection of `clients`: the daemon's number for it (never reused), the name it gave in
+    `hello`, whether it has a subscription, its `meters` rate (None: it asked for none), and
+    whether it is the connection that asked."""
+
+    connection: int
+    subscribed: bool
+    asking: bool
+    name: Optional[str] = None
+    meters: Optional[float] = None
+    raw: Dict[str, Any] = _raw()
+
+    @classmethod
+    def from_json(cls, o: Mapping[str, Any]) -> "ClientInfo":
+        return cls(req_int(o, "connection"), req_bool(o, "subscribed"), req_bool(o, "asking"), opt_str(o, "name"),
+                   opt_float(o, "meters"), dict(o))
 
 
 @dataclass(frozen=True)
