@@ -32,6 +32,15 @@ struct GeneratedDocsTests {
       "\(ProtocolDocs.protocolPath) differs from the declarations: run `\(ProtocolDocs.command)` and commit the result")
   }
 
+  @Test func theCanberraDriversHeaderIsTheProtocolsWords() throws {
+    let text = try Self.committed(ProtocolDocs.headerPath)
+    #expect(
+      try ProtocolDocs.header(updating: text) == text,
+      "\(ProtocolDocs.headerPath) differs from CueProtocol: run `\(ProtocolDocs.command)` and commit the result")
+    for code in ErrorCode.allCases { #expect(text.contains("\"\(code.rawValue)\"\n"), "no \(code.rawValue)") }
+    #expect(text.contains("#define CUED_ROLE_MAX_BYTES \(PlayParameters.maximumRoleBytes)\n"))
+  }
+
   /// The generated request schema holds what the readers hold: each op's object, its fields and
   /// no other, the required ones.
   @Test func theGeneratedRequestSchemaFollowsEachDeclaration() throws {

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 // Rewrites the generated parts of docs/protocol.schema.json and docs/PROTOCOL.md from the op
-// table and the field declarations (CueProtocolDocs), in the repository given as the argument
+// table and the field declarations, and the libcanberra driver's cued-protocol.h (CueProtocolDocs), in the repository given as the argument
 // (default: the working directory); `--check` only says which differ, and exits 1 if any does.
 // `make protocol-docs` runs it.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -21,14 +21,11 @@ func fail(_ message: String) -> Never {
 var differing: [String] = []
 for (path, update) in [
   (ProtocolDocs.schemaPath, ProtocolDocs.schema(updating:)), (ProtocolDocs.protocolPath, ProtocolDocs.protocolDocument(updating:)),
+  (ProtocolDocs.headerPath, ProtocolDocs.header(updating:)),
 ] {
   let file = root + "/" + path
-  let old: String
-  do {
-    old = String(decoding: try Files.read(path: file, limit: 16 << 20), as: UTF8.self)
-  } catch {
-    fail("cannot read \(file): \(error)")
-  }
+  // A file not there yet (the header, at first) is written whole.
+  let old = (try? Files.read(path: file, limit: 16 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
   let new: String
   do {
     new = try update(old)

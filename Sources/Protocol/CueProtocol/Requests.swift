@@ -356,10 +356,13 @@ public struct PlayParameters: Sendable, Equatable {
     (1...maximumRoleBytes).contains(name.utf8.count) && name.utf8.allSatisfy(isNameByte)
   }
 
+  /// The marks a role or event name may hold besides ASCII letters and digits (the libcanberra
+  /// driver's generated header, cued-protocol.h, carries them too).
+  public static let nameMarks = "-_."
+
   /// A letter, digit, `-`, `_` or `.` (ASCII).
   static func isNameByte(_ byte: UInt8) -> Bool {
-    (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2d || byte == 0x5f
-      || byte == 0x2e
+    (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) || (0x30...0x39).contains(byte) || nameMarks.utf8.contains(byte)
   }
 
   /// Whether `name` can be a sound-theme event name: 1 to 128 bytes of letters, digits, `-`, `_`
