@@ -66,6 +66,30 @@ struct FieldSpecTests {
     #expect(PlayRequest.fieldRules.first?.exactlyOneOf == ["cue", "event", "file"])
   }
 
+  /// A string field's pattern and lengths (what the schema states) admit exactly what its reader
+  /// admits, for every printable ASCII character alone, at the start, and at each length bound.
+  @Test("a string rule's pattern is its reader's check", arguments: ["play", "prepare"])
+  func aStringRulesPatternIsItsReadersCheck(_ name: String) throws {
+    let specs = try #require(Op(rawValue: name)).declaration.fieldSpecs
+    let rules = specs.compactMap { spec -> StringRule? in if case .string(let rule?) = spec.type { rule } else { nil } }
+    #expect(!rules.isEmpty)
+    for rule in rules {
+      let pattern = try Regex(rule.pattern)
+      var samples = [""]
+      for byte in UInt8(0x20)...0x7e {
+        let c = String(UnicodeScalar(byte))
+        samples += [c, c + "a", "a" + c, "/" + c]
+      }
+      samples += [rule.minLength, rule.maxLength, rule.maxLength + 1].flatMap {
+        [String(repeating: "a", count: $0), "/" + String(repeating: "a", count: max($0 - 1, 0))]
+      }
+      for sample in samples {
+        let stated = (try? pattern.firstMatch(in: sample)) != nil && (rule.minLength...rule.maxLength).contains(sample.utf8.count)
+        #expect(stated == rule.admits(sample), "\(rule.pattern): \"\(sample.prefix(8))\" (\(sample.utf8.count) bytes)")
+      }
+    }
+  }
+
   /// The least a valid request of `op` has, but the field `except`, as `"KEY":VALUE,` pairs: its
   /// required ids, the first field of an exactly-one rule, `stop`'s target.
   static func validRequired(_ op: Op, except: String = "") -> String {
