@@ -115,7 +115,7 @@ public struct PlayerCreation: Sendable, Equatable {
   static var fieldSpecs: [FieldSpec] {
     [SoundSource.cue.spec, path.spec, detached.spec, enableRate.spec, meteringEnabled.spec]
       + PlayerSettings.fieldSpecs.map {
-        $0.documented("Its initial value: see the [property table](#player-properties).", default: "as there")
+        $0.documented("Its initial value: see the [property table](#player-properties).", default: "the table's")
       }
   }
 
