@@ -71,6 +71,17 @@ transcripts: test-deps
 	$(SWIFT) build $(BUILD_FLAGS)
 	python3 Tests/Protocol/transcripts.py --update --cued "$$($(SWIFT) build --show-bin-path $(BUILD_FLAGS))/cued" $(TRANSCRIPTS_ARGS)
 
+# The generated parts of docs/protocol.schema.json (its requests) and docs/PROTOCOL.md (section 2's
+# op list, each op's field table), rewritten from the op table and each op's field declarations, and
+# the libcanberra driver's cued-protocol.h (error codes, reasons, features, the role rule), from
+# CueProtocol (Tools/CueProtocolDocs); CueProtocolTests ("The generated protocol docs") fails while
+# any differs.
+.PHONY: protocol-docs
+
+protocol-docs:
+	$(SWIFT) build --product cued-protocol-docs $(BUILD_FLAGS)
+	"$$($(SWIFT) build --show-bin-path $(BUILD_FLAGS))/cued-protocol-docs" .
+
 sounds: tool-deps
 	sounds/make-sounds.sh
 

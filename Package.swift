@@ -178,6 +178,10 @@ let package = Package(
     // The libFuzzer target for the config file's TOML parser (FUZZ_TARGET=config scripts/fuzz.sh,
     // Fuzz/config-corpus); in a normal build, a replayer.
     .executableTarget(name: "cued-fuzz-config", dependencies: ["CueTOML", "CuePosix"], path: "Tools/cued-fuzz-config"),
+    // The generated parts of docs/protocol.schema.json and docs/PROTOCOL.md, from the op table and
+    // each op's field declarations (`make protocol-docs`; CueProtocolTests fails when they differ).
+    .target(name: "CueProtocolDocs", dependencies: ["CueProtocol"], path: "Tools/CueProtocolDocs"),
+    .executableTarget(name: "cued-protocol-docs", dependencies: ["CueProtocolDocs", "CuePosix"], path: "Tools/cued-protocol-docs"),
     // The soak test driver for `make soak` and Tests/EndToEndTests/SoakTests.swift.
     .executableTarget(name: "cued-soak", dependencies: ["CueProtocol", "CuePosix"], path: "Tools/cued-soak"),
 
@@ -185,7 +189,7 @@ let package = Package(
     // Counts malloc/free per thread by interposing them in the test binary (allocation tests).
     .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
     .testTarget(name: "CueCoreTests", dependencies: ["CueCore", "CAllocCounter"]),
-    .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CueProtocolFuzzing", "CuePosix"]),
+    .testTarget(name: "CueProtocolTests", dependencies: ["CueProtocol", "CueProtocolFuzzing", "CueProtocolDocs", "CuePosix"]),
     .testTarget(name: "CuePosixTests", dependencies: ["CuePosix", "CAllocCounter"]),
     // The one way the tests start the real daemon (DaemonProcess), run commands and find the binaries.
     .target(name: "DaemonTestSupport", dependencies: ["CuePosix"], path: "Tests/DaemonTestSupport"),

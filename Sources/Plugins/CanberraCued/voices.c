@@ -1,6 +1,7 @@
 // The plays cued sounds for a context (driver.h): each play request, the voices it starts, and
 // their ends as libcanberra's callbacks say them.
 #define _GNU_SOURCE
+#include "cued-protocol.h"
 #include "driver.h"
 
 #include <stdlib.h>
@@ -19,28 +20,28 @@ void finish_voices(struct cued *p, struct voice *voices, int error) {
 
 // A finished event's reason, as libcanberra's callback says it.
 int finished_error(const char *reason) {
-  if (strcmp(reason, "end") == 0) return CA_SUCCESS;
-  if (strcmp(reason, "device-lost") == 0) return CA_ERROR_IO;
-  if (strcmp(reason, "error") == 0) return CA_ERROR_INTERNAL;
+  if (strcmp(reason, CUED_FINISHED_END) == 0) return CA_SUCCESS;
+  if (strcmp(reason, CUED_FINISHED_DEVICE_LOST) == 0) return CA_ERROR_IO;
+  if (strcmp(reason, CUED_FINISHED_ERROR) == 0) return CA_ERROR_INTERNAL;
   // stopped, stolen, disposed, a level change's fade (level), and reasons newer than this driver
   return CA_ERROR_CANCELED;
 }
 
 // An error reply to a play, as libcanberra's error.
 int reply_error(const char *code) {
-  if (strcmp(code, "unknown-event") == 0) return CA_ERROR_NOTFOUND;
-  if (strcmp(code, "event-disabled") == 0) return CA_ERROR_DISABLED;
-  if (strcmp(code, "bad-path") == 0) return CA_ERROR_CORRUPT;
-  if (strcmp(code, "invalid-request") == 0 || strcmp(code, "out-of-range") == 0) return CA_ERROR_INVALID;
-  if (strcmp(code, "device-unavailable") == 0 || strcmp(code, "busy") == 0) return CA_ERROR_NOTAVAILABLE;
-  if (strcmp(code, "unknown-op") == 0) return CA_ERROR_NOTSUPPORTED;
+  if (strcmp(code, CUED_CODE_UNKNOWN_EVENT) == 0) return CA_ERROR_NOTFOUND;
+  if (strcmp(code, CUED_CODE_EVENT_DISABLED) == 0) return CA_ERROR_DISABLED;
+  if (strcmp(code, CUED_CODE_BAD_PATH) == 0) return CA_ERROR_CORRUPT;
+  if (strcmp(code, CUED_CODE_INVALID_REQUEST) == 0 || strcmp(code, CUED_CODE_OUT_OF_RANGE) == 0) return CA_ERROR_INVALID;
+  if (strcmp(code, CUED_CODE_DEVICE_UNAVAILABLE) == 0 || strcmp(code, CUED_CODE_BUSY) == 0) return CA_ERROR_NOTAVAILABLE;
+  if (strcmp(code, CUED_CODE_UNKNOWN_OP) == 0) return CA_ERROR_NOTSUPPORTED;
   return CA_ERROR_INTERNAL;
 }
 
 // A silent play's reason: the user's settings (the level, a client ceiling, a mute) disable it;
 // cued's repeat rules and voice limit leave no room for it now.
 static int silent_error(const char *reason) {
-  if (strcmp(reason, "level") == 0 || strcmp(reason, "muted") == 0 || strcmp(reason, "group-muted") == 0)
+  if (strcmp(reason, CUED_SILENT_LEVEL) == 0 || strcmp(reason, CUED_SILENT_MUTED) == 0 || strcmp(reason, CUED_SILENT_GROUP_MUTED) == 0)
     return CA_ERROR_DISABLED;
   return CA_ERROR_NOTAVAILABLE;
 }
@@ -92,7 +93,7 @@ int play_one(struct cued *p, const char *what, const char *value, const struct p
       break;
     }
     ret = reply_error(w.reply.code);
-    if (strcmp(w.reply.code, "busy") != 0) {
+    if (strcmp(w.reply.code, CUED_CODE_BUSY) != 0) {
       debug("cued refused %s '%s': %s", what, value, w.reply.code);
       break;
     }

@@ -1,5 +1,6 @@
 // cued's JSON lines: writing requests, reading replies and events (wire.h).
 #include "wire.h"
+#include "cued-protocol.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,8 +87,8 @@ void cued_line_fraction(cued_line *line, double value) {
 int cued_role_valid(const char *text) {
   size_t length = 0;
   for (const char *c = text; *c; c++, length++) {
-    int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.';
-    if (!ok || length >= 64) return 0;
+    int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr(CUED_ROLE_MARKS, *c);
+    if (!ok || length >= CUED_ROLE_MAX_BYTES) return 0;
   }
   return length > 0;
 }
@@ -279,8 +280,8 @@ static int capabilities_member(scanner *s, const char *key, cued_message *m, int
       continue;
     }
     if (read_string(s, feature, sizeof feature) < 0) return -1;
-    if (strcmp(feature, "file-play") == 0) m->file_play = 1;
-    if (strcmp(feature, "play-role") == 0) m->play_role = 1;
+    if (strcmp(feature, CUED_FEATURE_FILE_PLAY) == 0) m->file_play = 1;
+    if (strcmp(feature, CUED_FEATURE_PLAY_ROLE) == 0) m->play_role = 1;
   } while (take(s, ','));
   return take(s, ']') ? 0 : -1;
 }

@@ -24,7 +24,8 @@ void cued_line_fraction(cued_line *line, double value);
 
 // Whether `text` is valid UTF-8 (JSON strings must be; a file name need not be).
 int cued_utf8_valid(const char *text);
-// Whether `text` is a role cued's play takes: 1 to 64 bytes of ASCII letters, digits, '-', '_', '.'.
+// Whether `text` is a role cued's play takes: 1 to 64 bytes of ASCII letters, digits, '-', '_', '.'
+// (CUED_ROLE_MAX_BYTES and CUED_ROLE_MARKS of the generated cued-protocol.h).
 int cued_role_valid(const char *text);
 
 // What the driver reads of one line from cued. Strings are cut to their buffers, which hold every

@@ -5,12 +5,22 @@
 public struct FieldReader {
   private let members: [(String, JSONValue)]
   private var read: Set<String> = ["id"]
+  /// The keys a request's op declares (`RequestFields.fieldSpecs`); nil for a reply or a carousel
+  /// line, whose reader takes any key.
+  private var declared: Set<String>?
 
   init(_ value: JSONValue) {
     members = value.objectValue ?? []
   }
 
+  /// From now on, only these keys are read: any other is left unread, so `rejectUnread` refuses it,
+  /// even when an op's reader asks for it.
+  mutating func declare(_ keys: [String]) {
+    declared = Set(keys)
+  }
+
   mutating func take(_ key: String) -> JSONValue? {
+    if let declared, !declared.contains(key) { return nil }
     read.insert(key)
     guard let value = members.first(where: { $0.0 == key })?.1 else { return nil }
     if case .null = value { return nil }
@@ -35,13 +45,9 @@ public struct FieldReader {
     guard x.isFinite, range.contains(x) else {
       throw ProtocolError(
         .outOfRange,
-        "\"\(key)\" is \(format(x)); it must be between \(format(range.lowerBound)) and \(format(range.upperBound))")
+        "\"\(key)\" is \(Self.format(x)); it must be between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound))")
     }
     return x
-  }
-
-  mutating func number(_ key: String, in range: ClosedRange<Double>, default fallback: Double) throws(ProtocolError) -> Double {
-    try optionalNumber(key, in: range) ?? fallback
   }
 
   mutating func integer(_ key: String) throws(ProtocolError) -> Int? {
@@ -62,11 +68,6 @@ public struct FieldReader {
     guard let n = try integer(key) else { return nil }
     guard n >= 0 else { throw ProtocolError(.outOfRange, "\"\(key)\" must be an id (0 or more)") }
     return UInt64(n)
-  }
-
-  mutating func requiredID(_ key: String, op: String) throws(ProtocolError) -> UInt64 {
-    guard let id = try id(key) else { throw ProtocolError(.invalidRequest, "\(op) needs a \"\(key)\" field (an id)") }
-    return id
   }
 
   mutating func stringArray(_ key: String) throws(ProtocolError) -> [String]? {
@@ -95,6 +96,7 @@ public struct FieldReader {
 
   /// True when the request has a non-null `key` (without marking it read).
   func has(_ key: String) -> Bool {
+    if let declared, !declared.contains(key) { return false }
     guard let value = members.first(where: { $0.0 == key })?.1 else { return false }
     if case .null = value { return false }
     return true
@@ -113,7 +115,8 @@ public struct FieldReader {
     }
   }
 
-  private func format(_ x: Double) -> String {
+  /// A bound as messages and the field tables write it: `1`, not `1.0`.
+  static func format(_ x: Double) -> String {
     abs(x) < 1e15 && Double(Int(x)) == x ? String(Int(x)) : String(x)
   }
 }

@@ -125,9 +125,19 @@ public struct SystemRequest: RequestFields {
     self.muted = muted
   }
 
+  static let volume = Field.number(
+    "volume", 0...1, default: "absent: unchanged",
+    "The system volume: the `system` group's linear gain. Sounding system sounds follow over 10 ms. It does not affect `play` or players (unless their cue plays in the `system` group). Starts at `1`."
+  )
+  static let muted = Field.boolean(
+    "muted", default: "absent: unchanged",
+    "While `true`, `sound.play` plays nothing (like a \"sound effects\" switch): its reply and completion say `muted`; sounding system sounds fall silent. Starts at `false`."
+  )
+  public static var fieldSpecs: [FieldSpec] { [volume.spec, muted.spec] }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    volume = try fields.optionalNumber("volume", in: 0...1)
-    muted = try fields.bool("muted")
+    volume = try fields.read(Self.volume)
+    muted = try fields.read(Self.muted)
   }
 
   public var fields: [(String, JSONValue)] {
@@ -147,12 +157,13 @@ public struct LevelRequest: RequestFields {
 
   public init(_ level: SoundLevel?) { self.level = level }
 
+  static let level = Field.choice(
+    "level", ["full", "quiet", "silent"], default: "absent: unchanged", "The level to set. Without it, the request only reads the level."
+  ) { name in ProtocolError(.outOfRange, "\"level\" is \(name.prefix(40)); it must be \"full\", \"quiet\" or \"silent\"") }
+  public static var fieldSpecs: [FieldSpec] { [level.spec] }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    let name = try fields.string("level")
-    if let name, SoundLevel(rawValue: name) == nil {
-      throw ProtocolError(.outOfRange, "\"level\" is \(name.prefix(40)); it must be \"full\", \"quiet\" or \"silent\"")
-    }
-    level = name.flatMap(SoundLevel.init(rawValue:))
+    level = try fields.read(Self.level).flatMap(SoundLevel.init(rawValue:))
   }
 
   public var fields: [(String, JSONValue)] { level.map { [("level", .string($0.rawValue))] } ?? [] }
@@ -170,10 +181,19 @@ public struct GroupRequest: RequestFields {
     (self.name, self.volume, self.muted) = (name, volume, muted)
   }
 
+  static let group = Field.string("group", range: "a group's name", default: "absent: every group", "The group to read or change.")
+  static let volume = Field.number(
+    "volume", 0...1, default: "absent: unchanged", "Its volume; its voices follow over 10 ms. Until a restart (a reload keeps it).")
+  static let muted = Field.boolean(
+    "muted", default: "absent: unchanged",
+    "Mutes it: its voices fall silent over 10 ms and keep their place; new plays in it are silent (`group-muted`).")
+  public static var fieldSpecs: [FieldSpec] { [group.spec, volume.spec, muted.spec] }
+  public static var fieldRules: [FieldRule] { [FieldRule("`volume` and `muted` need `group`.")] }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    name = try fields.string("group")
-    volume = try fields.optionalNumber("volume", in: 0...1)
-    muted = try fields.bool("muted")
+    name = try fields.read(Self.group)
+    volume = try fields.read(Self.volume)
+    muted = try fields.read(Self.muted)
     if name == nil && (volume != nil || muted != nil) {
       throw ProtocolError(.invalidRequest, "group needs \"group\" (its name) to change its volume or mute")
     }

@@ -16,12 +16,11 @@ public struct MetersRequest: RequestFields {
 
   public init(rate: Double) { self.rate = rate }
 
-  public init(fields: inout FieldReader) throws(ProtocolError) {
-    guard fields.has("rate") else {
-      throw ProtocolError(.invalidRequest, "meters needs \"rate\": events a second, 1 to 30, or 0 to stop them")
-    }
-    rate = try fields.number("rate", in: 0...Self.maximumRate, default: 0)
-  }
+  static let rate = Field.number("rate", 0...maximumRate, "Events a second; 0: none.").required(
+    "meters needs \"rate\": events a second, 1 to 30, or 0 to stop them")
+  public static var fieldSpecs: [FieldSpec] { [rate.spec] }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) { rate = try fields.read(Self.rate) }
 
   public var fields: [(String, JSONValue)] { [("rate", .number(rate))] }
 }

@@ -94,6 +94,11 @@ public protocol RequestFields: Sendable, Equatable {
   associatedtype Reply: ReplyFields
   /// The op's wire name and owner.
   static var op: Op { get }
+  /// The declarations of the request's fields, in the order they are read and checked (and the
+  /// field table lists them): the reader refuses any other key.
+  static var fieldSpecs: [FieldSpec] { get }
+  /// The rules across its fields, for the docs.
+  static var fieldRules: [FieldRule] { get }
   /// The request's fields after `"id"` and `"op"`, in the order a client writes them.
   var fields: [(String, JSONValue)] { get }
   /// Reads the request from its object; the decoder refuses any field this leaves unread.

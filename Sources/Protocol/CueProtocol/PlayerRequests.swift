@@ -3,14 +3,16 @@ public enum SoundSource: Sendable, Equatable {
   case cue(String)
   case path(String)
 
-  static func decode(_ fields: inout FieldReader, op: String) throws(ProtocolError) -> SoundSource {
-    let cue = try fields.string("cue")
-    let path = try fields.string("path")
-    switch (cue, path) {
-    case (let cue?, nil): return .cue(cue)
-    case (nil, let path?): return .path(path)
-    default: throw ProtocolError(.invalidRequest, "\(op) needs exactly one of \"cue\" (a cue name) or \"path\" (an MP3 file)")
-    }
+  static let cue = Field.string("cue", range: "the name of a loaded cue", default: "—", "The cue to play.")
+
+  /// The rule over `cue` and `path`.
+  static let exactlyOne = FieldRule("Give exactly one of `cue` and `path`.", exactlyOneOf: ["cue", "path"])
+
+  /// Reads `cue` or `path` (`path` declared by each op, with its own words).
+  static func decode(_ fields: inout FieldReader, path: Field<String>, op: String) throws(ProtocolError) -> SoundSource {
+    let source = try fields.readExactlyOne(
+      of: [cue, path], "\(op) needs exactly one of \"cue\" (a cue name) or \"path\" (an MP3 file)")
+    return source.name == "cue" ? .cue(source.value) : .path(source.value)
   }
 
   var fields: [(String, JSONValue)] {
@@ -44,20 +46,25 @@ public struct PlayerSettings: Sendable, Equatable {
     self.fade = fade
   }
 
+  static let volume = Field.number("volume", 0...1, default: "absent: unchanged", "See the [property table](#player-properties).")
+  static let pan = Field.number("pan", -1...1, default: "absent: unchanged", "")
+  static let numberOfLoops = Field.loopCount("numberOfLoops", default: "absent: unchanged", "", hint: "-1 loops until stopped")
+  static let currentTime = Field.number("currentTime", 0...86_400, default: "absent: unchanged", "Seeks.")
+  static let rate = Field.number("rate", 0.5...2, default: "absent: unchanged", "Needs a player made with `\"enableRate\":true`.")
+  static let fade = Field.number(
+    "fade", 0...Request.maximumFadeSeconds, default: "`0`", "Seconds over which a `volume` or `pan` change ramps while the player plays.")
+
+  /// The settings' fields, in the order they are read.
+  static var fieldSpecs: [FieldSpec] { [volume.spec, pan.spec, numberOfLoops.spec, currentTime.spec, rate.spec, fade.spec] }
+
   static func decode(_ fields: inout FieldReader) throws(ProtocolError) -> PlayerSettings {
     var settings = PlayerSettings()
-    settings.volume = try fields.optionalNumber("volume", in: 0...1)
-    settings.pan = try fields.optionalNumber("pan", in: -1...1)
-    if fields.has("numberOfLoops") {
-      let loops = try fields.loopCount("numberOfLoops")
-      guard loops <= PlayParameters.maximumLoops else {
-        throw ProtocolError(.outOfRange, "\"numberOfLoops\" is \(loops); the most is \(PlayParameters.maximumLoops) (-1 loops until stopped)")
-      }
-      settings.numberOfLoops = loops
-    }
-    settings.currentTime = try fields.optionalNumber("currentTime", in: 0...86_400)
-    settings.rate = try fields.optionalNumber("rate", in: 0.5...2)
-    settings.fade = try fields.optionalNumber("fade", in: 0...Request.maximumFadeSeconds)
+    settings.volume = try fields.read(volume)
+    settings.pan = try fields.read(pan)
+    settings.numberOfLoops = try fields.read(numberOfLoops)
+    settings.currentTime = try fields.read(currentTime)
+    settings.rate = try fields.read(rate)
+    settings.fade = try fields.read(fade)
     return settings
   }
 
@@ -95,12 +102,29 @@ public struct PlayerCreation: Sendable, Equatable {
     self.settings = settings
   }
 
+  static let path = Field.string(
+    "path", range: "an existing file inside a sound directory", default: "—",
+    "A sound file to play, named by its path: MP3, Ogg Vorbis or Opus (`.oga`, `.ogg`, `.opus`: what desktop sound themes ship), WAV or FLAC, told apart by their contents. See below."
+  )
+  static let detached = Field.boolean("detached", "Keep the player when this connection closes.").defaulting(to: false, shown: "`false`")
+  static let enableRate = Field.boolean("enableRate", "Allow `rate` changes.").defaulting(to: false, shown: "`false`")
+  static let meteringEnabled = Field.boolean("meteringEnabled", "Report `averagePower` and `peakPower`.").defaulting(to: false, shown: "`false`")
+  static let rateNeedsEnableRate = FieldRule("`rate` needs `\"enableRate\":true`.")
+
+  /// `player.create`'s fields: the source, the switches, then the initial properties.
+  static var fieldSpecs: [FieldSpec] {
+    [SoundSource.cue.spec, path.spec, detached.spec, enableRate.spec, meteringEnabled.spec]
+      + PlayerSettings.fieldSpecs.map {
+        $0.documented("Its initial value: see the [property table](#player-properties).", default: "the table's")
+      }
+  }
+
   /// Reads a `player.create` request's fields.
   static func decode(_ fields: inout FieldReader, op name: String) throws(ProtocolError) -> PlayerCreation {
-    var creation = PlayerCreation(source: try SoundSource.decode(&fields, op: name))
-    creation.detached = try fields.bool("detached") ?? false
-    creation.enableRate = try fields.bool("enableRate") ?? false
-    creation.meteringEnabled = try fields.bool("meteringEnabled") ?? false
+    var creation = PlayerCreation(source: try SoundSource.decode(&fields, path: path, op: name))
+    creation.detached = try fields.read(detached)
+    creation.enableRate = try fields.read(enableRate)
+    creation.meteringEnabled = try fields.read(meteringEnabled)
     creation.settings = try PlayerSettings.decode(&fields)
     if creation.settings.rate != nil && !creation.enableRate {
       throw ProtocolError(.invalidRequest, "\"rate\" needs \"enableRate\":true at creation, as with AVAudioPlayer")
@@ -122,6 +146,18 @@ extension Op {
   ]
 }
 
+extension Op {
+  /// The player a `player.*` op names: every one has it, first.
+  var player: RequiredField<UInt64> {
+    Field.id("player", "The player.").required("\(rawValue) needs a \"player\" field (an id)")
+  }
+
+  /// The sound a `sound.*` op names (all but `sound.create`).
+  var sound: RequiredField<UInt64> {
+    Field.id("sound", "The sound.").required("\(rawValue) needs a \"sound\" field (an id)")
+  }
+}
+
 // MARK: - player.*: the AVAudioPlayer model (replies in PlayerReplies.swift)
 
 /// `player.create`: makes a player.
@@ -129,6 +165,9 @@ public struct PlayerCreateRequest: RequestFields {
   public static let op = Op("player.create", owner: .players)
   public typealias Reply = PlayerCreateReply
   public var creation: PlayerCreation
+
+  public static var fieldSpecs: [FieldSpec] { PlayerCreation.fieldSpecs }
+  public static var fieldRules: [FieldRule] { [SoundSource.exactlyOne, PlayerCreation.rateNeedsEnableRate] }
 
   public init(_ creation: PlayerCreation) { self.creation = creation }
   public init(fields: inout FieldReader) throws(ProtocolError) { creation = try PlayerCreation.decode(&fields, op: Self.op.rawValue) }
@@ -149,7 +188,8 @@ public protocol PlayerTargeted: RequestFields {
 }
 
 extension PlayerTargeted {
-  public init(fields: inout FieldReader) throws(ProtocolError) { self.init(player: try fields.requiredID("player", op: Self.op.rawValue)) }
+  public static var fieldSpecs: [FieldSpec] { [op.player.spec] }
+  public init(fields: inout FieldReader) throws(ProtocolError) { self.init(player: try fields.read(Self.op.player)) }
   public var fields: [(String, JSONValue)] { [("player", .id(player))] }
 }
 
@@ -174,9 +214,15 @@ public struct PlayerPlayRequest: RequestFields {
     self.atDeviceTime = atDeviceTime
   }
 
+  static let atTime = Field.number(
+    "atTime", 0...1e12, default: "absent: at once",
+    "When to start, on the `deviceCurrentTime` clock (AVAudioPlayer's `play(atTime:)`), in seconds. The voice's first frame is mixed at exactly that device frame, so players started with the same `atTime` start on the same frame. A time that has already been mixed starts at once."
+  )
+  public static var fieldSpecs: [FieldSpec] { [op.player.spec, atTime.spec] }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    player = try fields.requiredID("player", op: Self.op.rawValue)
-    atDeviceTime = try fields.optionalNumber("atTime", in: 0...1e12)
+    player = try fields.read(Self.op.player)
+    atDeviceTime = try fields.read(Self.atTime)
   }
 
   public var fields: [(String, JSONValue)] { [("player", .id(player))] + (atDeviceTime.map { [("atTime", .number($0))] } ?? []) }
@@ -210,8 +256,10 @@ public struct PlayerSetRequest: RequestFields {
     self.settings = settings
   }
 
+  public static var fieldSpecs: [FieldSpec] { [op.player.spec] + PlayerSettings.fieldSpecs }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    player = try fields.requiredID("player", op: Self.op.rawValue)
+    player = try fields.read(Self.op.player)
     settings = try PlayerSettings.decode(&fields)
   }
 
@@ -249,9 +297,17 @@ public struct SoundCreateRequest: RequestFields {
     self.detached = detached
   }
 
+  static let path = Field.string(
+    "path", range: "a sound file inside a sound directory", default: "—",
+    "A sound file to play, named by its path (MP3, Ogg Vorbis or Opus, WAV or FLAC), with the same checks as for [player.create](#playercreate)."
+  )
+  static let detached = Field.boolean("detached", "Keep the sound when this connection closes.").defaulting(to: false, shown: "`false`")
+  public static var fieldSpecs: [FieldSpec] { [SoundSource.cue.spec, path.spec, detached.spec] }
+  public static var fieldRules: [FieldRule] { [SoundSource.exactlyOne] }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    source = try SoundSource.decode(&fields, op: Self.op.rawValue)
-    detached = try fields.bool("detached") ?? false
+    source = try SoundSource.decode(&fields, path: Self.path, op: Self.op.rawValue)
+    detached = try fields.read(Self.detached)
   }
 
   public var fields: [(String, JSONValue)] { source.fields + (detached ? [("detached", true)] : []) }
@@ -263,8 +319,10 @@ public struct SoundPlayRequest: RequestFields {
   public typealias Reply = SoundPlayReply
   public var sound: UInt64
 
+  public static var fieldSpecs: [FieldSpec] { [op.sound.spec] }
+
   public init(sound: UInt64) { self.sound = sound }
-  public init(fields: inout FieldReader) throws(ProtocolError) { sound = try fields.requiredID("sound", op: Self.op.rawValue) }
+  public init(fields: inout FieldReader) throws(ProtocolError) { sound = try fields.read(Self.op.sound) }
   public var fields: [(String, JSONValue)] { [("sound", .id(sound))] }
 }
 
@@ -280,9 +338,12 @@ public struct SoundCompletionRequest: RequestFields {
     self.enabled = enabled
   }
 
+  static let enabled = Field.boolean("enabled", "`false` stops the events.").defaulting(to: true, shown: "`true`")
+  public static var fieldSpecs: [FieldSpec] { [op.sound.spec, enabled.spec] }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    sound = try fields.requiredID("sound", op: Self.op.rawValue)
-    enabled = try fields.bool("enabled") ?? true
+    sound = try fields.read(Self.op.sound)
+    enabled = try fields.read(Self.enabled)
   }
 
   public var fields: [(String, JSONValue)] { [("sound", .id(sound)), ("enabled", .bool(enabled))] }
@@ -300,9 +361,12 @@ public struct SoundDisposeRequest: RequestFields {
     self.now = now
   }
 
+  static let now = Field.boolean("now", "`true` fades out what the sound is playing.").defaulting(to: false, shown: "`false`")
+  public static var fieldSpecs: [FieldSpec] { [op.sound.spec, now.spec] }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    sound = try fields.requiredID("sound", op: Self.op.rawValue)
-    now = try fields.bool("now") ?? false
+    sound = try fields.read(Self.op.sound)
+    now = try fields.read(Self.now)
   }
 
   public var fields: [(String, JSONValue)] { [("sound", .id(sound))] + (now ? [("now", true)] : []) }

@@ -140,6 +140,7 @@ public enum RequestDecoder {
       throw ProtocolError(.invalidRequest, "the request has no \"op\" field; for example {\"id\":1,\"op\":\"ping\"}")
     }
     guard let op = Op(rawValue: name) else { throw Op.unknown(name) }
+    fields.declare(op.declaration.fieldSpecs.map(\.name))
     let request = Request(try op.declaration.init(fields: &fields))
     try fields.rejectUnread(op: name)
     return request

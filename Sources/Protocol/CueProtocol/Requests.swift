@@ -17,8 +17,11 @@ public struct HelloRequest: RequestFields {
   /// The client's name (logs, `[clients.NAME]` ceilings).
   public var client: String?
 
+  static let client = Field.string("client", "The client's name, for information: cued logs it at debug level.")
+  public static var fieldSpecs: [FieldSpec] { [client.spec] }
+
   public init(client: String?) { self.client = client }
-  public init(fields: inout FieldReader) throws(ProtocolError) { client = try fields.string("client") }
+  public init(fields: inout FieldReader) throws(ProtocolError) { client = try fields.read(Self.client) }
   public var fields: [(String, JSONValue)] { client.map { [("client", .string($0))] } ?? [] }
 }
 
@@ -35,39 +38,56 @@ public struct PlayRequest: RequestFields {
   public typealias Reply = PlayReply
   public var parameters: PlayParameters
 
+  static let cue = Field.string(
+    "cue", range: "the name of a loaded cue", default: "—", "What to play. `list` shows the names.")
+  static let event = Field.string(
+    "event", PlayParameters.eventRule, default: "—",
+    "Play the desktop sound theme's sound for this name instead of a cue, as libcanberra's `event.id` (`bell`, `complete`, `message-new-instant`, `dialog-warning`…). See [Sound-theme events](#sound-theme-events).")
+  static let file = Field.string(
+    "file", PlayParameters.fileRule, default: "—",
+    "Play this sound file instead of a cue, as libcanberra's `media.filename`: MP3, Ogg Vorbis or Opus, WAV or FLAC, told apart by their contents. See [Files](#files).")
+  static let volume = Field.number(
+    "volume", 0...1, "Linear gain, as in AVAudioPlayer's `volume`. `1` plays the decoded samples at full level and `0` is silent."
+  ).defaulting(to: 1, shown: "`1`")
+  static let pan = Field.number(
+    "pan", -1...1,
+    "-1 is hard left, 0 is centre and 1 is hard right. `0` leaves the samples untouched, so volume 1 at pan 0 reproduces the decoded cue bit for bit (while the mix stays within ±0.9: the limiter below). Away from centre, the pan keeps power constant (see below)."
+  ).defaulting(to: 0, shown: "`0`")
+  static let loops = Field.loopCount(
+    "loops",
+    "As AVAudioPlayer's `numberOfLoops`: `0` plays once, `n` plays n+1 times back to back, and any negative value loops until the voice is stopped.",
+    hint: "use -1 to loop until stopped"
+  ).defaulting(to: 0, shown: "`0`")
+  static let notify = Field.boolean(
+    "notify",
+    "When `true`, the daemon sends a `finished` event (section 4) on **this connection** when the voice ends. Subscribers to `finished` receive it with or without `notify`."
+  ).defaulting(to: false, shown: "`false`")
+  static let role = Field.string(
+    "role", PlayParameters.roleRule, default: "none",
+    "What the sound is for, as libcanberra's `media.role` (`event`, `a11y`, `phone`, `test`…). The config's `[groups.NAME] roles` choose its group when its cue or event has no group of its own; see [Levels and groups](#levels-and-groups).")
+  static let oneSource = FieldRule("Give exactly one of `cue`, `event` and `file`.", exactlyOneOf: ["cue", "event", "file"])
+
+  public static var fieldSpecs: [FieldSpec] {
+    [cue.spec, event.spec, file.spec, volume.spec, pan.spec, loops.spec, notify.spec, role.spec]
+  }
+  public static var fieldRules: [FieldRule] { [oneSource] }
+
   public init(_ parameters: PlayParameters) { self.parameters = parameters }
 
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    let cue = try fields.string("cue")
-    let event = try fields.string("event")
-    let file = try fields.string("file")
-    guard [cue, event, file].compactMap({ $0 }).count == 1 else {
-      throw ProtocolError(
-        .invalidRequest,
-        "play needs exactly one of \"cue\" (a cue name), \"event\" (a sound-theme event name, e.g. message-new-instant) or \"file\" (a sound file's absolute path)")
-    }
-    try PlayParameters.check(event: event, file: file)
-    let volume = try fields.number("volume", in: 0...1, default: 1)
-    let pan = try fields.number("pan", in: -1...1, default: 0)
-    let loops = try fields.loopCount("loops")
-    if loops > PlayParameters.maximumLoops {
-      throw ProtocolError(
-        .outOfRange,
-        "\"loops\" is \(loops); the most is \(PlayParameters.maximumLoops) (use -1 to loop until stopped)")
-    }
-    let notify = try fields.bool("notify") ?? false
-    let role = try fields.string("role")
-    if let role, !PlayParameters.isRoleName(role) {
-      throw ProtocolError(
-        .invalidRequest,
-        "\"role\" must be a media role of letters, digits, '-', '_' and '.' (1 to \(PlayParameters.maximumRoleBytes) bytes), like event, a11y or phone (libcanberra's media.role)")
-    }
-    if let event {
-      parameters = PlayParameters(event: event, volume: volume, pan: pan, loops: loops, notify: notify)
-    } else if let file {
-      parameters = PlayParameters(file: file, volume: volume, pan: pan, loops: loops, notify: notify)
-    } else {
-      parameters = PlayParameters(cue: cue ?? "", volume: volume, pan: pan, loops: loops, notify: notify)
+    let source = try fields.readExactlyOne(
+      of: [Self.cue, Self.event, Self.file],
+      "play needs exactly one of \"cue\" (a cue name), \"event\" (a sound-theme event name, e.g. message-new-instant) or \"file\" (a sound file's absolute path)"
+    )
+    let volume = try fields.read(Self.volume)
+    let pan = try fields.read(Self.pan)
+    let loops = try fields.read(Self.loops)
+    let notify = try fields.read(Self.notify)
+    let role = try fields.read(Self.role)
+    switch source.name {
+    case "event": parameters = PlayParameters(event: source.value, volume: volume, pan: pan, loops: loops, notify: notify)
+    case "file": parameters = PlayParameters(file: source.value, volume: volume, pan: pan, loops: loops, notify: notify)
+    default: parameters = PlayParameters(cue: source.value, volume: volume, pan: pan, loops: loops, notify: notify)
     }
     parameters.role = role
   }
@@ -103,17 +123,22 @@ public struct PrepareRequest: RequestFields {
   }
   public var sound: Sound
 
+  static let event = Field.string(
+    "event", PlayParameters.eventRule, default: "—",
+    "A sound-theme event name, as `play`'s `event`: the theme's file for it is looked up as a play would look it up. The desktop's event-sounds switch does not stop it (it may be turned on before the play).")
+  static let file = Field.string(
+    "file", PlayParameters.fileRule, default: "—",
+    "A sound file's absolute path, as `play`'s `file`, under the same rules (a client of another user is held to the sound directories unless `--allow-any-path`).")
+  public static var fieldSpecs: [FieldSpec] { [event.spec, file.spec] }
+  public static var fieldRules: [FieldRule] { [FieldRule("Give exactly one of `event` and `file`.", exactlyOneOf: ["event", "file"])] }
+
   public init(_ sound: Sound) { self.sound = sound }
 
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    let event = try fields.string("event")
-    let file = try fields.string("file")
-    guard (event == nil) != (file == nil) else {
-      throw ProtocolError(
-        .invalidRequest, "prepare needs exactly one of \"event\" (a sound-theme event name, e.g. bell) or \"file\" (a sound file's absolute path)")
-    }
-    try PlayParameters.check(event: event, file: file)
-    sound = event.map(Sound.event) ?? .file(file ?? "")
+    let source = try fields.readExactlyOne(
+      of: [Self.event, Self.file],
+      "prepare needs exactly one of \"event\" (a sound-theme event name, e.g. bell) or \"file\" (a sound file's absolute path)")
+    sound = source.name == "event" ? .event(source.value) : .file(source.value)
   }
 
   public var fields: [(String, JSONValue)] {
@@ -137,17 +162,29 @@ public struct StopRequest: RequestFields {
     self.fadeSeconds = fadeSeconds
   }
 
+  static let voice = Field.signedID(
+    "voice", "Stop this one voice (an id from a `play` reply).", negative: "\"voice\" must be a voice id (0 or more)")
+  static let cue = Field.string("cue", "Stop every sounding voice of this cue, whichever client started it.")
+  static let all = Field.boolean("all", "`true` stops every sounding voice of every client. `false` counts as absent.")
+  static let fade = Field.number(
+    "fade", 0...Request.maximumFadeSeconds, default: "`0.008`",
+    "The fade-out, in seconds. It is a linear ramp to silence, and `0` cuts the voice at once.")
+  public static var fieldSpecs: [FieldSpec] { [voice.spec, cue.spec, all.spec, fade.spec] }
+  public static var fieldRules: [FieldRule] {
+    [FieldRule("Give **exactly one** of `voice`, `cue` or `\"all\":true`.")]
+  }
+
   public init(fields: inout FieldReader) throws(ProtocolError) {
-    let voice = try fields.integer("voice")
-    let cue = try fields.string("cue")
-    let all = try fields.bool("all")
-    fadeSeconds = try fields.optionalNumber("fade", in: 0...Request.maximumFadeSeconds)
+    let voice = try fields.readType(Self.voice)
+    let cue = try fields.read(Self.cue)
+    let all = try fields.read(Self.all)
+    fadeSeconds = try fields.read(Self.fade)
     let chosen = [voice != nil, cue != nil, all == true].filter { $0 }.count
     guard chosen == 1 else {
       throw ProtocolError(.invalidRequest, "stop needs exactly one of \"voice\", \"cue\" or \"all\":true")
     }
     if let voice {
-      guard voice >= 0 else { throw ProtocolError(.outOfRange, "\"voice\" must be a voice id (0 or more)") }
+      try Self.voice.check(voice)
       target = .voice(UInt64(voice))
     } else if let cue {
       target = .cue(cue)
@@ -195,8 +232,26 @@ public struct SubscribeRequest: RequestFields {
   public typealias Reply = SubscribeReply
   public var filter: EventFilter
 
+  static let kinds = Field.words(
+    "kinds", EventKind.allCases.filter(\.isSubscribable).map(\.rawValue), default: "absent: every kind",
+    "Only events of these kinds. An empty array admits no event."
+  ) { unknown in
+    ProtocolError(
+      .invalidRequest, "unknown event kind \"\(unknown.prefix(64))\"; the kinds are \(EventFilter.knownKinds.sorted().joined(separator: ", "))")
+  }
+  static let ids = Field.ids(
+    "ids", default: "absent: any",
+    "Only events about one of these ids. An event is about the ids in its `voice`, `player` and `sound` fields, so a player's id selects the events of every voice it plays, and a sound's id those of every play of it. Events that carry no id (`device` and `reloaded`) never pass an `ids` filter. An empty array admits no event."
+  )
+  public static var fieldSpecs: [FieldSpec] { [kinds.spec, ids.spec] }
+
   public init(_ filter: EventFilter) { self.filter = filter }
-  public init(fields: inout FieldReader) throws(ProtocolError) { filter = try EventFilter.decode(&fields) }
+
+  public init(fields: inout FieldReader) throws(ProtocolError) {
+    let kinds = try fields.read(Self.kinds)
+    let ids = try fields.read(Self.ids)
+    filter = EventFilter(kinds: kinds.map(Set.init), ids: ids.map(Set.init))
+  }
 
   public var fields: [(String, JSONValue)] {
     var members: [(String, JSONValue)] = []
@@ -238,106 +293,6 @@ extension Request {
   public static func prepare(_ sound: PrepareRequest.Sound) -> Request { Request(PrepareRequest(sound)) }
 }
 
-/// What `play` asks for.
-public struct PlayParameters: Sendable, Equatable {
-  /// The cue to play; empty when `event` or `file` names what to play instead.
-  public var cue: String
-  /// A freedesktop sound-theme event name (`message-new-instant`), as libcanberra's `event.id`.
-  public var event: String?
-  /// A sound file's absolute path, as libcanberra's `media.filename`.
-  public var file: String?
-  /// Linear, 0...1.
-  public var volume: Double
-  /// -1 (left) ... 1 (right).
-  public var pan: Double
-  /// AVAudioPlayer's numberOfLoops: 0 once, n → n+1 times, negative → until stopped.
-  public var loops: Int
-  /// Send a `finished` event for this voice on this connection.
-  public var notify: Bool
-  /// What the sound is for, as libcanberra's and PulseAudio's `media.role` (`event`, `a11y`,
-  /// `phone`): the group whose `roles` list it plays it, when its sound has no group of its own.
-  public var role: String? = nil
-
-  public init(cue: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
-    self.cue = cue
-    self.event = nil
-    self.file = nil
-    self.volume = volume
-    self.pan = pan
-    self.loops = loops
-    self.notify = notify
-  }
-
-  /// A play of the sound-theme event `event` (`cue` stays empty).
-  public init(event: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
-    self.init(cue: "", volume: volume, pan: pan, loops: loops, notify: notify)
-    self.event = event
-  }
-
-  /// A play of the sound file at `file`, an absolute path (`cue` stays empty).
-  public init(file: String, volume: Double = 1, pan: Double = 0, loops: Int = 0, notify: Bool = false) {
-    self.init(cue: "", volume: volume, pan: pan, loops: loops, notify: notify)
-    self.file = file
-  }
-
-  /// The longest `file` accepted, in bytes (Linux's PATH_MAX less its NUL).
-  public static let maximumPathBytes = 4095
-
-  /// Whether `path` can be a `file` to play: absolute, at most `maximumPathBytes` bytes, no NUL (which
-  /// would end it early for the system).
-  public static func isFilePath(_ path: String) -> Bool {
-    path.utf8.first == 0x2f && path.utf8.count <= maximumPathBytes && !path.utf8.contains(0)
-  }
-
-  /// The largest finite loop count accepted.
-  public static let maximumLoops = 1_000_000
-
-  /// The longest `role` accepted, in bytes.
-  public static let maximumRoleBytes = 64
-
-  /// Whether `name` can be a `role` (and a `[groups.NAME] roles` entry): 1 to `maximumRoleBytes`
-  /// bytes of letters, digits, `-`, `_` and `.`.
-  public static func isRoleName(_ name: String) -> Bool {
-    (1...maximumRoleBytes).contains(name.utf8.count) && name.utf8.allSatisfy(isNameByte)
-  }
-
-  /// A letter, digit, `-`, `_` or `.` (ASCII).
-  static func isNameByte(_ byte: UInt8) -> Bool {
-    (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2d || byte == 0x5f
-      || byte == 0x2e
-  }
-
-  /// Whether `name` can be a sound-theme event name: 1 to 128 bytes of letters, digits, `-`, `_`
-  /// and `.`, not starting with a dot (the Sound Naming Specification's names are lowercase words
-  /// joined by dashes; a slash could lead out of the theme).
-  public static func isEventName(_ name: String) -> Bool {
-    guard (1...128).contains(name.utf8.count), name.first != "." else { return false }
-    return name.utf8.allSatisfy(isNameByte)
-  }
-
-  /// Refuses an `event` that is not a sound-theme name and a `file` that is not an absolute path
-  /// (`play` and `prepare` take them alike).
-  static func check(event: String?, file: String?) throws(ProtocolError) {
-    if let file, !isFilePath(file) {
-      throw ProtocolError(
-        .invalidRequest,
-        "\"file\" must be an absolute path (starting with /, at most \(maximumPathBytes) bytes, no NUL), like /usr/share/sounds/alsa/Front_Center.wav; give the whole path, not one relative to a directory")
-    }
-    if let event, !isEventName(event) {
-      throw ProtocolError(
-        .invalidRequest, "\"event\" must be a sound-theme name of letters, digits, '-', '_' and '.', not starting with '.' (at most 128 bytes), like bell or message-new-instant")
-    }
-  }
-}
-
-/// What `stop` stops.
-public enum StopTarget: Sendable, Equatable {
-  case voice(UInt64)
-  case cue(String)
-  case all
-}
-
-
 /// Which events a connection wants. nil means "no restriction" for that part.
 public struct EventFilter: Sendable, Equatable {
   /// Event kinds (`started`, `finished`, `completion`, `device`, `reloaded`, `decode-error`, `paging`); nil: all.
@@ -357,16 +312,6 @@ public struct EventFilter: Sendable, Equatable {
 
   /// The kinds a subscription can name: `EventKind`'s subscribable raw values.
   public static let knownKinds = Set(EventKind.allCases.filter(\.isSubscribable).map(\.rawValue))
-
-  static func decode(_ fields: inout FieldReader) throws(ProtocolError) -> EventFilter {
-    let kinds = try fields.stringArray("kinds")
-    if let unknown = kinds?.first(where: { !knownKinds.contains($0) }) {
-      throw ProtocolError(
-        .invalidRequest, "unknown event kind \"\(unknown.prefix(64))\"; the kinds are \(knownKinds.sorted().joined(separator: ", "))")
-    }
-    let ids = try fields.idArray("ids")
-    return EventFilter(kinds: kinds.map(Set.init), ids: ids.map(Set.init))
-  }
 
   /// True when `event` passes this filter (by its kind and its `subjectIDs`).
   public func admits(_ event: Event) -> Bool {
