@@ -212,6 +212,30 @@ public struct OutputBackend: Sendable {
   }
 }
 
+// MARK: - The rows' options' values
+
+extension OutputSettings {
+  /// The values of the rows' options, one field per option (its `BackendOption.Value` names the
+  /// field), at their declared defaults (a test keeps each equal to its declaration's), and which
+  /// were given. A row with options of its own adds their fields here, beside the rows.
+  public struct Options: Sendable, Equatable {
+    /// node.latency asked of PipeWire, and the most it rises to after xruns (`pipewire-latency`, `pipewire-latency-max`).
+    public var pipeWireLatency = 128
+    public var pipeWireLatencyMax = 1024
+    /// The queue a native PulseAudio stream asks for, and the most it rises to (`pulseaudio-latency`, `pulseaudio-latency-max`).
+    public var pulseAudioLatency = 480
+    public var pulseAudioLatencyMax = 3840
+    /// The ALSA (and null device) layout: `period-frames`, `buffer-frames`, `fill-target`.
+    public var periodFrames = 240
+    public var bufferFrames = 960
+    public var fillTargetFrames = 0
+    /// The keys of the options given (flag or config file), rather than left at their defaults.
+    public var given: Set<String> = []
+
+    public init() {}
+  }
+}
+
 /// Where the daemon plays, from `--device`: a backend of `OutputBackend.table` and its target, or `auto`.
 public struct OutputChoice: Equatable, Sendable {
   /// A backend's name, or `auto`.

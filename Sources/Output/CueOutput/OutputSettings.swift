@@ -21,25 +21,6 @@ public struct OutputSettings: Sendable, Equatable {
     (self.sampleRate, self.latencyDecaySeconds, self.realtime, self.options) = (sampleRate, latencyDecaySeconds, realtime, options)
   }
 
-  /// The values of the rows' options (`BackendOption.field` says which field each sets), at their
-  /// declared defaults (a test keeps each equal to its declaration's), and which were given.
-  public struct Options: Sendable, Equatable {
-    /// node.latency asked of PipeWire, and the most it rises to after xruns (`pipewire-latency`, `pipewire-latency-max`).
-    public var pipeWireLatency = 128
-    public var pipeWireLatencyMax = 1024
-    /// The queue a native PulseAudio stream asks for, and the most it rises to (`pulseaudio-latency`, `pulseaudio-latency-max`).
-    public var pulseAudioLatency = 480
-    public var pulseAudioLatencyMax = 3840
-    /// The ALSA (and null device) layout: `period-frames`, `buffer-frames`, `fill-target`.
-    public var periodFrames = 240
-    public var bufferFrames = 960
-    public var fillTargetFrames = 0
-    /// The keys of the options given (flag or config file), rather than left at their defaults.
-    public var given: Set<String> = []
-
-    public init() {}
-  }
-
   /// Whether any option of `backend` was given: then it uses exactly what was given (the ALSA
   /// layout, whatever the PCM turns out to be).
   public func given(_ backend: OutputBackend) -> Bool {
