@@ -115,12 +115,11 @@ struct OutputBackendTests {
       for path in try SourceSizeTests.sourceFiles(under: directory) {
         let text = String(decoding: try Files.read(path: path, limit: 1 << 20), as: UTF8.self)
         scanned += 1
-        for backend in OutputBackend.table {
-          #expect(!text.contains("\"\(backend.name)\""), "\(path) names the backend \"\(backend.name)\"")
-        }
-        for option in OutputBackend.options {
-          #expect(!text.contains(option.key), "\(path) names \(option.key), an option of a backend row")
-        }
+        let file = path.dropFirst(SourceSizeTests.sources.count - 7)
+        let backends = OutputBackend.table.map(\.name).filter { text.contains("\"\($0)\"") }
+        #expect(backends.isEmpty, "\(file) names the backend \(backends) in a string")
+        let keys = OutputBackend.options.map(\.key).filter { text.contains($0) }
+        #expect(keys.isEmpty, "\(file) names \(keys), options of a backend row")
       }
     }
     #expect(scanned > 50, "the sources were not found under \(SourceSizeTests.sources)")
@@ -134,6 +133,15 @@ struct OutputBackendTests {
     configuration.backendOptions.bufferFrames = 960
     configuration.backendOptions.fillTargetFrames = 100
     #expect(configuration.problem?.hasPrefix("fill-target (100) must be 0 or between period-frames (240)") == true)
+  }
+
+  @Test func theDeviceHelpAndConfigDocNameEveryBackend() throws {
+    let device = try #require(Settings.setting("device"))
+    let config = String(decoding: try Files.read(path: Self.repositoryRoot + "/docs/CONFIG.md", limit: 1 << 20), as: UTF8.self)
+    for backend in OutputBackend.table {
+      #expect(device.manualText.contains(backend.name), "cued --help's device text does not name \(backend.name)")
+      #expect(config.contains("`\(backend.name)"), "docs/CONFIG.md does not name \(backend.name)")
+    }
   }
 
   /// The daemon's configuration carries every field of `OutputSettings` there and back, so what a
