@@ -168,7 +168,8 @@ let package = Package(
           "-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-I\(Context.packageDirectory)/Sources/Output/PipeWire/CPipeWireShims",
         ])
       ]),
-    .executableTarget(name: "cued-pwprobe", dependencies: ["CPipeWireShims", "CPipeWireCapture", "CuePosix"], path: "Tools/cued-pwprobe"),
+    // CueOutput for GraphCycles: the probe finds its stream's xruns with cued's own test.
+    .executableTarget(name: "cued-pwprobe", dependencies: ["CPipeWireShims", "CPipeWireCapture", "CueOutput", "CuePosix"], path: "Tools/cued-pwprobe"),
     // The libFuzzer target for request framing and decoding (scripts/fuzz.sh, Fuzz/); in a normal build,
     // a replayer of fuzz inputs.
     .executableTarget(name: "cued-fuzz", dependencies: ["CueProtocolFuzzing", "CuePosix"], path: "Tools/cued-fuzz"),

@@ -28,7 +28,7 @@ struct InProcessDaemonTests {
   }
 
   @Test func statusShowsEachRaiseOfTheFillTargetWithItsCauseAndTheUnderrunsThatDidNotRaiseIt() throws {
-    let embedded = try EmbeddedDaemon(idleSeconds: 5) { $0.fillTargetFrames = 480 }
+    let embedded = try EmbeddedDaemon(idleSeconds: 5) { $0.backendOptions.fillTargetFrames = 480 }
     let client = embedded.connect()
     #expect(client.reply(#"{"id":1,"op":"play","cue":"pico","loops":-1}"#)["ok"] == .bool(true))
     embedded.runCycles(4)
@@ -114,7 +114,7 @@ struct InProcessDaemonTests {
     #expect(paused?["isPlaying"] == .bool(false))
     #expect(state.phase == .idle)
     // Four periods were played before the pause, and the position says so exactly.
-    let period = embedded.daemon.configuration.periodFrames
+    let period = embedded.daemon.configuration.backendOptions.periodFrames
     #expect(state.position == 4 * period)
     #expect(paused?["currentTime"] == .number(Double(4 * period) / 48000))
     _ = client.reply(#"{"id":4,"op":"player.play","player":\#(player)}"#)
@@ -133,7 +133,7 @@ struct InProcessDaemonTests {
     let player = try #require(client.reply(#"{"id":1,"op":"player.create","cue":"pico","numberOfLoops":-1}"#)["player"]?.intValue)
     _ = client.reply(#"{"id":2,"op":"player.play","player":\#(player)}"#)
     embedded.runCycles(8)
-    let period = embedded.daemon.configuration.periodFrames
+    let period = embedded.daemon.configuration.backendOptions.periodFrames
     func currentTime(_ id: Int) -> Double? { client.reply(#"{"id":\#(id),"op":"player.get","player":\#(player)}"#)["currentTime"]?.doubleValue }
     #expect(client.reply(#"{"id":3,"op":"player.set","player":\#(player),"currentTime":0.05}"#)["currentTime"] == .number(0.05))
     embedded.runCycles(2)  // the seek is mixed, but not heard yet

@@ -222,8 +222,8 @@ struct SettingsTests {
       }
     }
     #expect(restartOnly == Settings.all.filter { $0.reload == .restartOnly }.map(\.key))
-    // The rules as cued has always had them.
-    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pipewire-latency-max", "pipewire-pause-after", "pulseaudio-latency", "pulseaudio-latency-max", "latency-decay", "rate", "period-frames", "buffer-frames", "fill-target", "idle-timeout", "realtime-priority", "nice-level", "no-rtkit"])
+    // The rules as cued has always had them (the backend rows' options after the device).
+    #expect(restartOnly == ["socket", "device", "pipewire-latency", "pipewire-latency-max", "pulseaudio-latency", "pulseaudio-latency-max", "period-frames", "buffer-frames", "fill-target", "pipewire-pause-after", "latency-decay", "rate", "idle-timeout", "realtime-priority", "nice-level", "no-rtkit"])
     #expect(reloaded.shutdownFadeSeconds == 0.01, "a field that is no setting is kept")
     #expect(reloaded.maximumDecodedBytes == next.maximumDecodedBytes && reloaded.sampleRate == current.sampleRate)
 
@@ -256,10 +256,10 @@ struct SettingsTests {
 
   @Test func pipeWiresALSAPluginGetsAQuantumSizedLayoutUnlessOneWasGiven() throws {
     let plugin = Self.forPipeWirePlugin(DaemonConfiguration(ConfigValues()))
-    #expect(plugin.periodFrames == 64 && plugin.bufferFrames == 256 && plugin.fillTargetFrames == 128)
+    #expect(plugin.backendOptions.periodFrames == 64 && plugin.backendOptions.bufferFrames == 256 && plugin.backendOptions.fillTargetFrames == 128)
     #expect(plugin.problem == nil)
     let wider = Self.forPipeWirePlugin(DaemonConfiguration(try DaemonCommandLine(arguments: ["--pipewire-latency", "256"]).values))
-    #expect(wider.periodFrames == 128 && wider.bufferFrames == 512 && wider.fillTargetFrames == 256)
+    #expect(wider.backendOptions.periodFrames == 128 && wider.backendOptions.bufferFrames == 512 && wider.backendOptions.fillTargetFrames == 256)
     // Any of the three given, on the command line or in the file: exactly what was given is used.
     let given = [
       DaemonConfiguration(try DaemonCommandLine(arguments: ["--period-frames", "240"]).values),
@@ -268,13 +268,11 @@ struct SettingsTests {
       DaemonConfiguration(try Self.fromFile([("fill-target", .number(480))])),
     ]
     for configuration in given {
-      #expect(configuration.alsaLayoutGiven)
+      #expect(configuration.outputSettings.given(.alsa))
       let kept = Self.forPipeWirePlugin(configuration)
-      #expect(
-        kept.periodFrames == configuration.periodFrames && kept.bufferFrames == configuration.bufferFrames
-          && kept.fillTargetFrames == configuration.fillTargetFrames)
+      #expect(kept.backendOptions == configuration.backendOptions)
     }
-    #expect(!DaemonConfiguration(ConfigValues()).alsaLayoutGiven)
+    #expect(!DaemonConfiguration(ConfigValues()).outputSettings.given(.alsa))
   }
 
   @Test func aPulledStreamPausesAfterTheGivenSilenceOrAtTheEndOfTheIdleWindowAndStaysConnected() throws {

@@ -3,10 +3,10 @@
 //   cued-pwprobe adapt [--quantum 128] [--max 512] [--decay-ms 700] [--late-ms 40]
 //
 // Streams silence at --quantum, then makes its own process callback late once by --late-ms, which
-// makes the graph skip cycles: an xrun, as a busy machine causes one. Checks that the shim counts
-// it, that asking for twice the quantum (what cued's LatencyAdapter asks after an xrun, up to
-// --max) makes the graph run at it, and that asking for --quantum again after --decay-ms brings it
-// back. The rule itself (when, how much) is Swift's and is tested in CueCoreTests and, through
+// makes the graph skip cycles: an xrun, as a busy machine causes one. Checks that the callback
+// finds it (cued's own test, GraphCycles: `SkippedCycles`), that asking for twice the quantum
+// (what cued's LatencyAdapter asks after an xrun, up to --max) makes the graph run at it, and
+// that asking for --quantum again after --decay-ms brings it back. The rule itself (when, how much) is Swift's and is tested in CueCoreTests and, through
 // cued, in PipeWireOutputTests. Prints `key=value` lines and `result=ok`, or `failure=` lines and
 // `result=fail` (exit 1).
 import CPipeWireShims
@@ -20,11 +20,14 @@ import Glibc
 private final class LateSource: Sendable {
   let lateMilliseconds = Atomic<Int>(0)
   let lastRequested = Atomic<UInt32>(0)
+  let skipped = SkippedCycles()
 }
 
 private let lateProcess: cued_pw_process_fn = { user, buffer, frames, timing in
   guard let user, let buffer, let timing else { return }
   let source = Unmanaged<LateSource>.fromOpaque(user).takeUnretainedValue()
+  source.skipped.cycle(timing.pointee)
+  defer { source.skipped.finished() }
   source.lastRequested.store(timing.pointee.frames_requested, ordering: .relaxed)
   buffer.update(repeating: 0, count: Int(frames) * 2)
   // The probe's own callback, not cued's: a deliberately late client, once.
@@ -70,6 +73,7 @@ private let lateProcess: cued_pw_process_fn = { user, buffer, frames, timing in
     return source.lastRequested.load(ordering: .relaxed) == frames
   }
 
+  source.skipped.restart()
   guard cued_pw_stream_connect(output) == 0, cued_pw_stream_wait(output, CUED_PW_STATE_STREAMING, 2000) == CUED_PW_STATE_STREAMING
   else {
     print("result=fail (the stream did not start: \(stateText(output)))")
@@ -77,20 +81,20 @@ private let lateProcess: cued_pw_process_fn = { user, buffer, frames, timing in
   }
   expect(quantumBecomes(quantum, within: 500), "the graph did not run at \(quantum) frames at first")
   report("quantum_before", "\(source.lastRequested.load(ordering: .relaxed))")
-  let xrunsBefore = cued_pw_stream_xruns(output)
+  let xrunsBefore = source.skipped.count
 
   source.lateMilliseconds.store(lateMilliseconds, ordering: .relaxed)
   let raisedAt = monotonicNanoseconds()
   var xrunSeen = false
   for _ in 0..<50 where !xrunSeen {
-    xrunSeen = cued_pw_stream_xruns(output) > xrunsBefore
+    xrunSeen = source.skipped.count > xrunsBefore
     if !xrunSeen { sleepMilliseconds(10) }
   }
   expect(xrunSeen, "the late cycle was not counted as an xrun within 0.5 s")
   let raised = min(maximum, quantum * 2)
   cued_pw_stream_set_latency(output, raised)
   expect(quantumBecomes(raised, within: 500), "no \(raised)-frame quantum within 0.5 s of asking for it")
-  report("xruns", "\(cued_pw_stream_xruns(output) - xrunsBefore)")
+  report("xruns", "\(source.skipped.count - xrunsBefore)")
   report("latency_asked_after_xrun", "\(cued_pw_stream_latency(output))")
   report("quantum_after_xrun", "\(source.lastRequested.load(ordering: .relaxed))")
   report("raise_ms", "\(milliseconds(since: raisedAt))")

@@ -1,6 +1,7 @@
 // What cued-pwprobe's runs share (main.swift): the tone, the recorder, the real-time callbacks
 // the shim calls, and helpers over the graph.
 import CPipeWireShims
+import CueOutput
 import CuePosix
 import Synchronization
 
@@ -27,6 +28,8 @@ final class ToneSource: Sendable {
   let minRequested = Atomic<UInt32>(.max)
   let maxRequested = Atomic<UInt32>(0)
   let cycles = Atomic<Int>(0)
+  /// Graph cycles skipped, over every round (not reset).
+  let skipped = SkippedCycles()
 
   func reset() {
     trigger.store(false, ordering: .relaxed)
@@ -35,6 +38,36 @@ final class ToneSource: Sendable {
     maxRequested.store(0, ordering: .relaxed)
     cycles.store(0, ordering: .relaxed)
   }
+}
+
+/// The graph cycles a probe's own stream missed (xruns), found in its process callback by cued's
+/// own test (CueOutput's `GraphCycles`: a cycle that does not start where the previous one ended),
+/// as the C face no longer decides it. Every gap counts, whoever's fault it was (the probe reports
+/// what the graph skipped; the floor's figure is what every client sees), except across a connect
+/// or a resume, which moves the graph on without an xrun. The `GraphCycles` value is the data
+/// thread's alone; the control side marks a (re)start and reads the count, both atomics.
+final class SkippedCycles: @unchecked Sendable {
+  private var cycles = GraphCycles()
+  private let restarted = Atomic<Bool>(true)
+  private let gaps = Atomic<UInt64>(0)
+
+  /// The gaps so far (any thread).
+  var count: UInt64 { gaps.load(ordering: .relaxed) }
+
+  /// Before a connect or a resume (control side): the next cycle is the first.
+  func restart() { restarted.store(true, ordering: .releasing) }
+
+  /// On PipeWire's data thread, at the start of each process callback, with its timing.
+  func cycle(_ timing: cued_pw_timing) {
+    if restarted.exchange(false, ordering: .acquiring) { cycles.resumed() }
+    let gap = cycles.cycle(
+      ticks: timing.ticks, rateNumerator: timing.rate_num, rateDenominator: timing.rate_denom, frames: Int(timing.frames_requested),
+      rate: Int(rate), startNanoseconds: timing.now_ns, calledAtNanoseconds: monotonicNanoseconds())
+    if gap != nil { gaps.add(1, ordering: .relaxed) }
+  }
+
+  /// On the data thread, at the end of the callback (GraphCycles tells an overrun from a late wake by it).
+  func finished() { cycles.finished(atNanoseconds: monotonicNanoseconds()) }
 }
 
 /// The capture side: a preallocated buffer of samples and, per cycle, when the graph cycle began and
@@ -83,6 +116,8 @@ final class Recorder: @unchecked Sendable {
 let playProcess: cued_pw_process_fn = { user, buffer, frames, timing in
   guard let user, let buffer, let timing else { return }
   let source = Unmanaged<ToneSource>.fromOpaque(user).takeUnretainedValue()
+  source.skipped.cycle(timing.pointee)
+  defer { source.skipped.finished() }
   let count = Int(frames)
   source.cycles.add(1, ordering: .relaxed)
   let requested = timing.pointee.frames_requested

@@ -100,7 +100,7 @@ struct Cued {
     }
     do {
       let log = { (line: String) in logger.info("\(line)") }
-      let (backend, target) = OutputBackend.resolve(configuration.output ?? OutputChoice(backend: "null"), log: log)
+      let (backend, target) = OutputBackend.resolve(configuration.output ?? OutputChoice(backend: OutputBackend.null.name), log: log)
       let made = try backend.make(target, configuration.outputSettings, log)
       var configuration = configuration
       configuration.outputSettings = made.settings

@@ -1,3 +1,4 @@
+import CueOutput
 import CuePosix
 import CueProtocol
 
@@ -155,7 +156,7 @@ public struct DaemonCommandLine: Sendable {
 
   public static var helpText: String {
     var text = """
-      cued: plays short pre-decoded sound cues through PipeWire, PulseAudio or ALSA on request.
+      cued: plays short pre-decoded sound cues through \(OutputBackend.playsThrough) on request.
 
       cued decodes every sound file in its sound directories (MP3, Ogg Vorbis and Opus, FLAC, WAV;
       8,000 to 384,000 Hz, mono or stereo) once, at start, and plays them on request from clients
@@ -196,12 +197,16 @@ public struct DaemonCommandLine: Sendable {
     for option in options {
       line(option.valueName.isEmpty ? option.flag : "\(option.flag) <\(option.valueName)>", option.help)
     }
+    // The examples of a backend's options are its row's (OutputBackend.examples).
     text += """
 
       EXAMPLES:
-        cued                                 # default sound directories, ALSA 'default'
+        cued                                 # the default sound directories and device (auto)
         cued --sounds ./sounds --device null
-        cued --device pulse --period-frames 128 --buffer-frames 512
+
+      """
+    for example in OutputBackend.table.flatMap(\.examples) { text += "  " + example + "\n" }
+    text += """
         cued --check-config                  # check the config file and exit
 
       """

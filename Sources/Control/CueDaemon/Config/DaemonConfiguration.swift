@@ -7,27 +7,18 @@ public struct DaemonConfiguration: Sendable {
   /// Sound directories in search order: a cue name found in an earlier one wins.
   public var soundDirectories: [String]
   public var socketPath: String
-  /// Where to play, as given (`auto`, `pipewire[:TARGET]`, `pulseaudio[:SINK]`, `alsa:NAME`, a bare ALSA name, `null`); see `output`.
+  /// Where to play, as given (`auto`, a backend of `OutputBackend.table` and its target, or a bare ALSA PCM name); see `output`.
   public var device: String
-  /// node.latency asked of PipeWire, in frames.
-  public var pipeWireLatency: Int = 128
-  /// The most node.latency rises to after xruns (doubling per xrun); at or below `pipeWireLatency` it stays fixed.
-  public var pipeWireLatencyMax: Int = 1024
-  /// Seconds of silence after which a PipeWire stream is paused (inactive: not scheduled) until the
-  /// next cue; 0 never pauses. Below `idleSeconds` to matter.
-  public var pipeWirePauseSeconds: Double = 1.5
-  /// The queue (tlength) a native PulseAudio stream asks the server to keep, in frames.
-  public var pulseAudioLatency: Int = 480
-  /// The most the native PulseAudio queue rises to after underflows; at or below `pulseAudioLatency` it stays fixed.
-  public var pulseAudioLatencyMax: Int = 3840
-  /// Seconds without an xrun (PipeWire) or underflow (PulseAudio) after which a raised latency halves again.
+  /// The values of the settings only an output backend reads, each declared in its row
+  /// (`OutputBackend.options`; `Settings.all` takes them from there), and which were given.
+  public var backendOptions = OutputSettings.Options()
+  /// Seconds of silence after which a pulled stream is paused (PipeWire: inactive, not scheduled;
+  /// PulseAudio: corked) until the next cue; 0 never pauses. Below `idleSeconds` to matter.
+  public var pullPauseSeconds: Double = 1.5
+  /// Seconds without an xrun that cut sound after which a raised latency halves again (every
+  /// backend's adapter: `LatencyAdapter`).
   public var latencyDecaySeconds: Double = 10
   public var sampleRate: Int = 48000
-  public var periodFrames: Int = 240
-  public var bufferFrames: Int = 960
-  /// Frames the push loop keeps queued in the device (raised after an underrun, decaying back);
-  /// 0 keeps the whole buffer full.
-  public var fillTargetFrames: Int = 0
   /// Seconds of silence after which the device is closed.
   public var idleSeconds: Double = 2
   /// Voices sounding at once; past it the oldest is stolen with a fade.
@@ -93,49 +84,33 @@ public struct DaemonConfiguration: Sendable {
     for setting in Settings.all {
       if let value = values[setting] ?? setting.defaultValue { setting.apply(value, &self) }
     }
-    alsaLayoutGiven = OutputBackend.alsa.settings.contains { key in Settings.setting(key).map { values[$0] != nil } ?? false }
+    let given = OutputBackend.options.map(\.key).filter { key in Settings.setting(key).map { values[$0] != nil } ?? false }
+    backendOptions.given = Set(given)
   }
-
-  /// Whether any of the ALSA row's settings (period-frames, buffer-frames, fill-target) was given
-  /// (flag or config file): then the ALSA output uses exactly what was given, whatever the PCM turns out to be.
-  public var alsaLayoutGiven = false
 
   /// What the output backends read (`OutputBackend.make`), and what they hand back adjusted (the
   /// ALSA layout for PipeWire's ALSA plugin, `OutputSettings.forPipeWirePlugin`).
   public var outputSettings: OutputSettings {
     get {
       var settings = OutputSettings(
-        sampleRate: sampleRate, pipeWireLatency: pipeWireLatency, pipeWireLatencyMax: pipeWireLatencyMax,
-        pulseAudioLatency: pulseAudioLatency, pulseAudioLatencyMax: pulseAudioLatencyMax, latencyDecaySeconds: latencyDecaySeconds,
-        realtime: realtimePolicy, periodFrames: periodFrames, bufferFrames: bufferFrames, fillTargetFrames: fillTargetFrames,
-        alsaLayoutGiven: alsaLayoutGiven)
+        sampleRate: sampleRate, latencyDecaySeconds: latencyDecaySeconds, realtime: realtimePolicy, options: backendOptions)
       settings.control = controlPriority
       return settings
     }
     set {
-      (sampleRate, pipeWireLatency, pipeWireLatencyMax) = (newValue.sampleRate, newValue.pipeWireLatency, newValue.pipeWireLatencyMax)
-      (pulseAudioLatency, pulseAudioLatencyMax) = (newValue.pulseAudioLatency, newValue.pulseAudioLatencyMax)
-      latencyDecaySeconds = newValue.latencyDecaySeconds
+      (sampleRate, latencyDecaySeconds, backendOptions) = (newValue.sampleRate, newValue.latencyDecaySeconds, newValue.options)
       (realtimePriority, realtimeKit) = (newValue.realtime.priority, newValue.realtime.asksRealtimeKit)
       niceLevel = newValue.control.nice
-      (periodFrames, bufferFrames, fillTargetFrames) = (newValue.periodFrames, newValue.bufferFrames, newValue.fillTargetFrames)
-      alsaLayoutGiven = newValue.alsaLayoutGiven
     }
   }
 
   /// What is wrong with this combination of settings, if anything (each value alone was checked).
   public var problem: String? {
-    if output == nil {
-      return "device '\(device)' names no device: give auto, \(OutputChoice.forms) or an ALSA PCM name"
-    }
-    if bufferFrames < periodFrames * 2 { return "buffer-frames (\(bufferFrames)) must hold at least two periods (\(periodFrames * 2) frames)" }
-    if fillTargetFrames != 0 && !(periodFrames...bufferFrames).contains(fillTargetFrames) {
-      return "fill-target (\(fillTargetFrames)) must be 0 or between period-frames (\(periodFrames)) and buffer-frames (\(bufferFrames))"
-    }
-    return nil
+    if output == nil { return OutputChoice.refusal(device) }
+    return OutputBackend.problem(in: backendOptions)
   }
 
-  /// The output `device` chooses; nil when it is malformed (`alsa:`, `pipewire:` or `pulseaudio:` with no name).
+  /// The output `device` chooses; nil when it is malformed (a backend's name and a colon with no target).
   public var output: OutputChoice? { OutputChoice(device) }
 
   /// The sound directories used when none are given: the XDG data directory, the system ones,

@@ -1,3 +1,4 @@
+import CueOutput
 import CuePosix
 import CueProtocol
 
@@ -8,6 +9,10 @@ import CueProtocol
 //
 // Adding a plain setting: one entry in `Settings.all` and the field it sets in DaemonConfiguration
 // (with the same default; a test compares them), and its row in docs/CONFIG.md.
+//
+// A setting only one output backend reads is not declared here but in its row of the backend table
+// (CueOutput's `OutputBackend.options`, a `BackendOption`): `Settings.all` takes every row's options
+// (`Setting.init(_:)` below), and their values go to `DaemonConfiguration.backendOptions`.
 //
 // The keys of the file's own tables (`[cues.NAME]`, `[carousel.NAME]`, `[groups.NAME]`,
 // `[clients.NAME]`, `[quiet-hours]`) are declared beside these, in TableSettings.swift.
@@ -181,6 +186,24 @@ public struct Setting: Sendable {
       sets: field, as: Field.init(setting:))
   }
 
+  /// The setting a backend row declares (`BackendOption`), stored in `DaemonConfiguration.backendOptions`.
+  init(_ option: BackendOption) {
+    key = option.key
+    table = ""
+    switch option.value {
+    case .integer(let range, let value, _): (type, defaultValue) = (.integer(range), .integer(value))
+    case .number(let range, let value, _): (type, defaultValue) = (.number(range), .number(value))
+    }
+    defaultNote = option.shownDefault
+    valueName = option.valueName
+    help = option.help
+    details = option.details
+    reload = option.reload == .reloadable ? .reloadable : .restartOnly
+    apply = { value, configuration in option.store(value.double, into: &configuration.backendOptions) }
+    copy = { from, to in option.store(option.read(from.backendOptions), into: &to.backendOptions) }
+    differs = { a, b in option.read(a.backendOptions) != option.read(b.backendOptions) }
+  }
+
   /// The key as the config values know it: `rate`, or `system-sounds.volume` in a table.
   public var id: String { table.isEmpty ? key : table + "." + key }
 
@@ -229,39 +252,15 @@ public enum Settings {
       help: "The Unix socket to listen on", details: "Without either it is /tmp/cued-UID/cued.sock. The socket is made mode 0600 in a 0700 directory.",
       sets: \.socketPath, as: { DefaultPaths.socket(explicit: $0.string) }),
     Setting(
-      "device", .text, default: "auto", valueName: "name", .restartOnly,
-      help: "Where to play: auto, pipewire[:TARGET], pulseaudio[:SINK], alsa[:NAME] (a bare ALSA PCM name works too) or null",
-      details:
-        "auto plays through PipeWire when its server answers at start, else through a native PulseAudio stream when a PulseAudio server answers, otherwise through ALSA 'default'. pipewire:TARGET names a sink node (node.name or serial); without it the session manager chooses. pulseaudio:SINK names a PulseAudio sink; without it the server's default. alsa:NAME names an ALSA PCM; alsa alone is 'default'. 'pulse' stays ALSA's pulse plugin PCM. null is a silent clock-paced sink. The PipeWire and PulseAudio client libraries are loaded only when their output is chosen or probed.",
+      "device", .text, default: "auto", valueName: "name", .restartOnly, help: OutputBackend.deviceHelp, details: OutputBackend.deviceDetails,
       sets: \.device),
-    Setting(
-      "pipewire-latency", .integer(16...8192), default: 128, shown: "128, 2.7 ms at 48 kHz", valueName: "frames", .restartOnly,
-      help: "Frames PipeWire is asked for per graph cycle (node.latency) while cued plays",
-      details: "PipeWire rounds it down to a power of two; the graph runs at the smallest latency any of its streams asks for.",
-      sets: \.pipeWireLatency),
-    Setting(
-      "pipewire-latency-max", .integer(16...8192), default: 1024, shown: "1024, 21 ms at 48 kHz", valueName: "frames", .restartOnly,
-      help: "The most the PipeWire node.latency rises to after the graph skips cycles (xruns)",
-      details:
-        "An xrun that cut sound says this machine did not keep up with the quantum: cued then asks for twice the latency, up to this, and halves it again after each latency-decay seconds without one, down to pipewire-latency (as PulseAudio's watermark rises and decays). A skipped cycle during trailing silence, the first cycle after a resume or a connect, and a stall of the whole graph do not count. At or below pipewire-latency the latency stays fixed.",
-      sets: \.pipeWireLatencyMax),
+  ] + OutputBackend.options.map(Setting.init) + [
     Setting(
       "pipewire-pause-after", .number(0...86_400), default: 1.5, valueName: "seconds", .restartOnly,
       help: "Seconds of silence after which the PipeWire or PulseAudio stream is paused until the next cue (0: never)",
       details:
         "A paused PipeWire stream keeps its node and links but is not scheduled, and a corked PulseAudio stream keeps its sink input but is not asked for audio, so neither cued nor the server wakes for it; the stream stays connected, paused, however long the quiet lasts, and the next cue resumes it. Paused at the end of the idle window (idle-timeout) when that comes first; at 0 the stream is not paused and leaves the server after idle-timeout.",
-      sets: \.pipeWirePauseSeconds),
-    Setting(
-      "pulseaudio-latency", .integer(64...48000), default: 480, shown: "480, 10 ms at 48 kHz", valueName: "frames", .restartOnly,
-      help: "Frames a native PulseAudio stream keeps queued on the server (tlength) while cued plays",
-      details: "The server asks for a quarter of it at a time (minreq) and lowers the sink's latency to match (PA_STREAM_ADJUST_LATENCY).",
-      sets: \.pulseAudioLatency),
-    Setting(
-      "pulseaudio-latency-max", .integer(64...192_000), default: 3840, shown: "3840, 80 ms at 48 kHz", valueName: "frames", .restartOnly,
-      help: "The most a native PulseAudio stream's queue (tlength) rises to after the server underflows",
-      details:
-        "An underflow that cut sound says this machine did not answer the server in time: cued then asks for twice the queue, up to this, and halves it again after each latency-decay seconds without one, down to pulseaudio-latency. An underflow in trailing silence or right after a connect or a resume does not count. At or below pulseaudio-latency the queue stays fixed.",
-      sets: \.pulseAudioLatencyMax),
+      sets: \.pullPauseSeconds),
     Setting(
       "latency-decay", .number(0.1...86_400), default: 10, valueName: "seconds", .restartOnly,
       help: "Seconds without an xrun that cut sound after which a raised latency halves again (ALSA's fill target, PipeWire's, PulseAudio's)",
@@ -271,18 +270,6 @@ public enum Settings {
     Setting(
       "rate", .integer(8000...192_000), default: 48000, valueName: "hz", .restartOnly,
       help: "The output sample rate; every cue is converted to it", details: "The conversion happens once, at load.", sets: \.sampleRate),
-    Setting(
-      "period-frames", .integer(16...16384), default: 240, shown: "240, 5 ms", valueName: "frames", .restartOnly,
-      help: "Frames per ALSA period", sets: \.periodFrames),
-    Setting(
-      "buffer-frames", .integer(32...65536), default: 960, valueName: "frames", .restartOnly, help: "Frames in the ALSA buffer",
-      details: "It must hold at least two periods.", sets: \.bufferFrames),
-    Setting(
-      "fill-target", .integer(0...65536), default: 0, valueName: "frames", .restartOnly,
-      help: "Frames kept queued in the device ahead of a new cue; 0 keeps the whole buffer full",
-      details:
-        "Between period-frames and buffer-frames. After an underrun that cut sound it doubles (up to the buffer) and halves again after each latency-decay seconds without one, as the PipeWire and PulseAudio latencies do; cuectl status shows the target in force and each raise.",
-      sets: \.fillTargetFrames),
     Setting(
       "idle-timeout", .number(0...86_400), default: 2, valueName: "seconds", .restartOnly,
       help: "Seconds of silence before an ALSA or null device is closed",

@@ -36,15 +36,13 @@ struct cued_pw_stream {
   uint32_t rate, channels, quantum_frames;
   cued_pw_process_fn fn;
   void *user;
-  _Atomic uint64_t cycles, missed, xruns;
+  _Atomic uint64_t cycles, missed;
   _Atomic uint32_t last_requested;
   _Atomic int failed;              // a negative errno once the stream or the server failed; 0 after connect
   _Atomic int thread_policy;       // the data thread's policy, read by its first callback after connect; -1 before
   _Atomic int thread_priority;
   _Atomic int thread_id;           // the data thread (gettid), recorded with its policy; 0 before
   _Atomic int loop_thread_id;      // the thread loop's thread (gettid), recorded once it started
-  uint64_t next_ticks;             // data thread only: where the next cycle should start (0: unknown)
-  _Atomic int resumed;             // set by set_active(1): the graph moved on while paused, not an xrun
   char error[256];                 // written on the loop thread or under the lock
   cued_pw_notify_fn on_failure;    // called (thread loop) when `failed` is set; NULL: nobody to tell
   void *failure_user;

@@ -2,7 +2,7 @@
 //
 // Real-time rule: on_process runs on PipeWire's data thread. It only dequeues a buffer, reads the
 // stream's time (pw_stream_get_time_n reads shared memory, no lock), calls the Swift callback and
-// queues the buffer: no allocation, no lock, no log. Everything else runs on the control thread
+// queues the buffer: no allocation, no lock, no log, no decision. Everything else runs on the control thread
 // under the thread-loop lock, or on the thread loop itself.
 #include "internal.h"
 
@@ -56,17 +56,8 @@ static void on_process(void *data) {
   cued_pw__fill_timing(s->stream, &timing);
   timing.frames_requested = (uint32_t)buffer->requested;
   atomic_store_explicit(&s->last_requested, timing.frames_requested, memory_order_relaxed);
-  // A cycle that does not start where the last one ended means the graph skipped (an xrun): the
-  // documented way to find them with pw_stream (pw_time has no xrun counter in 0.3.65). Counted for
-  // the tools (cued-pwprobe); cued decides about its own in Swift (CueOutput's GraphCycles).
-  if (timing.rate_num != 0 && timing.rate_denom != 0 && timing.frames_requested != 0) {
-    uint64_t length = (uint64_t)timing.frames_requested * timing.rate_denom / ((uint64_t)timing.rate_num * s->rate);
-    if (atomic_exchange_explicit(&s->resumed, 0, memory_order_relaxed)) s->next_ticks = 0;
-    if (s->next_ticks != 0 && timing.ticks > s->next_ticks + length / 2) {
-      atomic_fetch_add_explicit(&s->xruns, 1, memory_order_relaxed);
-    }
-    s->next_ticks = timing.ticks + length;
-  }
+  // Whether the graph skipped cycles (an xrun) is decided from this timing by the callback, in
+  // Swift (CueOutput's GraphCycles), for cued and for cued-pwprobe alike.
 
   if (s->direction == SPA_DIRECTION_OUTPUT) {
     uint32_t capacity = d->maxsize / stride;

@@ -108,7 +108,6 @@ int cued_pw_stream_connect(cued_pw_stream *s) {
   s->error[0] = 0;
   atomic_store_explicit(&s->failed, 0, memory_order_release);
   atomic_store_explicit(&s->thread_policy, -1, memory_order_relaxed);
-  s->next_ticks = 0;  // no callback runs: there is no stream
   if (s->core == NULL) {
     errno = 0;
     s->core = connect_core(s->context, s->remote);
@@ -226,7 +225,6 @@ void cued_pw_stream_counters(cued_pw_stream *s, uint64_t *cycles, uint64_t *miss
   if (missed) *missed = atomic_load_explicit(&s->missed, memory_order_relaxed);
 }
 
-uint64_t cued_pw_stream_xruns(cued_pw_stream *s) { return atomic_load_explicit(&s->xruns, memory_order_relaxed); }
 
 void cued_pw_stream_set_latency(cued_pw_stream *s, uint32_t frames) {
   pw_thread_loop_lock(s->loop);
@@ -253,7 +251,6 @@ int cued_pw_stream_callback_thread(cued_pw_stream *s, int *policy, int *priority
 
 int cued_pw_stream_set_active(cued_pw_stream *s, int active) {
   pw_thread_loop_lock(s->loop);
-  if (active) atomic_store_explicit(&s->resumed, 1, memory_order_relaxed);
   int result = s->stream != NULL ? pw_stream_set_active(s->stream, active != 0) : -ENOTCONN;
   pw_thread_loop_unlock(s->loop);
   return result;

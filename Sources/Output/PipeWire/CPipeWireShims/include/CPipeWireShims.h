@@ -133,10 +133,6 @@ int cued_pw_stream_time(cued_pw_stream *stream, cued_pw_timing *timing);
 /// How many process cycles ran, and how many found no free buffer (the stream could not deliver).
 void cued_pw_stream_counters(cued_pw_stream *stream, uint64_t *cycles, uint64_t *missed);
 
-/// Graph cycles that did not start where the stream's previous one ended (the graph skipped: an
-/// xrun), counted by the process callback from `pw_time.ticks`. Any thread; an atomic read.
-uint64_t cued_pw_stream_xruns(cued_pw_stream *stream);
-
 /// Asks for `frames` as the stream's node.latency (frames at its rate), in its properties and, when
 /// connected, on the server (pw_stream_update_properties; the server recalculates the graph's
 /// quantum at once). Kept for the next connection. Control side, under the thread-loop lock. When
