@@ -2,9 +2,10 @@
 public enum PagingDecision: String, CaseIterable, Sendable {
   /// The bound cue started.
   case played
-  /// ignore-while-playing, and a voice of the binding still sounds.
+  /// The voice gate kept the bound cue silent for the reason `reason` names: ignore-while-playing
+  /// while a voice of the binding still sounds (`cap`), the cue's own rules, the level, its group.
   case ignored
-  /// Within the binding's min-interval of its last start.
+  /// Within the binding's min-interval of its last start, or the cue's cooldown (`reason`: `cooldown`).
   case tooSoon = "too-soon"
   /// It could not start before its deadline (latest wins).
   case late

@@ -6,9 +6,10 @@
 public enum SilenceReason: String, CaseIterable, Sendable {
   /// No such cue (a play reply is then the error `unknown-cue`, or `unknown-event`); counted only.
   case unknown
-  /// Within the cue's cooldown after its last start.
+  /// Within the cue's cooldown after its last start, or a carousel binding's `min-interval`.
   case cooldown
-  /// The cue's `max-instances` with `past-max = "refuse"`, or every voice plays a cue of higher priority.
+  /// The cue's `max-instances` with `past-max = "refuse"`, a carousel binding with
+  /// `ignore-while-playing` that still sounds, or every voice plays a cue of higher priority.
   case cap
   /// The level (or the client's ceiling) does not allow it, or a level change faded it out.
   case level
