@@ -1,0 +1,80 @@
+import CuePosix
+import CueProtocol
+import DaemonBehaviours
+
+@testable import CueDaemon
+
+/// The embedded daemon as a `DaemonUnderTest`: the behaviour bodies of DaemonBehaviours run on it
+/// with no sockets, processes or audio thread, and time is the manual clock moved one period at a
+/// time with the engine's cycle for that period, so a body's second passes in microseconds.
+final class InProcessDaemon: DaemonUnderTest {
+  let embedded: EmbeddedDaemon
+
+  /// A fresh sound directory that `setup.prepare` fills, the config's tables applied before the
+  /// cues load, and the idle window as long as the live rig's (`--idle-timeout 60`).
+  init(_ setup: DaemonSetup) throws {
+    let sounds = try Files.makeTemporaryDirectory(prefix: "cued-behaviour")
+    try setup.prepare(sounds)
+    let tables = try setup.config.map { try GroupsAndLevelsTests.values($0) }
+    embedded = try EmbeddedDaemon(voiceLimit: setup.maxVoices ?? 32, idleSeconds: 60, sounds: [sounds], tables: tables)
+  }
+
+  static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try InProcessDaemon(setup) }
+
+  func connect() -> TestClient { TestClient(InProcessChannel(embedded.connect(), daemon: self)) }
+
+  /// One period of the daemon's time: the clock moves by it, the engine mixes and writes it, and the
+  /// control side does what its loop would at that moment (the engine's news, finished background
+  /// work, the timers that fell due).
+  func step() {
+    let format = embedded.sink.format
+    embedded.clock.advance(nanoseconds: UInt64(format.periodFrames) * 1_000_000_000 / UInt64(format.rate))
+    embedded.runCycles(1)
+    let daemon = embedded.daemon
+    if let ready = try? Poll.wait([PollRequest(fd: daemon.work.doneFD, events: .readable)], timeoutMilliseconds: 0), !ready[0].isEmpty {
+      daemon.finishWork()
+    }
+    daemon.device.retryIfDue()
+    daemon.device.adaptLatencyIfDue()
+    daemon.levels.checkQuietHours()
+  }
+
+  /// The periods that make up `seconds` (at least the whole of it).
+  func periods(in seconds: Double) -> Int {
+    let format = embedded.sink.format
+    return Int((seconds * Double(format.rate) / Double(format.periodFrames)).rounded(.up))
+  }
+
+  func advance(seconds: Double) {
+    for _ in 0..<periods(in: seconds) { step() }
+  }
+
+  /// Everything written to the test sink (the daemon stays: nothing runs it once the test returns).
+  func finish() -> [Float] { embedded.sink.written }
+}
+
+/// An embedded client's lines: a send is served at once; a receive steps the daemon's time until a
+/// line comes.
+final class InProcessChannel: LineChannel {
+  let client: EmbeddedClient
+  private unowned let daemon: InProcessDaemon
+  private var pending: [JSONValue] = []
+
+  init(_ client: EmbeddedClient, daemon: InProcessDaemon) {
+    self.client = client
+    self.daemon = daemon
+  }
+
+  func send(_ line: String) { client.send(line) }
+
+  func receive(within seconds: Double) -> JSONValue? {
+    pending += client.received()
+    var periods = daemon.periods(in: seconds)
+    while pending.isEmpty && periods > 0 {
+      daemon.step()
+      pending += client.received()
+      periods -= 1
+    }
+    return pending.isEmpty ? nil : pending.removeFirst()
+  }
+}
