@@ -196,7 +196,7 @@ let package = Package(
     .target(name: "DaemonTestSupport", dependencies: ["CuePosix"], path: "Tests/DaemonTestSupport"),
     // Behaviour test bodies written once against one client surface (`DaemonUnderTest`), which
     // CueDaemonTests runs in process on the manual clock and EndToEndTests against the real cued.
-    .target(name: "DaemonBehaviours", dependencies: ["CueProtocol", "DaemonTestSupport"], path: "Tests/DaemonBehaviours"),
+    .target(name: "DaemonBehaviours", dependencies: ["CueDecoding", "CueProtocol", "CuePosix", "DaemonTestSupport"], path: "Tests/DaemonBehaviours"),
     // A private system bus with the real rtkit-daemon (and a stand-in polkit authority) on it, and
     // cued run as nobody: real-time through RTKit, tested unprivileged.
     .target(

@@ -10,12 +10,12 @@ import DaemonBehaviours
 final class InProcessDaemon: DaemonUnderTest {
   let embedded: EmbeddedDaemon
 
-  /// A fresh sound directory that `setup.prepare` fills, the config's tables applied before the
-  /// cues load, and the idle window as long as the live rig's (`--idle-timeout 60`).
+  /// A fresh sound directory that `setup` fills, the config's tables (none without a config, as
+  /// cued has) applied before the cues load, and the idle window as long as the live rig's (`--idle-timeout 60`).
   init(_ setup: DaemonSetup) throws {
     let sounds = try Files.makeTemporaryDirectory(prefix: "cued-behaviour")
-    try setup.prepare(sounds)
-    let tables = try setup.config.map { try GroupsAndLevelsTests.values($0) }
+    try setup.fillSoundDirectory(sounds)
+    let tables = try GroupsAndLevelsTests.values(setup.config ?? "")
     embedded = try EmbeddedDaemon(voiceLimit: setup.maxVoices ?? 32, idleSeconds: 60, sounds: [sounds], tables: tables)
   }
 
@@ -54,10 +54,10 @@ final class InProcessDaemon: DaemonUnderTest {
 }
 
 /// An embedded client's lines: a send is served at once; a receive steps the daemon's time until a
-/// line comes.
+/// line comes. It keeps its daemon, as a socket keeps a daemon's client: a body may hold only the client.
 final class InProcessChannel: LineChannel {
   let client: EmbeddedClient
-  private unowned let daemon: InProcessDaemon
+  private let daemon: InProcessDaemon
   private var pending: [JSONValue] = []
 
   init(_ client: EmbeddedClient, daemon: InProcessDaemon) {
@@ -75,6 +75,8 @@ final class InProcessChannel: LineChannel {
       pending += client.received()
       periods -= 1
     }
-    return pending.isEmpty ? nil : pending.removeFirst()
+    // Not `pending.isEmpty ? nil : …`: that nil is JSONValue's own (`null`), not "no line".
+    guard !pending.isEmpty else { return nil }
+    return pending.removeFirst()
   }
 }

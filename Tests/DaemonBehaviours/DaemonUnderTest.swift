@@ -1,3 +1,4 @@
+import CuePosix
 import CueProtocol
 import DaemonTestSupport
 
@@ -17,6 +18,8 @@ public protocol DaemonUnderTest: AnyObject {
 
 /// What a daemon under test starts with: what the command line and the config file give `cued`.
 public struct DaemonSetup {
+  /// Cues copied from Tests/Fixtures into the sound directory: cue name → fixture file (an MP3).
+  public var cues: [String: String]
   /// The config file's text (its tables: `[cues.…]`, `[carousel.…]`, `[groups.…]`), if any.
   public var config: String?
   /// `--max-voices`, if not the default.
@@ -24,10 +27,21 @@ public struct DaemonSetup {
   /// Called with the (empty) sound directory before the daemon starts, to add the test's files.
   public var prepare: (String) throws -> Void
 
-  public init(config: String? = nil, maxVoices: Int? = nil, prepare: @escaping (String) throws -> Void) {
+  public init(
+    cues: [String: String] = [:], config: String? = nil, maxVoices: Int? = nil, prepare: @escaping (String) throws -> Void = { _ in }
+  ) {
+    self.cues = cues
     self.config = config
     self.maxVoices = maxVoices
     self.prepare = prepare
+  }
+}
+
+extension DaemonSetup {
+  /// Fills the empty sound directory `path` as `cued --sounds path` is to find it: the fixtures, then `prepare`.
+  public func fillSoundDirectory(_ path: String) throws {
+    for (cue, file) in cues { try Files.write(try Files.read(path: TestPaths.fixture(file), limit: 64 << 20), to: path + "/" + cue + ".mp3") }
+    try prepare(path)
   }
 }
 
@@ -68,10 +82,37 @@ public final class TestClient {
     return error
   }
 
-  private func exchange(_ op: String, _ fields: [(String, JSONValue)], timeout: Double = 5) throws -> JSONValue {
+  /// Sends a carousel message with an id; returns cued's decision reply.
+  @discardableResult
+  public func carousel(_ event: CarouselMessage.Event, carousel: String = "default") throws -> JSONValue {
+    try exchange("carousel message") { CarouselMessage(carousel: carousel, event: event, id: .number($0)).json }
+  }
+
+  /// A `page-changed` by key, as a carousel sends it; cued's decision reply.
+  @discardableResult
+  public func page(_ from: Int, _ to: Int, of count: Int, carousel: String = "default") throws -> JSONValue {
+    try self.carousel(.pageChanged(from: from, to: to, count: count, reason: .key), carousel: carousel)
+  }
+
+  /// The events received so far (kept aside or waiting to be read), without waiting for more; the
+  /// other lines waiting are dropped.
+  public func eventsSoFar() throws -> [JSONValue] {
+    while let message = try channel.receive(within: 0) {
+      if message["event"] != nil { events.append(message) }
+    }
+    defer { events.removeAll() }
+    return events
+  }
+
+  private func exchange(_ op: String, _ fields: [(String, JSONValue)]) throws -> JSONValue {
+    try exchange(op) { .object([("id", .number(Double($0))), ("op", .string(op))] + fields) }
+  }
+
+  /// Sends the message `make` builds with the next id; returns the reply to it, keeping the events that come before it.
+  private func exchange(_ what: String, timeout: Double = 5, _ make: (Int) -> JSONValue) throws -> JSONValue {
     let id = nextID
     nextID += 1
-    try send(JSONWriter.write(.object([("id", .number(Double(id))), ("op", .string(op))] + fields)))
+    try send(JSONWriter.write(make(id)))
     while let message = try channel.receive(within: timeout) {
       if message["event"] != nil {
         events.append(message)
@@ -79,7 +120,7 @@ public final class TestClient {
         return message
       }
     }
-    throw HarnessError("no reply to \(op) within \(timeout) s")
+    throw HarnessError("no reply to \(what) within \(timeout) s")
   }
 
   /// The next event of `kind` that `matches`: already received, or arriving before `timeout` seconds

@@ -8,40 +8,9 @@ import Testing
 import Glibc
 #endif
 
-/// The real cued as a `DaemonUnderTest`: playing through the ALSA tee into a paced PulseAudio null
-/// sink (`PacedCapture`), on a socket, in real time; `advance` is a real wait.
-final class LiveDaemon: DaemonUnderTest {
-  let rig: PacedCapture
-
-  init(_ setup: DaemonSetup) throws {
-    rig = try PacedCapture(
-      cues: [:], extra: setup.maxVoices.map { ["--max-voices", String($0)] } ?? [], config: setup.config, prepare: setup.prepare)
-  }
-
-  static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try LiveDaemon(setup) }
-
-  func connect() throws -> TestClient { TestClient(LiveChannel(try RawClient(socket: rig.daemon.socket))) }
-  func advance(seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
-  func finish() throws -> [Float] { try rig.finish() }
-}
-
-/// A socket connection's lines.
-final class LiveChannel: LineChannel {
-  let raw: RawClient
-  init(_ raw: RawClient) { self.raw = raw }
-  func send(_ line: String) throws { try raw.send(line + "\n") }
-  func receive(within seconds: Double) throws -> JSONValue? { try raw.receive(within: seconds) }
-}
-
-/// Whether the behaviour bodies that run in process in `make test` also run here against the real
-/// cued (`make test-live`).
-let liveBehaviours = ProcessInfo.processInfo.environment["CUED_TEST_LIVE"] == "1"
-
 /// The cue rules' bodies (DaemonBehaviours/CueRules.swift), which CueDaemonTests runs in process,
 /// on the real cued: the same body, live, in real time.
-@Suite(
-  "Cue rules, live: the in-process bodies on the real cued", .serialized,
-  .enabled(if: liveBehaviours, "runs in process in make test; live with CUED_TEST_LIVE=1 (make test-live)"))
+@Suite("Cue rules, live: the in-process bodies on the real cued", .serialized, .liveBehaviours)
 struct LiveCueRulesTests {
   @Test(arguments: CueRules.all) func rule(_ behaviour: Behaviour) throws {
     try behaviour.body(LiveDaemon.start)
