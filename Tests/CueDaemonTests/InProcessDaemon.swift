@@ -23,13 +23,27 @@ final class InProcessDaemon: DaemonUnderTest {
 
   func connect() -> TestClient { TestClient(InProcessChannel(embedded.connect(), daemon: self)) }
 
-  /// One period of the daemon's time: the clock moves by it, the engine mixes and writes it, and the
-  /// control side does what its loop would at that moment (the engine's news, finished background
-  /// work, the timers that fell due).
-  func step() {
+  /// The clock's time since the last cycle, in nanoseconds: time moves by less than a period too
+  /// (lines a millisecond apart), and the engine's cycle runs when a whole period has passed.
+  private var sinceCycle: UInt64 = 0
+
+  var periodNanoseconds: UInt64 {
     let format = embedded.sink.format
-    embedded.clock.advance(nanoseconds: UInt64(format.periodFrames) * 1_000_000_000 / UInt64(format.rate))
-    embedded.runCycles(1)
+    return UInt64(format.periodFrames) * 1_000_000_000 / UInt64(format.rate)
+  }
+
+  /// Time up to the next cycle and the cycle: the engine mixes and writes its period, and the
+  /// control side does what its loop would then (the engine's news, finished background work, the
+  /// timers that fell due).
+  func step() { move(periodNanoseconds - sinceCycle) }
+
+  private func move(_ nanoseconds: UInt64) {
+    embedded.clock.advance(nanoseconds: nanoseconds)
+    sinceCycle += nanoseconds
+    if sinceCycle == periodNanoseconds {
+      sinceCycle = 0
+      embedded.runCycles(1)
+    }
     let daemon = embedded.daemon
     if let ready = try? Poll.wait([PollRequest(fd: daemon.work.doneFD, events: .readable)], timeoutMilliseconds: 0), !ready[0].isEmpty {
       daemon.finishWork()
@@ -39,14 +53,18 @@ final class InProcessDaemon: DaemonUnderTest {
     daemon.levels.checkQuietHours()
   }
 
-  /// The periods that make up `seconds` (at least the whole of it).
+  /// The cycles that `seconds` reaches (at least the whole of it).
   func periods(in seconds: Double) -> Int {
-    let format = embedded.sink.format
-    return Int((seconds * Double(format.rate) / Double(format.periodFrames)).rounded(.up))
+    Int((seconds * 1e9 / Double(periodNanoseconds)).rounded(.up))
   }
 
   func advance(seconds: Double) {
-    for _ in 0..<periods(in: seconds) { step() }
+    var left = UInt64((seconds * 1e9).rounded())
+    while left > 0 {
+      let part = min(left, periodNanoseconds - sinceCycle)
+      move(part)
+      left -= part
+    }
   }
 
   /// Everything written to the test sink (the daemon stays: nothing runs it once the test returns).
