@@ -249,17 +249,25 @@ struct SettingsTests {
     for setting in Settings.all { #expect(!setting.differs(same, current)) }
   }
 
-  @Test func configDocumentationHasARowForEveryKeyWithItsReloadRule() throws {
+  /// Each setting's row in docs/CONFIG.md: its type cell states the declared type as a table key's
+  /// does (`ValueType.documented`: the range, the words), its *restart* mark the reload rule.
+  @Test func configDocumentationHasARowForEveryKeyWithItsTypeAndReloadRule() throws {
     let doc = try String(contentsOfFile: Self.repositoryRoot + "/docs/CONFIG.md", encoding: .utf8)
     // | `key` | type | default | meaning | on reload |
-    var onReload: [String: String] = [:]
+    var rows: [String: (type: String, onReload: String)] = [:]
     for line in doc.split(separator: "\n") where line.hasPrefix("| `") {
       let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-      if cells.count == 5 { onReload[cells[0].trimmingCharacters(in: ["`"])] = cells[4] }
+      if cells.count == 5 { rows[cells[0].trimmingCharacters(in: ["`"])] = (cells[1], cells[4]) }
     }
     for setting in Self.options {
-      let rule = try #require(onReload[setting.key], "docs/CONFIG.md has no row for \(setting.key)")
-      #expect((rule == "restart") == (setting.reload == .restartOnly), "docs/CONFIG.md says \(setting.key) is '\(rule)' on reload")
+      let row = try #require(rows[setting.key], "docs/CONFIG.md has no row for \(setting.key)")
+      #expect(row.type.contains(setting.type.documented), "docs/CONFIG.md: \(setting.key) is '\(row.type)', the declaration says \(setting.type.documented)")
+      #expect((row.onReload == "restart") == (setting.reload == .restartOnly), "docs/CONFIG.md says \(setting.key) is '\(row.onReload)' on reload")
+    }
+    let tables = try TableKeysTests.documentedTables()
+    for setting in Settings.all where !setting.isOption {
+      let cells = try #require(tables["[\(setting.table)]"]?[setting.key], "docs/CONFIG.md's [\(setting.table)] table has no row for \(setting.key)")
+      #expect(cells.type.contains(setting.type.documented), "docs/CONFIG.md: [\(setting.table)] \(setting.key) is '\(cells.type)'")
     }
   }
 
