@@ -3,7 +3,7 @@ import PackageDescription
 
 // The tree shows the layers (docs/ARCHITECTURE.md), each a folder of Sources/; a module imports only
 // modules of its own layer or of the layers listed before it:
-//   Sources/System    CuePosix (typed POSIX calls, one errno funnel) and its C stand-ins.
+//   Sources/System    CuePosix (typed POSIX calls; errno read here only) and its C stand-ins; CLibraryLoading (dlopen).
 //   Sources/Protocol  CueProtocol: the JSON-lines wire protocol, shared by the daemon, the client library and cuectl.
 //   Sources/Engine    CueCore: the pure mixing core (voices, mixer, ramps, lock-free rings, the engine cycle). No C, no Foundation.
 //   Sources/Decoding  CueDecoding: libmpg123 + libsyn123, libsndfile, libFLAC, libebur128, and their C modules. Links no sound server.
@@ -19,7 +19,8 @@ import PackageDescription
 //                     `cuectl` and `cued-carousel` are links to it) with one Swift runtime, not three.
 //   Sources/Plugins   libcanberra-cued.so, the libcanberra driver: C built by the Makefile (`make canberra`), not
 //                     here: SwiftPM links the Swift runtime into every dynamic library product.
-// Development tools (benchmarks, the soak driver, fuzzers, the PipeWire probe) live in Tools/ and are never installed.
+// Development tools (the protocol docs writer, benchmarks, the soak driver, fuzzers, the PipeWire probe) live in Tools/
+// and are never installed.
 let package = Package(
   name: "cued",
   products: [

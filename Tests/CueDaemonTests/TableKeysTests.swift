@@ -29,7 +29,7 @@ struct TableKeysTests {
   }
 
   /// A value each simple key accepts that is not its default.
-  static func sample(_ type: TableValueType, default shown: SettingValue?) -> JSONValue? {
+  static func sample(_ type: ValueType, default shown: SettingValue?) -> JSONValue? {
     switch type {
     case .number(let range, _):
       return .number(shown == .number(range.upperBound) || shown == .integer(Int(range.upperBound)) ? range.lowerBound : range.upperBound)
@@ -37,12 +37,12 @@ struct TableKeysTests {
     case .integer(let range): return .number(Double(shown == .integer(range.upperBound) ? range.lowerBound : range.upperBound))
     case .boolean: return .bool(shown != .bool(true))
     case .choice(let words, _): return words.first { .string($0) != shown }.map(JSONValue.string)
-    case .name, .timeOfDay, .structured: return nil
+    case .name, .timeOfDay, .structured, .text, .path, .group, .directories: return nil
     }
   }
 
   /// Values each simple key refuses.
-  static func refused(_ type: TableValueType) -> [JSONValue] {
+  static func refused(_ type: ValueType) -> [JSONValue] {
     switch type {
     case .number(let range, _): return [.number(range.lowerBound - 1), .number(range.upperBound + 1), .string("x")]
     case .numberAbove(let range): return [.number(range.lowerBound), .number(range.upperBound + 1)]
@@ -50,13 +50,16 @@ struct TableKeysTests {
     case .boolean: return [.number(1), .string("true")]
     case .choice: return [.string("not-a-choice"), .number(1)]
     case .name: return [.string(""), .number(1)]
+    case .text, .path: return [.string(""), .number(1)]
+    case .group: return [.string("no-such-group-table-keys-test"), .number(1)]
+    case .directories: return [.array([.string("")]), .string("x")]
     case .timeOfDay: return [.string("24:00"), .string("7:00")]
     case .structured: return []
     }
   }
 
   /// The range as the message states it.
-  static func range(_ type: TableValueType) -> String? {
+  static func range(_ type: ValueType) -> String? {
     switch type {
     case .number(let r, let unit): return "must be a number\(unit.map { " of " + $0 } ?? "") from \(r.lowerBound) to \(r.upperBound)"
     case .integer(let r): return "must be a whole number from \(r.lowerBound) to \(r.upperBound)"

@@ -216,23 +216,27 @@ public struct OutputBackend: Sendable {
 
 extension OutputSettings {
   /// The values of the rows' options, one field per option (its `BackendOption.Value` names the
-  /// field), at their declared defaults (a test keeps each equal to its declaration's), and which
-  /// were given. A row with options of its own adds their fields here, beside the rows.
+  /// field), and which were given. A row with options of its own adds their fields here, beside
+  /// the rows. A default is written once, in the option's declaration: `init()` stores each, so the
+  /// placeholder a field is declared with is never seen.
   public struct Options: Sendable, Equatable {
     /// node.latency asked of PipeWire, and the most it rises to after xruns (`pipewire-latency`, `pipewire-latency-max`).
-    public var pipeWireLatency = 128
-    public var pipeWireLatencyMax = 1024
+    public var pipeWireLatency = 0
+    public var pipeWireLatencyMax = 0
     /// The queue a native PulseAudio stream asks for, and the most it rises to (`pulseaudio-latency`, `pulseaudio-latency-max`).
-    public var pulseAudioLatency = 480
-    public var pulseAudioLatencyMax = 3840
+    public var pulseAudioLatency = 0
+    public var pulseAudioLatencyMax = 0
     /// The ALSA (and null device) layout: `period-frames`, `buffer-frames`, `fill-target`.
-    public var periodFrames = 240
-    public var bufferFrames = 960
+    public var periodFrames = 0
+    public var bufferFrames = 0
     public var fillTargetFrames = 0
     /// The keys of the options given (flag or config file), rather than left at their defaults.
     public var given: Set<String> = []
 
-    public init() {}
+    /// Every option at its declared default, none given.
+    public init() {
+      for option in OutputBackend.options { option.store(option.defaultNumber, into: &self) }
+    }
   }
 }
 

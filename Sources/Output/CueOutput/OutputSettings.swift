@@ -17,7 +17,7 @@ public struct OutputSettings: Sendable, Equatable {
   /// The backends' own settings.
   public var options = Options()
 
-  public init(sampleRate: Int = 48000, latencyDecaySeconds: Double = 10, realtime: RealtimePolicy = .none, options: Options = Options()) {
+  public init(sampleRate: Int, latencyDecaySeconds: Double, realtime: RealtimePolicy = .none, options: Options = Options()) {
     (self.sampleRate, self.latencyDecaySeconds, self.realtime, self.options) = (sampleRate, latencyDecaySeconds, realtime, options)
   }
 
@@ -85,6 +85,14 @@ public struct BackendOption: Sendable {
   ) {
     (self.key, self.value, self.shownDefault, self.valueName) = (key, value, shownDefault, valueName)
     (self.help, self.details, self.reload) = (help, details, reload)
+  }
+
+  /// The declared default, as a number.
+  public var defaultNumber: Double {
+    switch value {
+    case .integer(_, let value, _): Double(value)
+    case .number(_, let value, _): value
+    }
   }
 
   /// The option's value in `options`, as a number.

@@ -46,7 +46,8 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
   public var description: String { "\(operation): \(reason)" }
 }
 
-/// The one place errno is read after a system call (swift-nio's `syscall` helper).
+/// How most system calls read errno (swift-nio's `syscall` helper): EINTR retried, EBADF a trap.
+/// A call that fails once and is not retried builds its `SystemError` where it is made.
 public enum SystemCall {
   /// Calls `body` (a C call that returns -1 and sets errno on failure) until it stops failing
   /// with EINTR; returns its result, or the errno it failed with.

@@ -125,7 +125,7 @@ public enum ConfigFile {
     }
     func check(_ setting: Setting, _ value: JSONValue) throws(ConfigError) {
       do {
-        values[setting] = try setting.type.check(value, key: setting.key)
+        values[setting] = try setting.check(value)
       } catch {
         throw fail(setting.key, table: setting.table, error.message)
       }

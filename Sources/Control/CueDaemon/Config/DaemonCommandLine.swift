@@ -27,11 +27,11 @@ public struct DaemonCommandLine: Sendable {
   enum ValueCompletion: Equatable {
     case anything, directory, file, words(String)
 
-    init(_ type: SettingType) {
+    init(_ type: ValueType) {
       switch type {
       case .directories: self = .directory
       case .path: self = .file
-      case .choice(let words): self = .words(words.joined(separator: " "))
+      case .choice(let words, _): self = .words(words.joined(separator: " "))
       default: self = .anything
       }
     }
@@ -134,9 +134,9 @@ public struct DaemonCommandLine: Sendable {
           members.append((option.key, .bool(true)))
         case .directories:
           lists[option.key, default: []].append(.string(try value()))
-        case .text, .path, .choice, .group:
+        case .text, .path, .choice, .group, .name, .timeOfDay, .structured:
           members.append((option.key, .string(try value())))
-        case .integer, .number:
+        case .integer, .number, .numberAbove:
           let text = try value()
           // Anything that is not a number goes through as a string, so the check below says what is wanted.
           let number = Double(text).flatMap { $0.isFinite ? $0 : nil }

@@ -1,8 +1,10 @@
 import CuePosix
 import CueOutput
 
-/// Everything the daemon is told at start: flags and the config file end up here. The fields that
-/// settings set (Settings.all) start at the settings' defaults; a test keeps the two equal.
+/// Everything the daemon is told at start: flags and the config file end up here. A setting's
+/// default is written once, in its declaration (Settings.all, or its backend row): every
+/// initialiser starts from `init()`, which applies each declared default, so the placeholder a
+/// setting's field is declared with (`0`, `""`, `false`) is never seen.
 public struct DaemonConfiguration: Sendable {
   /// Sound directories in search order: a cue name found in an earlier one wins.
   public var soundDirectories: [String]
@@ -14,42 +16,42 @@ public struct DaemonConfiguration: Sendable {
   public var backendOptions = OutputSettings.Options()
   /// Seconds of silence after which a pulled stream is paused (PipeWire: inactive, not scheduled;
   /// PulseAudio: corked) until the next cue; 0 never pauses. Below `idleSeconds` to matter.
-  public var pullPauseSeconds: Double = 1.5
+  public var pullPauseSeconds: Double = 0
   /// Seconds without an xrun that cut sound after which a raised latency halves again (every
   /// backend's adapter: `LatencyAdapter`).
-  public var latencyDecaySeconds: Double = 10
-  public var sampleRate: Int = 48000
+  public var latencyDecaySeconds: Double = 0
+  public var sampleRate: Int = 0
   /// Seconds of silence after which the device is closed.
-  public var idleSeconds: Double = 2
+  public var idleSeconds: Double = 0
   /// Voices sounding at once; past it the oldest is stolen with a fade.
-  public var voiceLimit: Int = 32
-  public var maximumCueSeconds: Double = 60
-  public var maximumDecodedBytes: Int = 256 << 20
-  public var maximumCues: Int = 4096
-  public var maximumClients: Int = 1024
-  public var maximumPlayers: Int = 1024
-  public var maximumSounds: Int = 1024
+  public var voiceLimit: Int = 0
+  public var maximumCueSeconds: Double = 0
+  public var maximumDecodedBytes: Int = 0
+  public var maximumCues: Int = 0
+  public var maximumClients: Int = 0
+  public var maximumPlayers: Int = 0
+  public var maximumSounds: Int = 0
   /// Unread output one client may have queued before its events are dropped (and, at a quarter
   /// of it, before its requests stop being read): `--max-client-queue`, in bytes.
-  public var clientQueueBytes: Int = 1024 << 10
+  public var clientQueueBytes: Int = 0
   /// Besides cued's own user, members of this group may connect (`--allow-group`); nil: nobody else.
   public var allowedGroup: UInt32? = nil
   /// Lets `player.create` and `sound.create` paths, and another user's `play` and `prepare` files,
   /// lead outside the sound directories (`--allow-any-path`; cued's own user plays any file anyway).
-  public var allowAnyPath = false
+  public var allowAnyPath: Bool = false
   /// Watch the sound directories and add or remove cues as files come and go (`watch-sounds`;
   /// `--no-watch-sounds` turns it off).
-  public var watchSounds = true
+  public var watchSounds: Bool = false
   /// The freedesktop sound theme `play` with an `event` looks in (`--sound-theme`); `desktop`: the
   /// desktop's own, with its event-sounds switch (`SoundThemeChoice`).
-  public var soundTheme = "desktop"
+  public var soundTheme: String = ""
   /// With `sound-theme = "desktop"`: `auto` follows the desktop only in a desktop session
   /// (`DesktopSession`), `always` wherever the schema is installed (`--follow-desktop`).
-  public var followDesktop = "auto"
+  public var followDesktop: String = ""
   /// Scale every voice so that its cue sounds at `loudnessTargetLUFS` (`--loudness-normalize`).
-  public var loudnessNormalize = false
+  public var loudnessNormalize: Bool = false
   /// The integrated loudness (EBU R128, LUFS) cues are normalised to.
-  public var loudnessTargetLUFS: Double = -23
+  public var loudnessTargetLUFS: Double = 0
   /// The fade used by stop and by stealing, in seconds.
   public var stopFadeSeconds: Double = 0.008
   /// Fade applied to everything on SIGTERM, in seconds (at most 50 ms).
@@ -57,32 +59,40 @@ public struct DaemonConfiguration: Sendable {
   /// After a device loss, one-shot voices older than this are dropped rather than played late.
   public var lateVoiceSeconds: Double = 0.5
   /// SCHED_FIFO priority to ask for on the thread that mixes; 0 disables.
-  public var realtimePriority: Int32 = 20
+  public var realtimePriority: Int32 = 0
   /// When SCHED_FIFO is refused (EPERM), ask RTKit on the system bus instead (off: `--no-rtkit`).
-  public var realtimeKit = true
+  public var realtimeKit: Bool = false
   /// The real-time policy for whichever thread mixes (the audio thread, libpulse's mainloop
   /// thread, PipeWire's data thread), from the two settings above.
   public var realtimePolicy: RealtimePolicy { RealtimePolicy(priority: realtimePriority, asksRealtimeKit: realtimeKit) }
   /// The nice level of the control thread and the threads it starts (0: left alone).
-  public var niceLevel: Int32 = -11
+  public var niceLevel: Int32 = 0
   public var controlPriority: ControlPriority { ControlPriority(nice: niceLevel, asksRealtimeKit: realtimeKit) }
   /// The system-sound volume and mute switch at start.
-  public var systemVolume = 1.0
-  public var systemMuted = false
+  public var systemVolume: Double = 0
+  public var systemMuted: Bool = false
   /// trace, debug, info, notice, warning, error or critical.
-  public var logLevel = "info"
+  public var logLevel: String = ""
 
+  /// Every setting at its declared default; the sound directories and the socket as worked out at start.
+  public init() {
+    (soundDirectories, socketPath, device) = (Self.defaultSoundDirectories(), DefaultPaths.socket(), "")
+    for setting in Settings.all {
+      if let value = setting.defaultValue { setting.apply(value, &self) }
+    }
+  }
+
+  /// The defaults, with these sound directories, socket and device.
   public init(soundDirectories: [String], socketPath: String, device: String) {
-    self.soundDirectories = soundDirectories
-    self.socketPath = socketPath
-    self.device = device
+    self.init()
+    (self.soundDirectories, self.socketPath, self.device) = (soundDirectories, socketPath, device)
   }
 
   /// The configuration that `values` describe (flags over the config file), the settings' defaults for the rest.
   public init(_ values: ConfigValues) {
-    self.init(soundDirectories: Self.defaultSoundDirectories(), socketPath: DefaultPaths.socket(), device: "auto")
+    self.init()
     for setting in Settings.all {
-      if let value = values[setting] ?? setting.defaultValue { setting.apply(value, &self) }
+      if let value = values[setting] { setting.apply(value, &self) }
     }
     let given = OutputBackend.options.map(\.key).filter { key in Settings.setting(key).map { values[$0] != nil } ?? false }
     backendOptions.given = Set(given)

@@ -7,8 +7,10 @@ import CueProtocol
 // types, ranges, the unknown-key message, ConfigFile.swift) and the reload rules
 // (`DaemonConfiguration.reloading(to:)`) are all made from it.
 //
-// Adding a plain setting: one entry in `Settings.all` and the field it sets in DaemonConfiguration
-// (with the same default; a test compares them), and its row in docs/CONFIG.md.
+// Adding a plain setting: one entry in `Settings.all` (its `ValueType`, checked by the one checker
+// of ValueType.swift, and its default, written only there: `DaemonConfiguration()` applies it), the
+// field it sets in DaemonConfiguration (declared with a placeholder no reader sees), and its row in
+// docs/CONFIG.md.
 //
 // A setting only one output backend reads is not declared here but in its row of the backend table
 // (CueOutput's `OutputBackend.options`, a `BackendOption`): `Settings.all` takes every row's options
@@ -16,113 +18,6 @@ import CueProtocol
 //
 // The keys of the file's own tables (`[cues.NAME]`, `[carousel.NAME]`, `[groups.NAME]`,
 // `[clients.NAME]`, `[quiet-hours]`) are declared beside these, in TableSettings.swift.
-
-/// A setting's value once checked, in the config file's units (MiB, KiB, seconds).
-public enum SettingValue: Sendable, Equatable {
-  case integer(Int)
-  case number(Double)
-  case string(String)
-  case strings([String])
-  case bool(Bool)
-
-  var int: Int {
-    switch self {
-    case .integer(let n): n
-    case .number(let x): Int(x)
-    default: 0
-    }
-  }
-  var double: Double {
-    switch self {
-    case .integer(let n): Double(n)
-    case .number(let x): x
-    default: 0
-    }
-  }
-  var string: String { if case .string(let s) = self { s } else { "" } }
-  var strings: [String] { if case .strings(let list) = self { list } else { [] } }
-  var bool: Bool { if case .bool(let b) = self { b } else { false } }
-
-  /// As `--help` and the man page show it: `2`, not `2.0`.
-  var shown: String {
-    switch self {
-    case .integer(let n): "\(n)"
-    case .number(let x): x == x.rounded() && abs(x) < 1e15 ? "\(Int(x))" : "\(x)"
-    case .string(let s): s
-    case .strings(let list): list.joined(separator: ", ")
-    case .bool(let b): "\(b)"
-    }
-  }
-}
-
-extension SettingValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
-  ExpressibleByBooleanLiteral
-{
-  public init(integerLiteral value: Int) { self = .integer(value) }
-  public init(floatLiteral value: Double) { self = .number(value) }
-  public init(stringLiteral value: String) { self = .string(value) }
-  public init(booleanLiteral value: Bool) { self = .bool(value) }
-}
-
-/// What a setting takes, and how it is checked (the same check for a flag and a key).
-public enum SettingType: Sendable, Equatable {
-  case integer(ClosedRange<Int>)
-  case number(ClosedRange<Double>)
-  /// true or false; on the command line, a flag that takes no value.
-  case boolean
-  /// A non-empty string.
-  case text
-  /// A non-empty string; `~/` is the home directory.
-  case path
-  /// One of these words.
-  case choice([String])
-  /// A group name or number that exists on this system.
-  case group
-  /// A list of directories (`~/` expanded); on the command line the flag is repeated.
-  case directories
-
-  /// `value` checked for `key`; the problem says what to write instead.
-  func check(_ value: JSONValue, key: String) throws(SettingProblem) -> SettingValue {
-    switch self {
-    case .integer(let range):
-      guard let n = value.intValue, range.contains(n) else {
-        throw SettingProblem("\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound), e.g. \(key) = \(range.lowerBound)")
-      }
-      return .integer(n)
-    case .number(let range):
-      guard let x = value.doubleValue, x.isFinite, range.contains(x) else {
-        throw SettingProblem("\(key) must be a number from \(range.lowerBound) to \(range.upperBound)")
-      }
-      return .number(x)
-    case .boolean:
-      guard let b = value.boolValue else { throw SettingProblem("\(key) must be true or false") }
-      return .bool(b)
-    case .text, .path, .choice, .group:
-      guard let s = value.stringValue, !s.isEmpty else {
-        throw SettingProblem("\(key) must be a non-empty string in quotes, e.g. \(key) = \"…\"")
-      }
-      switch self {
-      case .path: return .string(Settings.expandHome(s))
-      case .choice(let words) where !words.contains(s):
-        throw SettingProblem("\(key) must be one of \(words.joined(separator: ", "))")
-      case .group where Users.groupID(named: s) == nil:
-        throw SettingProblem("\(key) names no group on this system: \(s); give a group name from /etc/group or a number")
-      default: return .string(s)
-      }
-    case .directories:
-      guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue?.isEmpty == false }) else {
-        throw SettingProblem("\(key) must be a list of directories, e.g. \(key) = [\"~/.local/share/cued/sounds\"]")
-      }
-      return .strings(list.compactMap(\.stringValue).map(Settings.expandHome))
-    }
-  }
-}
-
-/// Why a value does not fit its setting.
-public struct SettingProblem: Error, Sendable {
-  public var message: String
-  init(_ message: String) { self.message = message }
-}
 
 /// One setting: its key, what it takes, its default, how it is described, where it goes in
 /// DaemonConfiguration, and whether a reload applies it.
@@ -138,7 +33,7 @@ public struct Setting: Sendable {
   /// The config table it is in (`system-sounds` for `[system-sounds]`), "" for the top level.
   /// Only top-level settings are command-line options.
   public let table: String
-  public let type: SettingType
+  public let type: ValueType
   /// nil when the default is worked out at start (the socket, the sound directories).
   public let defaultValue: SettingValue?
   /// How `--help` and the man page state the default, when not just `defaultValue`.
@@ -158,7 +53,7 @@ public struct Setting: Sendable {
   let differs: @Sendable (DaemonConfiguration, DaemonConfiguration) -> Bool
 
   init<Field: Equatable & Sendable>(
-    _ key: String, in table: String = "", _ type: SettingType, default defaultValue: SettingValue?, shown defaultNote: String? = nil,
+    _ key: String, in table: String = "", _ type: ValueType, default defaultValue: SettingValue?, shown defaultNote: String? = nil,
     valueName: String = "", _ reload: Reload, help: String, details: String = "",
     sets field: WritableKeyPath<DaemonConfiguration, Field> & Sendable, as convert: @escaping @Sendable (SettingValue) -> Field
   ) {
@@ -177,7 +72,7 @@ public struct Setting: Sendable {
   }
 
   init<Field: SettingField>(
-    _ key: String, in table: String = "", _ type: SettingType, default defaultValue: SettingValue?, shown defaultNote: String? = nil,
+    _ key: String, in table: String = "", _ type: ValueType, default defaultValue: SettingValue?, shown defaultNote: String? = nil,
     valueName: String = "", _ reload: Reload, help: String, details: String = "",
     sets field: WritableKeyPath<DaemonConfiguration, Field> & Sendable
   ) {
@@ -202,6 +97,11 @@ public struct Setting: Sendable {
     apply = { value, configuration in option.store(value.double, into: &configuration.backendOptions) }
     copy = { from, to in option.store(option.read(from.backendOptions), into: &to.backendOptions) }
     differs = { a, b in option.read(a.backendOptions) != option.read(b.backendOptions) }
+  }
+
+  /// `value` checked for this setting; a range's problem states the default as `--help` does.
+  func check(_ value: JSONValue) throws(SettingProblem) -> SettingValue {
+    try type.check(value, name: key, shownDefault: shownDefault)
   }
 
   /// The key as the config values know it: `rate`, or `system-sounds.volume` in a table.

@@ -2,88 +2,12 @@ import CueProtocol
 
 // The keys of the config file's own tables (`[cues.NAME]`, `[carousel.NAME]` and its bindings,
 // `[groups.NAME]` and its `duck`, `[clients.NAME]`, `[quiet-hours]`), declared as the options are
-// in Settings.swift: each key once, with what it takes, its help, and the field it sets. Their
+// in Settings.swift: each key once, with what it takes (a `ValueType`, checked by the settings'
+// own checker, ValueType.swift), its help, and the field it sets. Their
 // defaults are the fields' own (`TableKeys.blank`), so a default is written once, in the struct.
 // One reader (`TableKeys.read`) checks every table: the unknown-key message, the range and the
 // file:line of a problem come from the declaration. The declarations are in TableSettings.swift;
 // a test checks docs/CONFIG.md's rows against them.
-
-/// What a table key takes, and how it is checked.
-public enum TableValueType: Sendable, Equatable {
-  /// A number in the range, of the unit (`dB`, `seconds`) when given.
-  case number(ClosedRange<Double>, unit: String?)
-  /// A number above the range's lower bound, at most its upper one.
-  case numberAbove(ClosedRange<Double>)
-  case integer(ClosedRange<Int>)
-  case boolean
-  /// A non-empty string; the message says what it names.
-  case name(String)
-  /// One of these words, each with what it does (or "").
-  case choice([String], glosses: [String])
-  /// `"HH:MM"`, 24-hour.
-  case timeOfDay
-  /// Something with its own shape (a list, an inline table), as docs/CONFIG.md's type column says it.
-  case structured(String)
-
-  /// `value` checked, for the key `name` (as messages call it); the problem says what to write.
-  func check(_ value: JSONValue, name: String, shownDefault: String?) throws(SettingProblem) -> SettingValue {
-    let byDefault = shownDefault.map { " (default \($0))" } ?? ""
-    switch self {
-    case .number(let range, let unit):
-      guard let x = value.doubleValue, x.isFinite, range.contains(x) else {
-        throw SettingProblem("\(name) must be a number\(unit.map { " of " + $0 } ?? "") from \(range.lowerBound) to \(range.upperBound)\(byDefault)")
-      }
-      return .number(x)
-    case .numberAbove(let range):
-      guard let x = value.doubleValue, x.isFinite, x > range.lowerBound, x <= range.upperBound else {
-        let (low, high) = (SettingValue.number(range.lowerBound).shown, SettingValue.number(range.upperBound).shown)
-        throw SettingProblem("\(name) must be a number above \(low), at most \(high)\(byDefault)")
-      }
-      return .number(x)
-    case .integer(let range):
-      guard let n = value.intValue, range.contains(n) else {
-        throw SettingProblem("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)\(byDefault)")
-      }
-      return .integer(n)
-    case .boolean:
-      guard let b = value.boolValue else { throw SettingProblem("\(name) must be true or false") }
-      return .bool(b)
-    case .name(let what):
-      guard let s = value.stringValue, !s.isEmpty else { throw SettingProblem("\(name) must be \(what)") }
-      return .string(s)
-    case .choice(let words, let glosses):
-      guard let s = value.stringValue, words.contains(s) else {
-        let listed = zip(words, glosses).map { "\"\($0)\"" + ($1.isEmpty ? "" : " (\($1))") }
-        throw SettingProblem("\(name) must be \(listed.spoken("or"))")
-      }
-      return .string(s)
-    case .timeOfDay:
-      let usage = "\(name) must be a time of day as \"HH:MM\" (24-hour, local time)"
-      guard let text = value.stringValue else { throw SettingProblem(usage) }
-      let parts = text.split(separator: ":")
-      guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let h = Int(parts[0]), let m = Int(parts[1]), (0..<24).contains(h),
-        (0..<60).contains(m)
-      else { throw SettingProblem(usage) }
-      return .integer(h * 60 + m)
-    case .structured: return .bool(false)  // read by the key's own reader
-    }
-  }
-
-  /// How docs/CONFIG.md's type column states it (the row must contain this).
-  public var documented: String {
-    func range(_ low: Double, _ high: Double) -> String { SettingValue.number(low).shown + "–" + SettingValue.number(high).shown }
-    switch self {
-    case .number(let r, let unit): return (unit.map { $0 + ", " } ?? "") + range(r.lowerBound, r.upperBound)
-    case .numberAbove(let r): return "above \(SettingValue.number(r.lowerBound).shown), at most \(SettingValue.number(r.upperBound).shown)"
-    case .integer(let r): return "\(r.lowerBound)–\(r.upperBound)"
-    case .boolean: return "boolean"
-    case .name: return "string"
-    case .choice(let words, _): return words.map { "`\"\($0)\"`" }.joined(separator: ", ")
-    case .timeOfDay: return "`\"HH:MM\"`"
-    case .structured(let text): return text
-    }
-  }
-}
 
 /// Where a table is in the file, for its problems: the file, the table (`cues.tick`), and how the
 /// keys are named and located when the table is an inline one (`duck = { … }`).
@@ -121,7 +45,7 @@ struct TableContext {
 /// its default as the docs show it, and how it is read into `Target`.
 public struct TableKey<Target: Sendable>: Sendable {
   public let key: String
-  public let type: TableValueType
+  public let type: ValueType
   public let help: String
   /// Must be given (`from`, a binding's `cue`).
   public let required: Bool
@@ -147,7 +71,7 @@ public struct TableKey<Target: Sendable>: Sendable {
   /// A key whose checked value goes into `field`, converted by `convert`; `shown` says the field's
   /// value as a setting's (nil: no default).
   init<Field: Sendable>(
-    _ key: String, _ type: TableValueType, help: String, required: Bool = false, sets field: WritableKeyPath<Target, Field> & Sendable,
+    _ key: String, _ type: ValueType, help: String, required: Bool = false, sets field: WritableKeyPath<Target, Field> & Sendable,
     shown: @escaping @Sendable (Field) -> SettingValue?, absent: String = "none", note: String = "",
     as convert: @escaping @Sendable (SettingValue) -> Field
   ) {
@@ -172,7 +96,7 @@ public struct TableKey<Target: Sendable>: Sendable {
 
   /// A key with its own reader (a list, an inline table).
   init(
-    _ key: String, _ type: TableValueType, help: String, required: Bool = false, default documented: String,
+    _ key: String, _ type: ValueType, help: String, required: Bool = false, default documented: String,
     read: @escaping @Sendable (JSONValue, inout Target, _ key: String, TableContext) throws(ConfigError) -> Void
   ) {
     self.key = key

@@ -30,14 +30,14 @@ public struct CueLoader: Sendable {
   public var options: DecodeOptions
   /// The most decoded memory all cues together may take.
   public var maximumTotalBytes: Int
-  /// The most cues loaded.
+  /// The most cues loaded (`max-cues`, from the daemon's configuration; no limit unless given).
   public var maximumCues: Int
   /// Measure each cue's loudness on the decode workers (`loudness-normalize` is on: its first
   /// plays need it); otherwise it is measured when first asked for.
   public var measuresLoudness: Bool
 
   public init(
-    directories: [String], options: DecodeOptions, maximumTotalBytes: Int, maximumCues: Int = 4096, measuresLoudness: Bool = false
+    directories: [String], options: DecodeOptions, maximumTotalBytes: Int, maximumCues: Int = .max, measuresLoudness: Bool = false
   ) {
     self.directories = directories
     self.options = options

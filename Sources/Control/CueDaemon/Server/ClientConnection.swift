@@ -49,7 +49,7 @@ final class ClientConnection {
   /// Past this, events for the client are dropped instead of queued (`--max-client-queue`).
   let eventDropBytes: Int
 
-  init(serial: UInt64, transport: any ClientTransport, queueBytes: Int = 1024 * 1024) {
+  init(serial: UInt64, transport: any ClientTransport, queueBytes: Int) {
     self.serial = serial
     self.transport = transport
     framer = LineFramer(maxLineBytes: LineFramer.protocolLineLimit)
