@@ -6,7 +6,7 @@ CONFIG ?= debug
 DEVICE ?= auto
 BUILD_FLAGS ?=
 
-.PHONY: all deps test-deps tool-deps package-deps build release run test sounds fixtures clean bench bench-quick canberra canberra-play
+.PHONY: all deps test-deps tool-deps package-deps build release run test test-live sounds fixtures clean bench bench-quick canberra canberra-play
 
 all: build
 
@@ -37,7 +37,7 @@ run: build
 # then the suites named here once more on the native PipeWire output, and the PulseAudio suites on
 # the other PulseAudio-protocol server.
 PULSE_SUITES = PulseAudioTests|PlayerTests|GatedCaptureTests|SandboxTests
-PIPEWIRE_SUITES = DaemonTests|SoundAndEventTests|PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests|OutsideClientTests
+PIPEWIRE_SUITES = DaemonTests|SoundAndEventTests|EndToEndTests.PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests|OutsideClientTests
 
 test: test-deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-test.log
@@ -59,6 +59,13 @@ test: test-deps
 	# The Python client package (clients/python), pip-installed into a scratch venv as a user installs
 	# it, type-checked, and tested against this build's cued.
 	clients/python/run-tests.sh "$$($(SWIFT) build --show-bin-path $(BUILD_FLAGS))/cued"
+
+# The behaviour bodies that `make test` runs in process (Tests/DaemonBehaviours), once more on the
+# real cued through a paced device, in real time: the same body, live (CUED_TEST_LIVE=1).
+LIVE_SUITES = LiveCueRulesTests|LivePagingTests|LivePageBurstTests
+test-live: test-deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	CUED_TEST_LIVE=1 SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(LIVE_SUITES)'
 
 # The transcripts of docs/PROTOCOL.md, rewritten where they differ from what this build's daemon
 # sends (Tests/Protocol/transcripts.py --update; `make test` checks them). Read the diff: the prose

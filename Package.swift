@@ -195,6 +195,9 @@ let package = Package(
     .testTarget(name: "CuePosixTests", dependencies: ["CuePosix", "CAllocCounter"]),
     // The one way the tests start the real daemon (DaemonProcess), run commands and find the binaries.
     .target(name: "DaemonTestSupport", dependencies: ["CuePosix"], path: "Tests/DaemonTestSupport"),
+    // Behaviour test bodies written once against one client surface (`DaemonUnderTest`), which
+    // CueDaemonTests runs in process on the manual clock and EndToEndTests against the real cued.
+    .target(name: "DaemonBehaviours", dependencies: ["CueDecoding", "CueProtocol", "CuePosix", "DaemonTestSupport"], path: "Tests/DaemonBehaviours"),
     // A private system bus with the real rtkit-daemon (and a stand-in polkit authority) on it, and
     // cued run as nobody: real-time through RTKit, tested unprivileged.
     .target(
@@ -202,7 +205,7 @@ let package = Package(
       exclude: ["fake-polkit.py"]),
     .testTarget(name: "CueClientTests", dependencies: ["CueClient", "CueProtocol", "CuePosix", "DaemonTestSupport", "cued", "cuectl"]),
     .testTarget(name: "CueTOMLTests", dependencies: ["CueTOML"]),
-    .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix", "CueTOML"]),
+    .testTarget(name: "CueDaemonTests", dependencies: ["CueDaemon", "CueDecoding", "CueOutput", "CuePosix", "CueTOML", "DaemonBehaviours"]),
     .testTarget(name: "CueDecodingTests", dependencies: ["CueDecoding", "CueCore"]),
     .testTarget(name: "CueOutputTests", dependencies: ["CueOutput", "CueCore", "CAllocCounter"]),
     .testTarget(name: "PipeWireShimTests", dependencies: ["CPipeWireShims", "CAllocCounter", "CuePosix"]),
@@ -212,7 +215,7 @@ let package = Package(
       name: "EndToEndTests",
       dependencies: [
         "cued", "cuectl", "cued-carousel", "cued-pwprobe", "cued-fuzz-decode", "cued-fuzz-config", "CueClient", "CueDecoding", "CueProtocol",
-        "CuePosix", "CarouselProgram", "CuedMulticall", "DaemonTestSupport", "RealtimeKitTestSupport",
+        "CuePosix", "CarouselProgram", "CuedMulticall", "DaemonTestSupport", "DaemonBehaviours", "RealtimeKitTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]

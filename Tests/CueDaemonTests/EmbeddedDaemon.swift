@@ -12,6 +12,7 @@ final class ManualClock: DaemonClock {
   var now: UInt64 = 1_000_000_000
   func nanoseconds() -> UInt64 { now }
   func advance(milliseconds: UInt64) { now += milliseconds * 1_000_000 }
+  func advance(nanoseconds: UInt64) { now += nanoseconds }
 }
 
 /// A time of day the test sets by hand, for quiet hours.
@@ -134,10 +135,11 @@ final class EmbeddedDaemon {
   let clock = ManualClock()
   let wallClock = ManualWallClock()
 
-  /// `environment`: what the sound-theme lookup sees (XDG_DATA_HOME, …), by default this process's.
+  /// `environment`: what the sound-theme lookup sees (XDG_DATA_HOME, …), by default this process's;
+  /// `tables`: a config file's tables, applied before the cues load (as cued does).
   init(
     voiceLimit: Int = 32, idleSeconds: Double = 0.02, sounds: [String]? = nil, environment: [String: String]? = nil,
-    configure: (inout DaemonConfiguration) -> Void = { _ in }
+    tables: ConfigValues? = nil, configure: (inout DaemonConfiguration) -> Void = { _ in }
   ) throws {
     var configuration = DaemonConfiguration(
       soundDirectories: sounds ?? [Self.repositorySounds], socketPath: "/nonexistent/cued.sock", device: "test")
@@ -151,6 +153,7 @@ final class EmbeddedDaemon {
     let lookup: (String) -> String? = environment.map { given in { given[$0] } } ?? { ProcessInfo.environment($0) }
     daemon = try Daemon(configuration: configuration, device: sink, logger: logger, clock: clock, wallClock: wallClock, environment: lookup)
     audioLoop = PushLoop(daemon.engine)
+    if let tables { daemon.applyTables(tables) }
     daemon.loadCues()
   }
 

@@ -1,5 +1,6 @@
 import CueCore
 import CueProtocol
+import DaemonBehaviours
 import Testing
 
 @testable import CueDaemon
@@ -13,21 +14,6 @@ struct ScrollLifecycleTests {
     let embedded = try EmbeddedDaemon()
     embedded.daemon.paging.setCarousels(["default": bindings])
     return (embedded, embedded.connect())
-  }
-
-  /// Indexes of the frames where a sound begins after silence, in the sink's output.
-  static func onsets(_ written: [Float]) -> [Int] {
-    var onsets: [Int] = []
-    var quietFrames = Int.max
-    for frame in 0..<(written.count / 2) {
-      if written[2 * frame] != 0 || written[2 * frame + 1] != 0 {
-        if quietFrames > 480 { onsets.append(frame) }
-        quietFrames = 0
-      } else if quietFrames != Int.max {
-        quietFrames += 1
-      }
-    }
-    return onsets
   }
 
   @Test func aDeceleratingFlickSettlesOnceAndPlaysTheSettledSoundOnce() throws {
@@ -54,8 +40,8 @@ struct ScrollLifecycleTests {
     // One tick: the settled sound, once.
     let tick = embedded.samples(of: "tick")
     let written = embedded.sink.written
-    #expect(Self.onsets(written).count == 1)
-    let start = try #require(Self.onsets(written).first)
+    #expect(soundOnsets(written).count == 1)
+    let start = try #require(soundOnsets(written).first)
     #expect(Array(written[(2 * start)..<(2 * start + tick.count)]) == tick)
   }
 
@@ -135,7 +121,7 @@ struct ScrollLifecycleTests {
     #expect(reply["decision"] == .string("played") && reply["pages"] == .number(3))
     embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
     let written = embedded.sink.written
-    let onsets = Self.onsets(written)
+    let onsets = soundOnsets(written)
     #expect(onsets.count == 3)
     #expect(onsets.map { $0 - onsets[0] } == [0, 2400, 4800], "50 ms apart at 48 kHz")
     let tick = embedded.samples(of: "tick")
@@ -149,7 +135,7 @@ struct ScrollLifecycleTests {
     _ = client.reply(#"{"id":1,"carousel":"default","event":"page-changed","from":0,"to":4,"count":7,"direction":"next"}"#)
     embedded.runCycles(until: { embedded.daemon.voices.soundingCount == 0 })
     let written = embedded.sink.written
-    let onsets = Self.onsets(written)
+    let onsets = soundOnsets(written)
     #expect(onsets.count == 1)
     // Three semitones up: 2^(3/12) faster, so about 1440 / 1.189 = 1211 frames long.
     let lastSounding = (0..<(written.count / 2)).last { written[2 * $0] != 0 || written[2 * $0 + 1] != 0 } ?? 0

@@ -1,0 +1,100 @@
+import CuePosix
+import CueProtocol
+import DaemonBehaviours
+
+@testable import CueDaemon
+
+/// The embedded daemon as a `DaemonUnderTest`: the behaviour bodies of DaemonBehaviours run on it
+/// with no sockets, processes or audio thread, and time is the manual clock moved one period at a
+/// time with the engine's cycle for that period, so a body's second passes in microseconds.
+final class InProcessDaemon: DaemonUnderTest {
+  let embedded: EmbeddedDaemon
+
+  /// A fresh sound directory that `setup` fills, the config's tables (none without a config, as
+  /// cued has) applied before the cues load, and the idle window as long as the live rig's (`--idle-timeout 60`).
+  init(_ setup: DaemonSetup) throws {
+    let sounds = try Files.makeTemporaryDirectory(prefix: "cued-behaviour")
+    try setup.fillSoundDirectory(sounds)
+    let tables = try GroupsAndLevelsTests.values(setup.config ?? "")
+    embedded = try EmbeddedDaemon(voiceLimit: setup.maxVoices ?? 32, idleSeconds: 60, sounds: [sounds], tables: tables)
+  }
+
+  static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try InProcessDaemon(setup) }
+
+  func connect() -> TestClient { TestClient(InProcessChannel(embedded.connect(), daemon: self)) }
+
+  /// The clock's time since the last cycle, in nanoseconds: time moves by less than a period too
+  /// (lines a millisecond apart), and the engine's cycle runs when a whole period has passed.
+  private var sinceCycle: UInt64 = 0
+
+  var periodNanoseconds: UInt64 {
+    let format = embedded.sink.format
+    return UInt64(format.periodFrames) * 1_000_000_000 / UInt64(format.rate)
+  }
+
+  /// Time up to the next cycle and the cycle: the engine mixes and writes its period, and the
+  /// control side does what its loop would then (the engine's news, finished background work, the
+  /// timers that fell due).
+  func step() { move(periodNanoseconds - sinceCycle) }
+
+  private func move(_ nanoseconds: UInt64) {
+    embedded.clock.advance(nanoseconds: nanoseconds)
+    sinceCycle += nanoseconds
+    if sinceCycle == periodNanoseconds {
+      sinceCycle = 0
+      embedded.runCycles(1)
+    }
+    let daemon = embedded.daemon
+    if let ready = try? Poll.wait([PollRequest(fd: daemon.work.doneFD, events: .readable)], timeoutMilliseconds: 0), !ready[0].isEmpty {
+      daemon.finishWork()
+    }
+    daemon.device.retryIfDue()
+    daemon.device.adaptLatencyIfDue()
+    daemon.levels.checkQuietHours()
+  }
+
+  /// The cycles that `seconds` reaches (at least the whole of it).
+  func periods(in seconds: Double) -> Int {
+    Int((seconds * 1e9 / Double(periodNanoseconds)).rounded(.up))
+  }
+
+  func advance(seconds: Double) {
+    var left = UInt64((seconds * 1e9).rounded())
+    while left > 0 {
+      let part = min(left, periodNanoseconds - sinceCycle)
+      move(part)
+      left -= part
+    }
+  }
+
+  /// Everything written to the test sink (the daemon stays: nothing runs it once the test returns).
+  func finish() -> [Float] { embedded.sink.written }
+}
+
+/// An embedded client's lines: a send is served at once; a receive steps the daemon's time until a
+/// line comes. It keeps its daemon, as a socket keeps a daemon's client: a body may hold only the client.
+final class InProcessChannel: LineChannel {
+  let client: EmbeddedClient
+  private let daemon: InProcessDaemon
+  private var pending: [JSONValue] = []
+
+  init(_ client: EmbeddedClient, daemon: InProcessDaemon) {
+    self.client = client
+    self.daemon = daemon
+  }
+
+  func send(_ line: String) { client.send(line) }
+
+  func receive(within seconds: Double) -> JSONValue? {
+    pending += client.received()
+    var periods = daemon.periods(in: seconds)
+    while pending.isEmpty && periods > 0 {
+      daemon.step()
+      pending += client.received()
+      periods -= 1
+    }
+    // Not `pending.isEmpty ? nil : …`: that nil is JSONValue's own (`null`), not "no line".
+    guard !pending.isEmpty else { return nil }
+    return pending.removeFirst()
+  }
+}

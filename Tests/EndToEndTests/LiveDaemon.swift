@@ -1,0 +1,50 @@
+import CueProtocol
+import DaemonBehaviours
+import DaemonTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real cued as a `DaemonUnderTest`: playing through the ALSA tee into a paced PulseAudio null
+/// sink (`PacedCapture`), on a socket, in real time; `advance` is a real wait.
+final class LiveDaemon: DaemonUnderTest {
+  let rig: PacedCapture
+
+  init(_ setup: DaemonSetup) throws {
+    rig = try PacedCapture(
+      cues: setup.cues, extra: setup.maxVoices.map { ["--max-voices", String($0)] } ?? [], config: setup.config, prepare: setup.prepare)
+  }
+
+  static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try LiveDaemon(setup) }
+
+  func connect() throws -> TestClient { TestClient(LiveChannel(try RawClient(socket: rig.daemon.socket), daemon: self)) }
+  func advance(seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
+  func finish() throws -> [Float] { try rig.finish() }
+
+  /// A body that never called `finish` stops the daemon here, so that what it sent is checked against the schema too.
+  deinit { if rig.daemon.isRunning { rig.daemon.stop() } }
+}
+
+/// A socket connection's lines. It keeps its daemon running: a body may hold only the client.
+final class LiveChannel: LineChannel {
+  let raw: RawClient
+  private let daemon: LiveDaemon
+  init(_ raw: RawClient, daemon: LiveDaemon) {
+    self.raw = raw
+    self.daemon = daemon
+  }
+
+  func send(_ line: String) throws { try raw.send(line + "\n") }
+  func receive(within seconds: Double) throws -> JSONValue? { try raw.receive(within: seconds) }
+}
+
+extension Trait where Self == ConditionTrait {
+  /// A suite of the behaviour bodies that `make test` runs in process (Tests/DaemonBehaviours),
+  /// here on the real cued: run by `make test-live` (CUED_TEST_LIVE=1), skipped (and said so) otherwise.
+  static var liveBehaviours: Self {
+    .enabled(if: ProcessInfo.processInfo.environment["CUED_TEST_LIVE"] == "1", "runs in process in make test; live with CUED_TEST_LIVE=1 (make test-live)")
+  }
+}
