@@ -69,6 +69,11 @@ clean=$(sed 's/\x1b\[[0-9;]*m//g' "$log")
 summary=$(grep -aE 'Test run with [0-9]+ tests? in ' <<<"$clean" | tail -1)
 if [[ -z "$summary" ]]; then
   echo "swift-test.sh: FAILED: swift test exited $status without Swift Testing's 'Test run with N tests' line ($expected tests expected)" >&2
+  # What there is to know about a run that stopped talking: the last test it started, and what
+  # the kernel said of its processes (a trap, the OOM killer) at the end.
+  last=$(grep -aE '^◇ Test .* started' <<<"$clean" | tail -1)
+  echo "swift-test.sh: the last test that started: ${last:-none}" >&2
+  dmesg 2>/dev/null | tail -5 | sed 's/^/swift-test.sh: dmesg: /' >&2 || true
   exit $((status == 0 ? 1 : status))
 fi
 if ((status != 0)); then
