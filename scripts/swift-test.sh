@@ -83,8 +83,8 @@ fi
 ran=$(sed -nE 's/.*Test run with ([0-9]+) tests? .*/\1/p' <<<"$summary")
 skipped=$(grep -acE 'Test [^ ]+\) skipped' <<<"$clean" || true)
 # A check a test leaves out under the conditions of this run (an idle-CPU check under a sanitizer)
-# prints a line starting "◇ … skipped"; they are counted too.
-checks=$(grep -acE '^◇ .* skipped' <<<"$clean" || true)
+# prints a line starting "◇ Check skipped:"; they are counted too.
+checks=$(grep -acE '^◇ Check skipped:' <<<"$clean" || true)
 if ((ran >= expected)); then
   echo "swift-test.sh: $ran tests run ($skipped of them skipped, each with its reason above; $checks checks left out, each said above), $expected listed for this selection"
   exit 0

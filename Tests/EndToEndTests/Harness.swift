@@ -91,7 +91,7 @@ enum Harness {
     let ticks = try cpuTicks(pid) - before
     guard !underSanitizer else {
       // Said, not silent: the run's log shows which idle checks a sanitizer pass left out.
-      print("◇ idle check skipped under \(ProcessInfo.processInfo.environment["CUED_SANITIZER"] ?? "a sanitizer") at \(sourceLocation): \(ticks) clock ticks in \(seconds) s (its runtime's thread ticks)")
+      print("◇ Check skipped: the idle check, under \(ProcessInfo.processInfo.environment["CUED_SANITIZER"] ?? "a sanitizer") at \(sourceLocation): \(ticks) clock ticks in \(seconds) s (its runtime's thread ticks)")
       return
     }
     #expect(ticks <= allowance, "\(ticks) clock ticks in \(seconds) s while idle", sourceLocation: sourceLocation)
