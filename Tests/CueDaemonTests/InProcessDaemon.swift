@@ -13,11 +13,21 @@ final class InProcessDaemon: DaemonUnderTest {
   /// A fresh sound directory that `setup` fills, the config's tables (none without a config, as
   /// cued has) applied before the cues load, and the idle window as long as the live rig's (`--idle-timeout 60`).
   init(_ setup: DaemonSetup) throws {
-    let sounds = try Files.makeTemporaryDirectory(prefix: "cued-behaviour")
-    try setup.fillSoundDirectory(sounds)
+    // A folder of its own in a directory of the test's, as the live rig's is (a body may put a file beside it).
+    soundDirectory = try Files.makeTemporaryDirectory(prefix: "cued-behaviour") + "/sounds"
+    try Files.makeDirectories(soundDirectory, mode: 0o755)
+    try setup.fillSoundDirectory(soundDirectory)
     let tables = try GroupsAndLevelsTests.values(setup.config ?? "")
-    embedded = try EmbeddedDaemon(voiceLimit: setup.maxVoices ?? 32, idleSeconds: 60, sounds: [sounds], tables: tables)
+    embedded = try EmbeddedDaemon(
+      voiceLimit: setup.maxVoices ?? 32, idleSeconds: setup.idleTimeout ?? 60, sounds: [soundDirectory], environment: setup.environment,
+      tables: tables
+    ) { configuration in
+      if let theme = setup.soundTheme { configuration.soundTheme = theme }
+      if let watch = setup.watchSounds { configuration.watchSounds = watch }
+    }
   }
+
+  let soundDirectory: String
 
   static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try InProcessDaemon(setup) }
 
@@ -45,9 +55,19 @@ final class InProcessDaemon: DaemonUnderTest {
       embedded.runCycles(1)
     }
     let daemon = embedded.daemon
-    if let ready = try? Poll.wait([PollRequest(fd: daemon.work.doneFD, events: .readable)], timeoutMilliseconds: 0), !ready[0].isEmpty {
+    // A watched directory's changes, noted at the clock's time, and the rescan once they settle.
+    if let watch = daemon.soundWatcher.descriptor,
+      let ready = try? Poll.wait([PollRequest(fd: watch, events: .readable)], timeoutMilliseconds: 0), !ready[0].isEmpty
+    {
+      daemon.soundWatcher.read(now: embedded.clock.nanoseconds())
+    }
+    daemon.rescanIfSoundsChanged()
+    // Background work (a scan, a decode) takes real time that the manual clock does not: its result is waited for.
+    let wait: Int32 = daemon.work.isBusy ? 5000 : 0
+    if let ready = try? Poll.wait([PollRequest(fd: daemon.work.doneFD, events: .readable)], timeoutMilliseconds: wait), !ready[0].isEmpty {
       daemon.finishWork()
     }
+    daemon.clients.retireHalfClosed()
     daemon.device.retryIfDue()
     daemon.device.adaptLatencyIfDue()
     daemon.levels.checkQuietHours()
@@ -84,6 +104,12 @@ final class InProcessChannel: LineChannel {
   }
 
   func send(_ line: String) { client.send(line) }
+
+  /// A hang-up, as the loop's poll reports a socket whose peer closed it (end of file both ways).
+  func close() {
+    client.transport.finishedSending = true
+    daemon.embedded.daemon.clients.service(client.connection, events: .hangup)
+  }
 
   func receive(within seconds: Double) -> JSONValue? {
     pending += client.received()

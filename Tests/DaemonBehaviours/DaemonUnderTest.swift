@@ -14,6 +14,8 @@ public protocol DaemonUnderTest: AnyObject {
   func advance(seconds: Double)
   /// Stops the daemon; returns every frame its output was given, interleaved stereo.
   func finish() throws -> [Float]
+  /// The sound directory the daemon serves (`--sounds`), to add, replace or remove files at run time.
+  var soundDirectory: String { get }
 }
 
 /// What a daemon under test starts with: what the command line and the config file give `cued`.
@@ -35,6 +37,17 @@ public struct DaemonSetup {
     self.maxVoices = maxVoices
     self.prepare = prepare
   }
+
+  /// The environment the daemon's lookups see (XDG_DATA_HOME, XDG_DATA_DIRS, …), if the test gives
+  /// one: in process, all of it; live, merged over the rig's own.
+  public var environment: [String: String]? = nil
+  /// `--sound-theme`, if not the default.
+  public var soundTheme: String? = nil
+  /// `--idle-timeout`, if not the rig's 60 s.
+  public var idleTimeout: Double? = nil
+  /// `watch-sounds`: true watches the sound directory, false does not (`--no-watch-sounds`); nil
+  /// is each surface's default (live: cued's, on; in process: off, as each watch is an inotify instance).
+  public var watchSounds: Bool? = nil
 }
 
 extension DaemonSetup {
@@ -54,6 +67,8 @@ public protocol LineChannel: AnyObject {
   func send(_ line: String) throws
   /// The next line the daemon sent, waiting at most `seconds` of the daemon's time; nil when none came.
   func receive(within seconds: Double) throws -> JSONValue?
+  /// Hangs up, as a client that exits does (the daemon sees end of file).
+  func close()
 }
 
 /// A client of a daemon under test: requests with automatic ids, events kept aside for `waitForEvent`.
@@ -136,4 +151,7 @@ public final class TestClient {
     }
     throw HarnessError("no \(kind) event within \(timeout) s")
   }
+
+  /// Hangs up: the daemon sees the connection end, as when a client exits.
+  public func close() { channel.close() }
 }

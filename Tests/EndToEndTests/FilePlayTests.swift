@@ -1,5 +1,6 @@
 import CueDecoding
 import CueProtocol
+import DaemonBehaviours
 import DaemonTestSupport
 import Foundation
 import Testing
@@ -38,7 +39,7 @@ struct FilePlayTests {
     var from = 0
     for (step, file) in [a, b].enumerated() {
       let expected = try AudioFileDecoder.decode(path: Harness.fixture(file)).buffer.toArray()
-      let at = SoundAndEventTests.frame(of: expected, in: capture, from: from)
+      let at = SoundsAndEvents.frame(of: expected, in: capture, from: from)
       #expect(at != nil, "play \(step + 1) is not \(file)'s samples")
       from = (at ?? from) + expected.count / 2
     }

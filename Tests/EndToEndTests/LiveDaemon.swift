@@ -14,8 +14,11 @@ final class LiveDaemon: DaemonUnderTest {
   let rig: PacedCapture
 
   init(_ setup: DaemonSetup) throws {
-    rig = try PacedCapture(
-      cues: setup.cues, extra: setup.maxVoices.map { ["--max-voices", String($0)] } ?? [], config: setup.config, prepare: setup.prepare)
+    var extra = setup.maxVoices.map { ["--max-voices", String($0)] } ?? []
+    if let theme = setup.soundTheme { extra += ["--sound-theme", theme] }
+    if let idle = setup.idleTimeout { extra += ["--idle-timeout", String(idle)] }
+    if setup.watchSounds == false { extra += ["--no-watch-sounds"] }
+    rig = try PacedCapture(cues: setup.cues, extra: extra, config: setup.config, environment: setup.environment ?? [:], prepare: setup.prepare)
   }
 
   static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try LiveDaemon(setup) }
@@ -23,6 +26,7 @@ final class LiveDaemon: DaemonUnderTest {
   func connect() throws -> TestClient { TestClient(LiveChannel(try RawClient(socket: rig.daemon.socket), daemon: self)) }
   func advance(seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
   func finish() throws -> [Float] { try rig.finish() }
+  var soundDirectory: String { rig.directory + "/sounds" }
 
   /// A body that never called `finish` stops the daemon here, so that what it sent is checked against the schema too.
   deinit { if rig.daemon.isRunning { rig.daemon.stop() } }
@@ -39,6 +43,8 @@ final class LiveChannel: LineChannel {
 
   func send(_ line: String) throws { try raw.send(line + "\n") }
   func receive(within seconds: Double) throws -> JSONValue? { try raw.receive(within: seconds) }
+  /// Shut down, not closed: the descriptor is closed once, when the client goes.
+  func close() { raw.fd.shutdown(.readAndWrite) }
 }
 
 extension Trait where Self == ConditionTrait {

@@ -15,6 +15,8 @@ enum WorkResult: Sendable {
 final class WorkQueue: Sendable {
   private let results = Mutex<[WorkResult]>([])
   private let done: EventFD
+  /// Jobs of `run` whose results have not been posted yet.
+  private let running = Mutex<Int>(0)
 
   init() throws(SystemError) {
     done = try EventFD()
@@ -29,7 +31,15 @@ final class WorkQueue: Sendable {
 
   /// Runs `job` in the background; its result arrives through `take()`.
   func run(_ job: @escaping @Sendable () -> WorkResult) {
-    Threads.spawn { self.post(job()) }
+    running.withLock { $0 += 1 }
+    Threads.spawn {
+      let result = job()
+      // Posted and counted as one step, so that `isBusy` false means the result is readable.
+      self.running.withLock { count in
+        self.post(result)
+        count -= 1
+      }
+    }
   }
 
   /// Hands `result` to the control loop from a thread of the caller's own (one that watches
@@ -47,4 +57,8 @@ final class WorkQueue: Sendable {
       return list
     }
   }
+
+  /// Whether a job of `run` is still working (its result not posted yet). For a test that moves a
+  /// manual clock: it waits for the result, as the real loop's time would have passed meanwhile.
+  var isBusy: Bool { running.withLock { $0 > 0 } }
 }
