@@ -6,6 +6,10 @@ import DaemonTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// System sounds (create, play, dispose, completions), players from files, sound-theme events and
 /// subscriptions, as a client sees them, each body written once against `DaemonUnderTest`.
 public enum SoundsAndEvents {
@@ -20,6 +24,7 @@ public enum SoundsAndEvents {
     Behaviour("aPlayerDiesWithItsConnectionUnlessDetached", aPlayerDiesWithItsConnectionUnlessDetached),
     Behaviour("subscriptionsFilterByKindAndById", subscriptionsFilterByKindAndById),
     Behaviour("deviceAndReloadEventsArrive", deviceAndReloadEventsArrive),
+    Behaviour("aReplacedRewrittenOrRelinkedThemeFilePlaysItsNewSound", aReplacedRewrittenOrRelinkedThemeFilePlaysItsNewSound),
   ]
 
   /// The bodies that need the freedesktop sound theme installed (sound-theme-freedesktop).
@@ -271,6 +276,68 @@ public enum SoundsAndEvents {
     #expect(try watcher.waitForEvent("device")["state"] == "closed-idle")
     try watcher.request("reload")
     #expect(try watcher.waitForEvent("reloaded")["cues"] == 2)
+  }
+
+  static func aReplacedRewrittenOrRelinkedThemeFilePlaysItsNewSound(_ start: DaemonStarter) throws {
+    try themeFileChanges(start, config: nil) { _, client in try client.request("reload") }
+  }
+
+  /// A theme file rewritten in place, replaced, made a symlink and the symlink re-pointed: each
+  /// play of its event is heard as the file is then. `config` is the config file's text; `reload`
+  /// reloads (the `reload` request; live, cuectl's too).
+  public static func themeFileChanges(
+    _ start: DaemonStarter, config: String?, reload: (DaemonUnderTest, TestClient) throws -> Void
+  ) throws {
+    // A theme of the user's own in the data home; no other theme (the real one may be installed or not).
+    let data = try Files.makeTemporaryDirectory(prefix: "cued-theme") + "/data"
+    let stereo = data + "/sounds/freedesktop/stereo"
+    try FileManager.default.createDirectory(atPath: stereo, withIntermediateDirectories: true)
+    try "[Sound Theme]\nName=Freedesktop\nDirectories=stereo\n".write(
+      toFile: data + "/sounds/freedesktop/index.theme", atomically: true, encoding: .utf8)
+    let bell = stereo + "/bell.wav"
+    let a = "tone-48000-mono.wav", b = "tone-44100-stereo.mp3", c = "tone-8000-mono.mp3"
+    func bytes(_ file: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: TestPaths.fixture(file))) }
+    try bytes(a).write(to: URL(fileURLWithPath: bell))
+    var setup = DaemonSetup(cues: ["pico": "tone-48000-mono.mp3"], config: config)
+    setup.environment = ["XDG_DATA_HOME": data, "XDG_DATA_DIRS": data + "/none"]
+    let daemon = try start(setup)
+    let client = try daemon.connect()
+    func playBell() throws {
+      #expect(try client.request("play", [("event", "bell")])["file"] == .string(bell))
+      daemon.advance(seconds: 0.35)
+    }
+    try playBell()
+    // Rewritten in place: the same inode, other bytes.
+    let handle = try #require(FileHandle(forWritingAtPath: bell))
+    try handle.truncate(atOffset: 0)
+    try handle.write(contentsOf: bytes(b))
+    try handle.close()
+    try reload(daemon, client)
+    try playBell()
+    // Replaced: other bytes renamed over it (a new inode).
+    try bytes(c).write(to: URL(fileURLWithPath: bell + ".new"))
+    #expect(rename(bell + ".new", bell) == 0)
+    try reload(daemon, client)
+    try playBell()
+    // A symlink, then the symlink re-pointed (GNOME's custom theme); this time without a reload.
+    let home = data + "/picked"
+    try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+    try bytes(a).write(to: URL(fileURLWithPath: home + "/a.wav"))
+    try bytes(b).write(to: URL(fileURLWithPath: home + "/b.mp3"))
+    #expect(unlink(bell) == 0 && symlink(home + "/a.wav", bell) == 0)
+    try reload(daemon, client)
+    try playBell()
+    #expect(symlink(home + "/b.mp3", bell + ".new") == 0 && rename(bell + ".new", bell) == 0)
+    try playBell()
+    let capture = try daemon.finish()
+    // Heard in order, each sample for sample: the file as it was at each play.
+    var from = 0
+    for (step, file) in [a, b, c, a, b].enumerated() {
+      let expected = try AudioFileDecoder.decode(path: TestPaths.fixture(file)).buffer.toArray()
+      let at = frame(of: expected, in: capture, from: from)
+      #expect(at != nil, "play \(step + 1) is not \(file)'s samples")
+      from = (at ?? from) + expected.count / 2
+    }
   }
 }
 #endif

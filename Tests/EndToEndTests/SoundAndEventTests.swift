@@ -1,13 +1,8 @@
-import CueDecoding
 import CueProtocol
 import DaemonBehaviours
 import DaemonTestSupport
 import Foundation
 import Testing
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// System sounds and events where the real process is the point: cuectl, the config file and
 /// its reloads, the process's environment, the shared output (PipeWire in make test's
@@ -64,61 +59,12 @@ struct SoundAndEventTests {
     #expect(try client.request("play", [("event", "complete")])["file"] == .string(stereo + "complete.oga"))
   }
 
-  @Test(arguments: [false, true])
-  func aReplacedRewrittenOrRelinkedThemeFilePlaysItsNewSound(withConfigFile: Bool) throws {
-    // A theme of the user's own in the data home; no other theme (the real one may be installed or not).
-    let data = Harness.temporaryDirectory() + "/data"
-    let stereo = data + "/sounds/freedesktop/stereo"
-    try FileManager.default.createDirectory(atPath: stereo, withIntermediateDirectories: true)
-    try "[Sound Theme]\nName=Freedesktop\nDirectories=stereo\n".write(
-      toFile: data + "/sounds/freedesktop/index.theme", atomically: true, encoding: .utf8)
-    let bell = stereo + "/bell.wav"
-    let a = "tone-48000-mono.wav", b = "tone-44100-stereo.mp3", c = "tone-8000-mono.mp3"
-    func bytes(_ file: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: Harness.fixture(file))) }
-    try bytes(a).write(to: URL(fileURLWithPath: bell))
-    let rig = try PacedCapture(
-      cues: ["pico": "tone-48000-mono.mp3"], config: withConfigFile ? "sound-theme = \"freedesktop\"\n" : nil,
-      environment: ["XDG_DATA_HOME": data, "XDG_DATA_DIRS": data + "/none"])
-    let client = try rig.client()
-    func playBell() throws {
-      #expect(try client.request("play", [("event", "bell")])["file"] == .string(bell))
-      usleep(350_000)
-    }
-    func reload() throws {
-      let reloaded = try rig.daemon.cuectl(["reload"])
+  /// A theme file's changes with a config file, reloaded by cuectl (without a config file, by the
+  /// `reload` request: SoundsAndEvents' body, in process and live).
+  @Test func aReplacedRewrittenOrRelinkedThemeFilePlaysItsNewSoundWithAConfigFile() throws {
+    try SoundsAndEvents.themeFileChanges(LiveDaemon.start, config: "sound-theme = \"freedesktop\"\n") { daemon, _ in
+      let reloaded = try #require(daemon as? LiveDaemon).rig.daemon.cuectl(["reload"])
       #expect(reloaded.status == 0, "\(reloaded)")
-    }
-    try playBell()
-    // Rewritten in place: the same inode, other bytes.
-    let handle = try #require(FileHandle(forWritingAtPath: bell))
-    try handle.truncate(atOffset: 0)
-    try handle.write(contentsOf: bytes(b))
-    try handle.close()
-    try reload()
-    try playBell()
-    // Replaced: other bytes renamed over it (a new inode).
-    try bytes(c).write(to: URL(fileURLWithPath: bell + ".new"))
-    #expect(rename(bell + ".new", bell) == 0)
-    try reload()
-    try playBell()
-    // A symlink, then the symlink re-pointed (GNOME's custom theme); this time without a reload.
-    let home = data + "/picked"
-    try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-    try bytes(a).write(to: URL(fileURLWithPath: home + "/a.wav"))
-    try bytes(b).write(to: URL(fileURLWithPath: home + "/b.mp3"))
-    #expect(unlink(bell) == 0 && symlink(home + "/a.wav", bell) == 0)
-    try reload()
-    try playBell()
-    #expect(symlink(home + "/b.mp3", bell + ".new") == 0 && rename(bell + ".new", bell) == 0)
-    try playBell()
-    let capture = try rig.finish()
-    // Heard in order, each sample for sample: the file as it was at each play.
-    var from = 0
-    for (step, file) in [a, b, c, a, b].enumerated() {
-      let expected = try AudioFileDecoder.decode(path: Harness.fixture(file)).buffer.toArray()
-      let at = SoundsAndEvents.frame(of: expected, in: capture, from: from)
-      #expect(at != nil, "play \(step + 1) is not \(file)'s samples")
-      from = (at ?? from) + expected.count / 2
     }
   }
 
