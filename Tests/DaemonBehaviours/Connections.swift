@@ -20,6 +20,7 @@ public enum Connections {
       "aClientThatShutsDownItsSendingSideStillGetsItsRepliesAndEvents", aClientThatShutsDownItsSendingSideStillGetsItsRepliesAndEvents),
     Behaviour("everyBadLineGetsItsErrorAndNothingElseIsDisturbed", everyBadLineGetsItsErrorAndNothingElseIsDisturbed),
     Behaviour("aLineNeverTerminatedIsDiscardedPastTheLimitAndTheNextOneWorks", aLineNeverTerminatedIsDiscardedPastTheLimitAndTheNextOneWorks),
+    Behaviour("stopEndsALoopingVoiceAndItsOwnerHearsWhy", stopEndsALoopingVoiceAndItsOwnerHearsWhy),
   ]
 
   /// A short tone and a loop, as the end-to-end daemon tests had.
@@ -192,6 +193,25 @@ public enum Connections {
     #expect(try bystander.request("ping")["pong"] == true)
     try endless.send(bytes: bytes("\n" + #"{"id":5,"op":"ping"}"# + "\n"))
     #expect(try endless.receive()["id"] == 5)
+  }
+
+  /// Another connection stops a looping voice by its cue: the owner's `finished` says so, and
+  /// the voice, gone, cannot be stopped again.
+  public static func stopEndsALoopingVoiceAndItsOwnerHearsWhy(_ start: DaemonStarter) throws {
+    let daemon = try start(DaemonSetup(cues: cues))
+    let owner = try daemon.connect()
+    let other = try daemon.connect()
+    try owner.send(#"{"id":"a","op":"play","cue":"loop","loops":-1,"notify":true}"#)
+    let reply = try owner.receive()
+    #expect(reply["id"] == "a")
+    let voice = try #require(reply["voice"]?.intValue)
+    #expect(try other.request("stop", [("cue", "loop")])["stopped"] == 1)
+    let event = try owner.receive()
+    #expect(event["event"] == "finished")
+    #expect(event["voice"]?.intValue == voice)
+    #expect(event["reason"] == "stopped")
+    #expect(event["successfully"] == false)
+    #expect(try other.requestError("stop", [("voice", .number(Double(voice)))])["code"] == "unknown-voice")
   }
 }
 #endif
