@@ -37,7 +37,7 @@ run: build
 # then the suites named here once more on the native PipeWire output, and the PulseAudio suites on
 # the other PulseAudio-protocol server.
 PULSE_SUITES = PulseAudioTests|PlayerTests|GatedCaptureTests|SandboxTests
-PIPEWIRE_SUITES = DaemonTests|SoundAndEventTests|EndToEndTests.PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests|OutsideClientTests
+PIPEWIRE_SUITES = EndToEndTests.DaemonTests|SoundAndEventTests|EndToEndTests.PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests|OutsideClientTests
 
 test: test-deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-test.log
@@ -62,7 +62,7 @@ test: test-deps
 
 # The behaviour bodies that `make test` runs in process (Tests/DaemonBehaviours), once more on the
 # real cued through a paced device, in real time: the same body, live (CUED_TEST_LIVE=1).
-LIVE_SUITES = LiveCueRulesTests|LivePagingTests|LivePageBurstTests|LiveSoundsAndEventsTests|LiveSoundWatchingTests
+LIVE_SUITES = LiveCueRulesTests|LivePagingTests|LivePageBurstTests|LiveConnectionsTests|LiveSoundLibraryTests|LiveSoundsAndEventsTests|LiveSoundWatchingTests
 test-live: test-deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	CUED_TEST_LIVE=1 SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(LIVE_SUITES)'

@@ -75,12 +75,21 @@ final class MemoryTransport: ClientTransport {
   }
 
   func write(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> FileDescriptor.IOResult {
-    output.append(contentsOf: buffer)
-    return .bytes(buffer.count)
+    let room = capacity - (output.count - peerTaken)
+    guard room > 0 else { return .wouldBlock }
+    let n = min(room, buffer.count)
+    output.append(contentsOf: buffer[..<n])
+    return .bytes(n)
   }
 
   func close() { closed = true }
   var pollDescriptor: FileDescriptor? { nil }
+
+  /// The most bytes written and not yet taken by the peer that `write` accepts (a socket's send
+  /// buffer); past it, `wouldBlock`. Unbounded unless a test sets it.
+  var capacity = Int.max
+  /// How much of `output` the peer has taken: the test sets it as it reads.
+  var peerTaken = 0
 }
 
 /// One client of an embedded daemon: sends lines, reads what came back.
@@ -122,6 +131,22 @@ final class EmbeddedClient {
   /// The reply to a request sent now (the first line that is not an event).
   func reply(_ line: String) -> JSONValue {
     request(line).first { $0["event"] == nil } ?? .null
+  }
+
+  /// Sends bytes as they are (part of a line, many lines), for the daemon to read when its loop
+  /// next serves the connection (`isReadable`), not at once as `send(_:)` has it.
+  func send(bytes: [UInt8]) { transport.input.append(contentsOf: bytes) }
+
+  /// The peer shuts its sending side: once the daemon has read what was sent, it reads end of file.
+  func finishSending() { transport.finishedSending = true }
+
+  /// Whether poll would report the connection readable: bytes wait, or the end of file does.
+  var isReadable: Bool { !transport.input.isEmpty || (transport.finishedSending && !connection.peerFinishedSending) }
+
+  /// The peer hangs up: the daemon carries out what it sent, and closes the connection.
+  func hangUp() {
+    transport.finishedSending = true
+    daemon.daemon.clients.service(connection, events: .hangup)
   }
 }
 

@@ -27,11 +27,14 @@ final class InProcessDaemon: DaemonUnderTest {
     }
   }
 
-  let soundDirectory: String
-
   static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try InProcessDaemon(setup) }
 
-  func connect() -> TestClient { TestClient(InProcessChannel(embedded.connect(), daemon: self)) }
+  func connect() -> TestClient {
+    let client = embedded.connect()
+    client.transport.capacity = Self.socketBuffer
+    clients.append(client)
+    return TestClient(InProcessChannel(client, daemon: self))
+  }
 
   /// The clock's time since the last cycle, in nanoseconds: time moves by less than a period too
   /// (lines a millisecond apart), and the engine's cycle runs when a whole period has passed.
@@ -62,10 +65,19 @@ final class InProcessDaemon: DaemonUnderTest {
       daemon.soundWatcher.read(now: embedded.clock.nanoseconds())
     }
     daemon.rescanIfSoundsChanged()
-    // Background work (a scan, a decode) takes real time that the manual clock does not: its result is waited for.
-    let wait: Int32 = daemon.work.isBusy ? 5000 : 0
-    if let ready = try? Poll.wait([PollRequest(fd: daemon.work.doneFD, events: .readable)], timeoutMilliseconds: wait), !ready[0].isEmpty {
-      daemon.finishWork()
+    // Background work (a reload's scan, a file's decode) takes none of the daemon's time here: its
+    // real time is waited for, so that a body's daemon time is the same on every machine.
+    repeat {
+      let timeout: Int32 = daemon.work.jobsRunning > 0 ? 10 : 0
+      if let ready = try? Poll.wait([PollRequest(fd: daemon.work.doneFD, events: .readable)], timeoutMilliseconds: timeout), !ready[0].isEmpty {
+        daemon.finishWork()
+      }
+    } while daemon.work.jobsRunning > 0
+    // Every connection, as the loop serves them: output the peer made room for, lines held back meanwhile.
+    for client in clients where daemon.clients.connection(client.connection.serial) != nil {
+      var ready: PollEvents = client.connection.wantsToWrite ? .writable : []
+      if client.connection.wantsToRead && client.isReadable { ready.insert(.readable) }
+      daemon.clients.service(client.connection, events: ready)
     }
     daemon.clients.retireHalfClosed()
     daemon.device.retryIfDue()
@@ -89,6 +101,14 @@ final class InProcessDaemon: DaemonUnderTest {
 
   /// Everything written to the test sink (the daemon stays: nothing runs it once the test returns).
   func finish() -> [Float] { embedded.sink.written }
+
+  /// The sound directory `setup` filled, which the daemon serves.
+  let soundDirectory: String
+  /// A connection's send buffer, as a Unix socket's by default (net.core.wmem_default): a client
+  /// that does not read makes the daemon hold its replies, and then stop reading its requests.
+  static let socketBuffer = 212_992
+  /// Every client connected, for each step to serve as the loop does.
+  private var clients: [EmbeddedClient] = []
 }
 
 /// An embedded client's lines: a send is served at once; a receive steps the daemon's time until a
@@ -105,22 +125,32 @@ final class InProcessChannel: LineChannel {
 
   func send(_ line: String) { client.send(line) }
 
-  /// A hang-up, as the loop's poll reports a socket whose peer closed it (end of file both ways).
-  func close() {
-    client.transport.finishedSending = true
-    daemon.embedded.daemon.clients.service(client.connection, events: .hangup)
-  }
-
-  func receive(within seconds: Double) -> JSONValue? {
-    pending += client.received()
+  func receive(within seconds: Double) throws -> JSONValue? {
+    try take()
     var periods = daemon.periods(in: seconds)
     while pending.isEmpty && periods > 0 {
       daemon.step()
-      pending += client.received()
+      try take()
       periods -= 1
     }
     // Not `pending.isEmpty ? nil : …`: that nil is JSONValue's own (`null`), not "no line".
     guard !pending.isEmpty else { return nil }
     return pending.removeFirst()
   }
+
+  /// The whole lines the daemon wrote, read off the connection (which makes room in its buffer); a
+  /// line the buffer's room cut waits for its end.
+  private func take() throws {
+    let output = client.transport.output
+    guard let end = output[taken...].lastIndex(of: 0x0A) else { return }
+    pending += try output[taken..<end].split(separator: 0x0A).map { try JSONParser.parse(Array($0)) }
+    taken = end + 1
+    client.transport.peerTaken = taken
+  }
+  /// How much of the connection's output `take` has read.
+  private var taken = 0
+
+  func send(bytes: [UInt8]) { client.send(bytes: bytes) }
+  func finishSending() { client.finishSending() }
+  func hangUp() { client.hangUp() }
 }

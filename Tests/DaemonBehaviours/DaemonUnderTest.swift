@@ -14,7 +14,8 @@ public protocol DaemonUnderTest: AnyObject {
   func advance(seconds: Double)
   /// Stops the daemon; returns every frame its output was given, interleaved stereo.
   func finish() throws -> [Float]
-  /// The sound directory the daemon serves (`--sounds`), to add, replace or remove files at run time.
+  /// The sound directory the daemon serves (`--sounds`): a body adds or removes files there while
+  /// it runs, then asks for a `reload`.
   var soundDirectory: String { get }
 }
 
@@ -67,8 +68,12 @@ public protocol LineChannel: AnyObject {
   func send(_ line: String) throws
   /// The next line the daemon sent, waiting at most `seconds` of the daemon's time; nil when none came.
   func receive(within seconds: Double) throws -> JSONValue?
-  /// Hangs up, as a client that exits does (the daemon sees end of file).
-  func close()
+  /// Sends bytes as they are: part of a line, several lines, or none.
+  func send(bytes: [UInt8]) throws
+  /// Shuts the sending side: the daemon reads end of file; lines still come back.
+  func finishSending() throws
+  /// Hangs up both ways: nothing more is sent or received.
+  func hangUp() throws
 }
 
 /// A client of a daemon under test: requests with automatic ids, events kept aside for `waitForEvent`.
@@ -152,6 +157,19 @@ public final class TestClient {
     throw HarnessError("no \(kind) event within \(timeout) s")
   }
 
-  /// Hangs up: the daemon sees the connection end, as when a client exits.
-  public func close() { channel.close() }
+  /// Sends bytes as they are (part of a line, many lines, bytes that are no UTF-8).
+  public func send(bytes: [UInt8]) throws { try channel.send(bytes: bytes) }
+
+  /// The next line the daemon sent, reply or event (not one kept aside already), waiting at most
+  /// `timeout` seconds of the daemon's time: for what `send` sent, which has no id of `request`'s.
+  public func receive(timeout: Double = 5) throws -> JSONValue {
+    guard let message = try channel.receive(within: timeout) else { throw HarnessError("no line from the daemon within \(timeout) s") }
+    return message
+  }
+
+  /// Shuts the sending side (`shutdown(SHUT_WR)`): the daemon reads end of file, and still answers.
+  public func finishSending() throws { try channel.finishSending() }
+
+  /// Hangs up (the connection closed both ways), with whatever was sent before still to be read by the daemon.
+  public func hangUp() throws { try channel.hangUp() }
 }

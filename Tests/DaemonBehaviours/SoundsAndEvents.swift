@@ -226,7 +226,7 @@ public enum SoundsAndEvents {
     let kept = try #require(try owner.request("player.create", [("cue", "loop"), ("detached", true)])["player"])
     try owner.request("player.play", [("player", gone)])
     #expect(try owner.request("status")["players"] == 2)
-    owner.close()
+    try owner.hangUp()
     let observer = try daemon.connect()
     var waited = 0.0
     while waited < 3, try observer.request("status")["players"] != 1 {

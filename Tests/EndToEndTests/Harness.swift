@@ -171,6 +171,22 @@ func expectCaptureHoldsTheCue(_ captured: [Float], fixture: String) throws {
   #expect(worst <= 1e-6)
 }
 
+/// Why `captured` does not hold the fixture's samples as `expectCaptureHoldsTheCue` checks them
+/// (silent, cut short, or where the first sample differs and by how much), or nil when it does.
+func captureMismatch(_ captured: [Float], fixture: String) -> String? {
+  guard let decoded = try? MP3Decoder.decode(path: Harness.fixture(fixture)).buffer.toArray(),
+    let firstDecoded = decoded.firstIndex(where: { $0 != 0 })
+  else { return "the fixture \(fixture) does not decode" }
+  guard let firstCaptured = captured.firstIndex(where: { $0 != 0 }) else { return "the capture is silent" }
+  let offset = firstCaptured - firstDecoded
+  guard offset >= 0 && offset % 2 == 0 && offset + decoded.count <= captured.count else {
+    return "the cue starts at sample \(firstCaptured) of \(captured.count), too late to hold its \(decoded.count)"
+  }
+  guard let first = decoded.indices.first(where: { abs(captured[offset + $0] - decoded[$0]) > 1e-6 }) else { return nil }
+  let worst = decoded.indices.map { abs(captured[offset + $0] - decoded[$0]) }.max() ?? 0
+  return "differs from frame \(first / 2) of \(decoded.count / 2), by up to \(worst)"
+}
+
 /// An asound.conf in `directory` whose PCM `pw` is the pipewire ALSA plugin; returns its path (for ALSA_CONFIG_PATH).
 ///
 /// The plugin comes unpacked from pipewire-alsa (scripts/install-deps.sh), which cannot be installed

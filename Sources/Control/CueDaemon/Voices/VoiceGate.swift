@@ -52,10 +52,18 @@ final class VoiceGate {
 
   /// What `admit` found.
   enum Admission {
-    /// The play may sound once these voices, which its repeat rules end, fade out (`stolen` past
-    /// a steal rule's maximum, `stopped` by a restart rule), oldest first per rule.
-    case admitted(stopping: [(VoiceID, VoiceEndReason)])
+    case admitted(Admitted)
     case silent(SilenceReason)
+  }
+
+  /// An admitted play, as `start(_:)` of it will start it.
+  struct Admitted {
+    /// The play, its request as it will start (its group, priority, levels and repeat keys
+    /// worked out once, by `admit`); the caller may still set where it starts and what it replaces.
+    var play: Play
+    /// The voices its repeat rules end, which fade out as it starts (`stolen` past a steal rule's
+    /// maximum, `stopped` by a restart rule), oldest first per rule; the caller may add to them.
+    var stopping: [(VoiceID, VoiceEndReason)]
   }
 
   let voices: VoiceTable
@@ -73,16 +81,18 @@ final class VoiceGate {
   /// Admits `play` or says why it is silent; throws only what starting itself can (`busy`).
   func start(_ play: Play) throws(ProtocolError) -> Outcome {
     switch admit(play) {
-    case .admitted(let stopping): try start(play, stopping: stopping)
+    case .admitted(let admitted): try start(admitted)
     case .silent(let reason): .silent(reason)
     }
   }
 
   /// The checks of `start` up to the voice limit: the cue's table, the level, the group's mute and
-  /// the repeat rules. A silent play is counted here. Nothing changes until `start(_:stopping:)`,
-  /// so a caller may choose between the two (paging chooses its crossfade and its page cap).
+  /// the repeat rules. A silent play is counted here. Nothing changes until `start(_:)` of the
+  /// admitted play, so a caller may choose between the two (paging chooses its crossfade and its page cap).
   func admit(_ play: Play) -> Admission {
     let (rule, request) = prepare(play)
+    var play = play
+    play.request = request
     if let reason = silence(rule, request) {
       rules.count(reason)
       return .silent(reason)
@@ -96,14 +106,14 @@ final class VoiceGate {
         }
       }
     }
-    return .admitted(stopping: stopping)
+    return .admitted(Admitted(play: play, stopping: stopping))
   }
 
-  /// Starts an admitted `play`, stopping `stopping` (fading, with their reasons) in the same step,
-  /// unless the voice limit leaves it no room (`cap`, counted); records the start under each of
-  /// its repeat rules' keys.
-  func start(_ play: Play, stopping: [(VoiceID, VoiceEndReason)]) throws(ProtocolError) -> Outcome {
-    let (_, request) = prepare(play)
+  /// Starts an admitted play, stopping its `stopping` (fading, with their reasons) in the same
+  /// step, unless the voice limit leaves it no room (`cap`, counted); records the start under each
+  /// of its repeat rules' keys.
+  func start(_ admitted: Admitted) throws(ProtocolError) -> Outcome {
+    let (play, request, stopping) = (admitted.play, admitted.play.request, admitted.stopping)
     let now = voices.clock.nanoseconds()
     var freeing = Set(stopping.map(\.0))
     if request.startAtFrame == 0, let replaced = request.replaces { freeing.insert(replaced) }
