@@ -1,5 +1,6 @@
 import CueDecoding
 import CueProtocol
+import DaemonBehaviours
 import DaemonTestSupport
 import Foundation
 import Testing
@@ -193,13 +194,7 @@ struct SoundAndEventTests {
   /// The frame (of interleaved stereo `capture`) at or after `from` where `expected` is heard
   /// whole, sample for sample; nil if it is not.
   static func frame(of expected: [Float], in capture: [Float], from: Int) -> Int? {
-    let lead = (0..<(expected.count / 2)).first { expected[2 * $0] != 0 || expected[2 * $0 + 1] != 0 } ?? 0
-    let frames = expected.count / 2
-    guard capture.count / 2 >= frames, from <= capture.count / 2 - frames else { return nil }
-    for start in from...(capture.count / 2 - frames) where capture[2 * (start + lead)] == expected[2 * lead] {
-      if capture[(2 * start)..<(2 * start + expected.count)].elementsEqual(expected) { return start }
-    }
-    return nil
+    frameHolding(expected, in: capture, from: from)
   }
 
   @Test(arguments: [false, true])
