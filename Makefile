@@ -36,7 +36,7 @@ run: build
 # Every test: unit, decoder fixtures, ALSA file-PCM captures, PulseAudio and PipeWire end-to-end;
 # then the suites named here once more on the native PipeWire output, and the PulseAudio suites on
 # the other PulseAudio-protocol server.
-PULSE_SUITES = PulseAudioTests|PlayerTests|GatedCaptureTests|SandboxTests
+PULSE_SUITES = PulseAudioTests|GatedCaptureTests|SandboxTests
 PIPEWIRE_SUITES = EndToEndTests.DaemonTests|SoundAndEventTests|EndToEndTests.PagingTests|HostileProtocolTests|HostileInputTests|AccessAndLimitTests|OutsideClientTests
 
 test: test-deps
@@ -62,7 +62,7 @@ test: test-deps
 
 # The behaviour bodies that `make test` runs in process (Tests/DaemonBehaviours), once more on the
 # real cued through a paced device, in real time: the same body, live (CUED_TEST_LIVE=1).
-LIVE_SUITES = LiveCueRulesTests|LivePagingTests|LivePageBurstTests|LiveConnectionsTests|LiveSoundLibraryTests|LiveSoundsAndEventsTests|LiveSoundWatchingTests
+LIVE_SUITES = LiveCueRulesTests|LivePagingTests|LivePageBurstTests|LiveConnectionsTests|LiveSoundLibraryTests|LivePlayerTests|LiveFilePlayTests|LiveSoundsAndEventsTests|LiveSoundWatchingTests
 test-live: test-deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	CUED_TEST_LIVE=1 SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(LIVE_SUITES)'

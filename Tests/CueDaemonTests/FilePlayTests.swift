@@ -1,6 +1,7 @@
 import CueDecoding
 import CuePosix
 import CueProtocol
+import DaemonBehaviours
 import Testing
 
 #if canImport(Glibc)
@@ -143,5 +144,11 @@ struct FilePlayTests {
     let rig = try VoicePathRig()
     let features = rig.ask(#""op":"hello""#)["capabilities"]?["features"]?.arrayValue ?? []
     #expect(features.contains(.string("file-play")))
+  }
+
+  /// The file-play bodies (DaemonBehaviours/FilePlays.swift): what is heard, on the daemon in
+  /// process; EndToEndTests runs the same bodies on the real cued (`make test-live`).
+  @Test(arguments: FilePlays.all) func heard(_ behaviour: Behaviour) throws {
+    try behaviour.body(InProcessDaemon.start)
   }
 }

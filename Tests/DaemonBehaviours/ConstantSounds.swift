@@ -30,3 +30,15 @@ public func constantRuns(_ output: [Float], splittingOnChange: Bool = true) -> [
   }
   return runs
 }
+
+/// The frame of interleaved stereo `output`, at or after `from`, where `expected` is heard whole,
+/// sample for sample; nil if it is not.
+public func frameHolding(_ expected: [Float], in output: [Float], from: Int) -> Int? {
+  let lead = (0..<(expected.count / 2)).first { expected[2 * $0] != 0 || expected[2 * $0 + 1] != 0 } ?? 0
+  let frames = expected.count / 2
+  guard output.count / 2 >= frames, from <= output.count / 2 - frames else { return nil }
+  for start in from...(output.count / 2 - frames) where output[2 * (start + lead)] == expected[2 * lead] {
+    if output[(2 * start)..<(2 * start + expected.count)].elementsEqual(expected) { return start }
+  }
+  return nil
+}

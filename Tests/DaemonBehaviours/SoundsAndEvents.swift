@@ -159,7 +159,7 @@ public enum SoundsAndEvents {
     try client.waitForEvent("finished") { $0["voice"] == voice }
     let capture = try daemon.finish()
     let expected = try AudioFileDecoder.decode(path: TestPaths.fixture("tone-44100-32bit.flac")).buffer.toArray()
-    #expect(frame(of: expected, in: capture, from: 0) != nil, "the capture does not hold the FLAC's samples")
+    #expect(frameHolding(expected, in: capture, from: 0) != nil, "the capture does not hold the FLAC's samples")
   }
 
   static func soundThemeEventsPlayTheThemesFileSampleForSample(_ start: DaemonStarter) throws {
@@ -191,18 +191,6 @@ public enum SoundsAndEvents {
     try #require(capture.count >= 2 * (start - lead) + expected.count)
     let same = Array(capture[(2 * (start - lead))..<(2 * (start - lead) + expected.count)]) == expected
     #expect(same, "the capture is not message.oga's samples")
-  }
-
-  /// The frame (of interleaved stereo `capture`) at or after `from` where `expected` is heard
-  /// whole, sample for sample; nil if it is not.
-  public static func frame(of expected: [Float], in capture: [Float], from: Int) -> Int? {
-    let lead = (0..<(expected.count / 2)).first { expected[2 * $0] != 0 || expected[2 * $0 + 1] != 0 } ?? 0
-    let frames = expected.count / 2
-    guard capture.count / 2 >= frames, from <= capture.count / 2 - frames else { return nil }
-    for start in from...(capture.count / 2 - frames) where capture[2 * (start + lead)] == expected[2 * lead] {
-      if capture[(2 * start)..<(2 * start + expected.count)].elementsEqual(expected) { return start }
-    }
-    return nil
   }
 
   static func aPlayerFromAFileThatDoesNotDecodeReportsADecodeError(_ start: DaemonStarter) throws {
@@ -334,7 +322,7 @@ public enum SoundsAndEvents {
     var from = 0
     for (step, file) in [a, b, c, a, b].enumerated() {
       let expected = try AudioFileDecoder.decode(path: TestPaths.fixture(file)).buffer.toArray()
-      let at = frame(of: expected, in: capture, from: from)
+      let at = frameHolding(expected, in: capture, from: from)
       #expect(at != nil, "play \(step + 1) is not \(file)'s samples")
       from = (at ?? from) + expected.count / 2
     }
