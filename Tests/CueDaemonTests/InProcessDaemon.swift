@@ -13,11 +13,18 @@ final class InProcessDaemon: DaemonUnderTest {
   /// A fresh sound directory that `setup` fills, the config's tables (none without a config, as
   /// cued has) applied before the cues load, and the idle window as long as the live rig's (`--idle-timeout 60`).
   init(_ setup: DaemonSetup) throws {
-    let sounds = try Files.makeTemporaryDirectory(prefix: "cued-behaviour")
-    try setup.fillSoundDirectory(sounds)
+    // A folder of its own in a directory of the test's, as the live rig's is (a body may put a file beside it).
+    soundDirectory = try Files.makeTemporaryDirectory(prefix: "cued-behaviour") + "/sounds"
+    try Files.makeDirectories(soundDirectory, mode: 0o755)
+    try setup.fillSoundDirectory(soundDirectory)
     let tables = try GroupsAndLevelsTests.values(setup.config ?? "")
-    soundDirectory = sounds
-    embedded = try EmbeddedDaemon(voiceLimit: setup.maxVoices ?? 32, idleSeconds: 60, sounds: [sounds], tables: tables)
+    embedded = try EmbeddedDaemon(
+      voiceLimit: setup.maxVoices ?? 32, idleSeconds: setup.idleTimeout ?? 60, sounds: [soundDirectory], environment: setup.environment,
+      tables: tables
+    ) { configuration in
+      if let theme = setup.soundTheme { configuration.soundTheme = theme }
+      if let watch = setup.watchSounds { configuration.watchSounds = watch }
+    }
   }
 
   static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try InProcessDaemon(setup) }
@@ -51,6 +58,13 @@ final class InProcessDaemon: DaemonUnderTest {
       embedded.runCycles(1)
     }
     let daemon = embedded.daemon
+    // A watched directory's changes, noted at the clock's time, and the rescan once they settle.
+    if let watch = daemon.soundWatcher.descriptor,
+      let ready = try? Poll.wait([PollRequest(fd: watch, events: .readable)], timeoutMilliseconds: 0), !ready[0].isEmpty
+    {
+      daemon.soundWatcher.read(now: embedded.clock.nanoseconds())
+    }
+    daemon.rescanIfSoundsChanged()
     // Background work (a reload's scan, a file's decode) takes none of the daemon's time here: its
     // real time is waited for, so that a body's daemon time is the same on every machine.
     repeat {

@@ -38,6 +38,17 @@ public struct DaemonSetup {
     self.maxVoices = maxVoices
     self.prepare = prepare
   }
+
+  /// The environment the daemon's lookups see (XDG_DATA_HOME, XDG_DATA_DIRS, …), if the test gives
+  /// one: in process, all of it; live, merged over the rig's own.
+  public var environment: [String: String]? = nil
+  /// `--sound-theme`, if not the default.
+  public var soundTheme: String? = nil
+  /// `--idle-timeout`, if not the rig's 60 s.
+  public var idleTimeout: Double? = nil
+  /// `watch-sounds`: true watches the sound directory, false does not (`--no-watch-sounds`); nil
+  /// is each surface's default (live: cued's, on; in process: off, as each watch is an inotify instance).
+  public var watchSounds: Bool? = nil
 }
 
 extension DaemonSetup {

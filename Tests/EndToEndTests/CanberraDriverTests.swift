@@ -1,5 +1,6 @@
 import CueDecoding
 import CuePosix
+import DaemonBehaviours
 import DaemonTestSupport
 import Foundation
 import Testing
@@ -252,9 +253,9 @@ struct CanberraDriverTests {
 }
 
 /// The frame of `capture` at or after `from` where `expected` is heard whole, sample for sample
-/// (SoundAndEventTests.frame), kept out of #expect so that a failure does not print the samples.
+/// (frameHolding), kept out of #expect so that a failure does not print the samples.
 func heard(_ expected: [Float], in capture: [Float], from: Int = 0) -> Int? {
-  SoundAndEventTests.frame(of: expected, in: capture, from: from)
+  frameHolding(expected, in: capture, from: from)
 }
 
 /// The driver and the test program, built by the Makefile (`make canberra canberra-play`), the

@@ -14,8 +14,11 @@ final class LiveDaemon: DaemonUnderTest {
   let rig: PacedCapture
 
   init(_ setup: DaemonSetup) throws {
-    rig = try PacedCapture(
-      cues: setup.cues, extra: setup.maxVoices.map { ["--max-voices", String($0)] } ?? [], config: setup.config, prepare: setup.prepare)
+    var extra = setup.maxVoices.map { ["--max-voices", String($0)] } ?? []
+    if let theme = setup.soundTheme { extra += ["--sound-theme", theme] }
+    if let idle = setup.idleTimeout { extra += ["--idle-timeout", String(idle)] }
+    if setup.watchSounds == false { extra += ["--no-watch-sounds"] }
+    rig = try PacedCapture(cues: setup.cues, extra: extra, config: setup.config, environment: setup.environment ?? [:], prepare: setup.prepare)
   }
 
   static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try LiveDaemon(setup) }
