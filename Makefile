@@ -62,7 +62,7 @@ test: test-deps
 
 # The behaviour bodies that `make test` runs in process (Tests/DaemonBehaviours), once more on the
 # real cued through a paced device, in real time: the same body, live (CUED_TEST_LIVE=1).
-LIVE_SUITES = LiveCueRulesTests|LivePagingTests|LivePageBurstTests|LiveConnectionsTests|LiveSoundLibraryTests|LivePlayerTests|LiveFilePlayTests|LiveSoundsAndEventsTests|LiveSoundWatchingTests
+LIVE_SUITES = LiveCueRulesTests|LivePagingTests|LivePageBurstTests|LiveConnectionsTests|LiveSoundLibraryTests|LivePlayerTests|LiveFilePlayTests|LiveSoundsAndEventsTests|LiveSoundWatchingTests|LiveHostilePathsTests
 test-live: test-deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	CUED_TEST_LIVE=1 SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --no-parallel $(BUILD_FLAGS) --filter '$(LIVE_SUITES)'

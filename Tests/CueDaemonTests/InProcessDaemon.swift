@@ -14,7 +14,7 @@ final class InProcessDaemon: DaemonUnderTest {
   /// cued has) applied before the cues load, and the idle window as long as the live rig's (`--idle-timeout 60`).
   init(_ setup: DaemonSetup) throws {
     // A folder of its own in a directory of the test's, as the live rig's is (a body may put a file beside it).
-    soundDirectory = try Files.makeTemporaryDirectory(prefix: "cued-behaviour") + "/sounds"
+    soundDirectory = try Files.makeTemporaryDirectory(prefix: "cued-behaviour") + "/" + (setup.soundDirectoryName ?? "sounds")
     try Files.makeDirectories(soundDirectory, mode: 0o755)
     try setup.fillSoundDirectory(soundDirectory)
     let tables = try GroupsAndLevelsTests.values(setup.config ?? "")
@@ -24,6 +24,7 @@ final class InProcessDaemon: DaemonUnderTest {
     ) { configuration in
       if let theme = setup.soundTheme { configuration.soundTheme = theme }
       if let watch = setup.watchSounds { configuration.watchSounds = watch }
+      configuration.allowAnyPath = setup.allowAnyPath
     }
   }
 

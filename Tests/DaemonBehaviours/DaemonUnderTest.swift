@@ -49,6 +49,12 @@ public struct DaemonSetup {
   /// `watch-sounds`: true watches the sound directory, false does not (`--no-watch-sounds`); nil
   /// is each surface's default (live: cued's, on; in process: off, as each watch is an inotify instance).
   public var watchSounds: Bool? = nil
+  /// `--allow-any-path`: clients may name files outside the sound directories (live, the flag; in
+  /// process, the configuration it sets).
+  public var allowAnyPath: Bool = false
+  /// The sound directory's own name (the last part of its path), if not `sounds`: a body that is
+  /// about the directory's spelling names it.
+  public var soundDirectoryName: String? = nil
 }
 
 extension DaemonSetup {

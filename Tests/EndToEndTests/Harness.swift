@@ -102,9 +102,9 @@ enum Harness {
     TestPaths.temporaryDirectory(prefix: "cued-e2e")
   }
 
-  /// A sound directory holding copies of the named fixtures, under new names.
-  static func soundDirectory(in root: String, _ files: [String: String]) throws -> String {
-    let dir = root + "/sounds"
+  /// A sound directory (`root/name`) holding copies of the named fixtures, under new names.
+  static func soundDirectory(in root: String, _ files: [String: String], named name: String = "sounds") throws -> String {
+    let dir = root + "/" + name
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     for (cue, file) in files {
       try FileManager.default.copyItem(atPath: fixture(file), toPath: dir + "/" + cue + ".mp3")

@@ -18,7 +18,11 @@ final class LiveDaemon: DaemonUnderTest {
     if let theme = setup.soundTheme { extra += ["--sound-theme", theme] }
     if let idle = setup.idleTimeout { extra += ["--idle-timeout", String(idle)] }
     if setup.watchSounds == false { extra += ["--no-watch-sounds"] }
-    rig = try PacedCapture(cues: setup.cues, extra: extra, config: setup.config, environment: setup.environment ?? [:], prepare: setup.prepare)
+    if setup.allowAnyPath { extra += ["--allow-any-path"] }
+    soundDirectoryName = setup.soundDirectoryName ?? "sounds"
+    rig = try PacedCapture(
+      cues: setup.cues, extra: extra, config: setup.config, environment: setup.environment ?? [:], prepare: setup.prepare,
+      soundDirectoryName: soundDirectoryName)
   }
 
   static func start(_ setup: DaemonSetup) throws -> DaemonUnderTest { try LiveDaemon(setup) }
@@ -31,7 +35,9 @@ final class LiveDaemon: DaemonUnderTest {
   deinit { if rig.daemon.isRunning { rig.daemon.stop() } }
 
   /// The rig's sound directory (`--sounds`).
-  var soundDirectory: String { rig.directory + "/sounds" }
+  var soundDirectory: String { rig.directory + "/" + soundDirectoryName }
+  /// Its own name (`DaemonSetup.soundDirectoryName`, or `sounds`).
+  private let soundDirectoryName: String
 }
 
 /// A socket connection's lines. It keeps its daemon running: a body may hold only the client.

@@ -16,14 +16,15 @@ final class PacedCapture {
   let daemon: DaemonProcess
   var capturePath: String { directory + "/out.raw" }
 
-  /// `prepare` gets the sound directory before cued starts (to add files of the test's own).
+  /// `prepare` gets the sound directory before cued starts (to add files of the test's own);
+  /// `soundDirectoryName` is that directory's own name in the rig's.
   init(
     cues: [String: String], extra: [String] = [], config: String? = nil, environment extraEnvironment: [String: String] = [:],
-    prepare: (String) throws -> Void = { _ in }
+    prepare: (String) throws -> Void = { _ in }, soundDirectoryName: String = "sounds"
   ) throws {
     directory = Harness.temporaryDirectory()
     pulse = try PulseServer(directory: directory)
-    let sounds = try Harness.soundDirectory(in: directory, cues)
+    let sounds = try Harness.soundDirectory(in: directory, cues, named: soundDirectoryName)
     try prepare(sounds)
     var extra = extra
     if let config {
