@@ -71,6 +71,14 @@ struct HostileInputTests {
       let played = try daemon.cuectl(["play", name])
       #expect(played.status == 0, "play \(name): \(played.stderr)")
     }
+    // What cuectl prints for a person keeps a name with a newline on its one line, escaped: the
+    // table has one line per cue, and the unknown-cue error (which lists the cues) is one line.
+    let table = try daemon.cuectl(["list"]).stdout
+    #expect(table.split(separator: "\n").count == HostilePaths.hostileLoads.count + 1, "\(table)")
+    #expect(table.split(separator: "\n").contains { $0.hasPrefix(#"a\nb "#) }, "\(table)")
+    let unknown = try daemon.cuectl(["play", "nosuch"])
+    #expect(unknown.status == 1 && unknown.stderr.hasPrefix("cuectl: no cue named 'nosuch'"), "\(unknown.stderr)")
+    #expect(unknown.stderr.split(separator: "\n").count == 1 && unknown.stderr.contains(#"a\nb"#), "\(unknown.stderr)")
   }
 
   // MARK: - Another user

@@ -342,7 +342,7 @@ struct Reload: ParsableCommand {
     let session = try Session(global)
     let reply = try session.send(.reload, as: ReloadReply.self)
     guard !global.json else { return }
-    func names(_ list: [String]) -> String { list.isEmpty ? "none" : list.joined(separator: ", ") }
+    func names(_ list: [String]) -> String { list.isEmpty ? "none" : list.map(\.controlCharactersEscaped).joined(separator: ", ") }
     let library = reply.library
     var text = "reloaded: \(library.cues) cues; added: \(names(library.added)); changed: \(names(library.changed)); removed: \(names(library.removed))\n"
     for failure in reply.failed {
@@ -376,6 +376,8 @@ func formatBytes(_ bytes: Int) -> String {
 }
 
 func table(_ rows: [[String]]) -> String {
+  // A cell may hold a name the daemon sent (a cue named after a file `a\nb.mp3`): one row, one line.
+  let rows = rows.map { $0.map(\.controlCharactersEscaped) }
   guard let first = rows.first else { return "" }
   var widths = first.map(\.count)
   for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }

@@ -62,7 +62,7 @@ struct Session {
     if json, case .refused(let protocolError) = error {
       writeToStandardOutput(JSONWriter.write(ReplyEnvelope.failure(id: id, protocolError).json) + "\n")
     }
-    writeToStandardError("cuectl: \(error)\n")
+    writeToStandardError("cuectl: \(String(describing: error).controlCharactersEscaped)\n")
     switch error {
     case .unreachable: return .unreachable
     case .refused: return .refused

@@ -153,7 +153,7 @@ final class TopApp {
     do {
       try terminal.enter()
     } catch {
-      writeToStandardError("cuectl: \(error)\n")
+      writeToStandardError("cuectl: \(String(describing: error).controlCharactersEscaped)\n")
       throw ExitCode(ExitStatus.usage.rawValue)
     }
     defer { terminal.leave() }

@@ -35,6 +35,8 @@ struct TopScreen {
     }
 
     mutating func add(_ s: String, _ style: String? = nil) {
+      // Names come from the daemon: a control character in one must not move the cursor.
+      let s = s.controlCharactersEscaped
       let room = width - visible
       guard room > 0 else { return }
       let cut = s.count > room ? String(s.prefix(room)) : s

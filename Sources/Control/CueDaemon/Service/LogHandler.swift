@@ -73,35 +73,9 @@ public struct StandardErrorLogHandler: LogHandler {
     writeToStandardError(text)
   }
 
-  /// `text` with every control character escaped, so one event is always one line: a file named
-  /// `a\nb.mp3` cannot start a line of its own (a forged `<2>` priority, a fake "loaded" line),
-  /// nor can an escape sequence reach the terminal. `\n`, `\r` and `\t` read as in C; other C0
-  /// and C1 controls and DEL as `\xHH`; the Unicode line and paragraph separators as `\u{2028}`.
-  /// Printable text, Unicode included, is left as it is.
-  static func escaped(_ text: String) -> String {
-    func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-      scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
-    }
-    guard text.unicodeScalars.contains(where: needsEscape) else { return text }
-    var result = String.UnicodeScalarView()
-    for scalar in text.unicodeScalars {
-      guard needsEscape(scalar) else {
-        result.append(scalar)
-        continue
-      }
-      let escape: String
-      switch scalar {
-      case "\n": escape = "\\n"
-      case "\r": escape = "\\r"
-      case "\t": escape = "\\t"
-      default:
-        let hex = String(scalar.value, radix: 16)
-        escape = scalar.value > 0xFF ? "\\u{\(hex)}" : "\\x" + (hex.count == 1 ? "0" : "") + hex
-      }
-      result.append(contentsOf: escape.unicodeScalars)
-    }
-    return String(result)
-  }
+  /// `text` with every control character escaped (`String.controlCharactersEscaped`), so one
+  /// event is always one line: a file named `a\nb.mp3` cannot start a line of its own.
+  static func escaped(_ text: String) -> String { text.controlCharactersEscaped }
 
   /// syslog priorities: journald reads them from the `<N>` prefix.
   static func priority(_ level: Logger.Level) -> Int {
