@@ -262,8 +262,8 @@ struct HostileFileTests {
       ("ピコ ding dong.mp3", "ピコ ding dong.mp3"),
     ])
   func logLinesAreEscaped(_ raw: String, _ logged: String) {
-    #expect(StandardErrorLogHandler.escaped(raw) == logged)
-    #expect(!StandardErrorLogHandler.escaped(raw).contains { $0.isNewline })
+    #expect(raw.controlCharactersEscaped == logged)
+    #expect(!raw.controlCharactersEscaped.contains { $0.isNewline })
   }
 }
 

@@ -1,4 +1,5 @@
 import CueProtocol
+import DaemonBehaviours
 import DaemonTestSupport
 import Foundation
 import Testing

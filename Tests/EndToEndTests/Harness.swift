@@ -1,5 +1,5 @@
-import CueDecoding
 import CuePosix
+import DaemonBehaviours
 import DaemonTestSupport
 import Foundation
 import Testing
@@ -160,27 +160,19 @@ func readFloats(_ path: String) throws -> [Float] {
 
 /// Expects `captured` (a raw stereo capture) to hold the decode of `fixture` sample for sample
 /// (within 1e-6: float32 end to end, volume 1, pan 0), wherever it starts.
-func expectCaptureHoldsTheCue(_ captured: [Float], fixture: String) throws {
-  let decoded = try MP3Decoder.decode(path: Harness.fixture(fixture)).buffer.toArray()
-  let firstDecoded = try #require(decoded.firstIndex { $0 != 0 })
-  let firstCaptured = try #require(captured.firstIndex { $0 != 0 }, "the capture is silent")
-  let offset = firstCaptured - firstDecoded
-  try #require(offset >= 0 && offset % 2 == 0 && offset + decoded.count <= captured.count)
-  var worst: Float = 0
-  for i in 0..<decoded.count { worst = max(worst, abs(captured[offset + i] - decoded[i])) }
-  #expect(worst <= 1e-6)
+func expectCaptureHoldsTheCue(_ captured: [Float], fixture: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+  let mismatch = captureMismatch(captured, decoded: try decoded(fixture))
+  #expect(mismatch == nil, "\(fixture): \(mismatch ?? "")", sourceLocation: sourceLocation)
 }
 
-/// Why `captured` does not hold the fixture's samples as `expectCaptureHoldsTheCue` checks them
-/// (silent, cut short, or where the first sample differs and by how much), or nil when it does.
-func captureMismatch(_ captured: [Float], fixture: String) -> String? {
-  guard let decoded = try? MP3Decoder.decode(path: Harness.fixture(fixture)).buffer.toArray(),
-    let firstDecoded = decoded.firstIndex(where: { $0 != 0 })
-  else { return "the fixture \(fixture) does not decode" }
+/// Why `captured` does not hold `decoded` (interleaved stereo) from its first sound on, sample for
+/// sample (within 1e-6): silent, cut short, or from which frame it differs and by how much; nil when it does.
+func captureMismatch(_ captured: [Float], decoded: [Float]) -> String? {
+  guard let firstDecoded = decoded.firstIndex(where: { $0 != 0 }) else { return "the expected sound is silent" }
   guard let firstCaptured = captured.firstIndex(where: { $0 != 0 }) else { return "the capture is silent" }
   let offset = firstCaptured - firstDecoded
   guard offset >= 0 && offset % 2 == 0 && offset + decoded.count <= captured.count else {
-    return "the cue starts at sample \(firstCaptured) of \(captured.count), too late to hold its \(decoded.count)"
+    return "the sound starts at sample \(firstCaptured) of \(captured.count), too late to hold its \(decoded.count)"
   }
   guard let first = decoded.indices.first(where: { abs(captured[offset + $0] - decoded[$0]) > 1e-6 }) else { return nil }
   let worst = decoded.indices.map { abs(captured[offset + $0] - decoded[$0]) }.max() ?? 0

@@ -125,7 +125,3 @@ final class ProtocolClient {
     return events
   }
 }
-
-func decoded(_ fixture: String) throws -> [Float] {
-  try MP3Decoder.decode(path: Harness.fixture(fixture)).buffer.toArray()
-}

@@ -1,4 +1,5 @@
 import CuePosix
+import DaemonBehaviours
 import DaemonTestSupport
 import Foundation
 import Testing
@@ -198,7 +199,7 @@ struct PulseAudioTests {
     // recorder's overrun or the graph's own skip, not told apart there): a capture that does not
     // hold the cue is an intermittent known issue only if a second quiet spell's capture is exact.
     var (capture, underran) = try quietSpellThenACue("first")
-    if !underran, pulse.arrangement == .pipewirePulse, let mismatch = captureMismatch(capture, fixture: "tone-44100-stereo.mp3") {
+    if !underran, pulse.arrangement == .pipewirePulse, let mismatch = captureMismatch(capture, decoded: try decoded("tone-44100-stereo.mp3")) {
       withKnownIssue("pipewire-pulse lost part of the first capture with no underflow told (\(mismatch)); a second quiet spell must be exact", isIntermittent: true) {
         Issue.record("the first capture: \(mismatch)")
       }

@@ -62,8 +62,8 @@ public struct StandardErrorLogHandler: LogHandler {
     var all = metadata
     if let extra = event.metadata { all.merge(extra) { $1 } }
     let suffix =
-      all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\(Self.escaped($0.key))=\(Self.escaped("\($0.value)"))" }.joined(separator: " ")
-    let message = Self.escaped("\(event.message)")
+      all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key.controlCharactersEscaped)=\("\($0.value)".controlCharactersEscaped)" }.joined(separator: " ")
+    let message = "\(event.message)".controlCharactersEscaped
     let text: String
     if journald {
       text = "<\(Self.priority(event.level))>\(message)\(suffix)\n"
@@ -73,9 +73,6 @@ public struct StandardErrorLogHandler: LogHandler {
     writeToStandardError(text)
   }
 
-  /// `text` with every control character escaped (`String.controlCharactersEscaped`), so one
-  /// event is always one line: a file named `a\nb.mp3` cannot start a line of its own.
-  static func escaped(_ text: String) -> String { text.controlCharactersEscaped }
 
   /// syslog priorities: journald reads them from the `<N>` prefix.
   static func priority(_ level: Logger.Level) -> Int {
