@@ -133,9 +133,14 @@ final class EmbeddedClient {
     request(line).first { $0["event"] == nil } ?? .null
   }
 
-  /// Sends bytes as they are (part of a line, many lines), for the daemon to read when its loop
-  /// next serves the connection (`isReadable`), not at once as `send(_:)` has it.
-  func send(bytes: [UInt8]) { transport.input.append(contentsOf: bytes) }
+  /// Sends bytes as they are (part of a line, many lines): the daemon reads once, as on the
+  /// readiness a socket's bytes cause (unless it stopped reading the connection, its replies
+  /// waiting for room); the rest waits for the loop's next service (`isReadable`). So bytes sent
+  /// one at a time arrive one read at a time, as a request split across writes does.
+  func send(bytes: [UInt8]) {
+    transport.input.append(contentsOf: bytes)
+    if connection.wantsToRead { daemon.daemon.clients.service(connection, events: .readable) }
+  }
 
   /// The peer shuts its sending side: once the daemon has read what was sent, it reads end of file.
   func finishSending() { transport.finishedSending = true }

@@ -49,7 +49,7 @@ public enum HostilePaths {
 
   /// A daemon serving `pico` and `loop`, with the outside file beside its sound directory.
   static func startWithAnOutsideFile(_ start: DaemonStarter, allowAnyPath: Bool) throws -> (DaemonUnderTest, String) {
-    var setup = DaemonSetup(cues: ["pico": "tone-48000-mono.mp3", "loop": "loop-48000-stereo.mp3"])
+    var setup = DaemonSetup(cues: Connections.cues)
     setup.allowAnyPath = allowAnyPath
     let daemon = try start(setup)
     return (daemon, try placeAnOutsideFile(beside: daemon.soundDirectory))

@@ -34,9 +34,10 @@ public enum Players {
     let finished = try client.waitForEvent("finished")
     #expect(finished["successfully"] == true)
     #expect(finished["player"] == player)
+    daemon.advance(seconds: 0.1)  // silence after the third time, for the check below to read
     let capture = try daemon.finish()
     let once = try decoded("loop-48000-stereo.mp3")
-    try #require(capture.count >= once.count * 3)
+    try #require(capture.count > once.count * 3)
     #expect(Array(capture[0..<(once.count * 3)]) == once + once + once)
     #expect(capture[(once.count * 3)...].allSatisfy { $0 == 0 })
   }

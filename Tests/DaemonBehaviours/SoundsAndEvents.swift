@@ -35,12 +35,8 @@ public enum SoundsAndEvents {
   /// Whether the freedesktop sound theme is installed (for `withTheme`).
   public static var themeInstalled: Bool { FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme") }
 
-  /// A short mono cue and a looping stereo one.
-  public static let cues = ["pico": "tone-48000-mono.mp3", "loop": "loop-48000-stereo.mp3"]
-
-  static func copyFixture(_ fixture: String, to path: String) throws {
-    try FileManager.default.copyItem(atPath: TestPaths.fixture(fixture), toPath: path)
-  }
+  /// A short mono cue and a looping stereo one (the connections' two).
+  static var cues: [String: String] { Connections.cues }
 
   static func disposingRightAfterPlayDoesNotCutTheSoundAndFreesItAfterwards(_ start: DaemonStarter) throws {
     let daemon = try start(DaemonSetup(cues: ["wrap": "tone-44100-vbr.mp3"]))
@@ -100,17 +96,17 @@ public enum SoundsAndEvents {
   static func soundsAndPlayersComeFromPathsInsideTheSoundDirectoriesOnly(_ start: DaemonStarter) throws {
     let daemon = try start(DaemonSetup(cues: cues))
     let sounds = daemon.soundDirectory
-    let dir = String(sounds[..<(sounds.lastIndex(of: "/") ?? sounds.endIndex)])
+    let dir = HostilePaths.parent(of: sounds)
     let client = try daemon.connect()
     let inside = try client.request("sound.create", [("path", .string(sounds + "/pico.mp3"))])
     #expect(inside["sound"] != nil)
-    try copyFixture("tone-48000-mono.mp3", to: dir + "/outside.mp3")
+    try FilePlays.copy("tone-48000-mono.mp3", to: dir + "/outside.mp3")
     for path in [dir + "/outside.mp3", sounds + "/../outside.mp3", "/etc/passwd"] {
-      #expect(throws: HarnessError.self) { try client.request("sound.create", [("path", .string(path))]) }
+      #expect(try client.requestError("sound.create", [("path", .string(path))])["code"] == "bad-path", "\(path)")
     }
     // A symlink inside that points outside does not escape either.
     try FileManager.default.createSymbolicLink(atPath: sounds + "/escape.mp3", withDestinationPath: dir + "/outside.mp3")
-    #expect(throws: HarnessError.self) { try client.request("player.create", [("path", .string(sounds + "/escape.mp3"))]) }
+    #expect(try client.requestError("player.create", [("path", .string(sounds + "/escape.mp3"))])["code"] == "bad-path")
   }
 
   static func soundsAndPlayersFromOggWaveAndFLACFilesPlayTheirSamples(_ start: DaemonStarter) throws {
@@ -119,7 +115,7 @@ public enum SoundsAndEvents {
     let daemon = try start(DaemonSetup(cues: ["pico": "tone-48000-mono.mp3"]))
     let sounds = daemon.soundDirectory
     for file in ["tone-48000-mono.wav", "tone-48000-stereo.ogg", "tone-44100-stereo.flac"] {
-      try copyFixture(file, to: sounds + "/" + file)
+      try FilePlays.copy(file, to: sounds + "/" + file)
     }
     let client = try daemon.connect()
     let sound = try #require(try client.request("sound.create", [("path", .string(sounds + "/tone-48000-mono.wav"))])["sound"])
@@ -147,7 +143,7 @@ public enum SoundsAndEvents {
   /// A 32-bit FLAC (which libsndfile refuses) is a cue like any other: `list` names its format, and
   /// it plays its samples (cuectl's list and play of it: SoundAndEventTests).
   static func a32BitFLACCueIsListedWithItsFormatAndPlaysItsSamples(_ start: DaemonStarter) throws {
-    let daemon = try start(DaemonSetup(cues: ["pico": "tone-48000-mono.mp3"]) { try copyFixture("tone-44100-32bit.flac", to: $0 + "/deep.flac") })
+    let daemon = try start(DaemonSetup(cues: ["pico": "tone-48000-mono.mp3"]) { try FilePlays.copy("tone-44100-32bit.flac", to: $0 + "/deep.flac") })
     let client = try daemon.connect()
     let listed = try client.request("list")
     let cues = try #require(listed["cues"]?.arrayValue)
@@ -284,8 +280,7 @@ public enum SoundsAndEvents {
       toFile: data + "/sounds/freedesktop/index.theme", atomically: true, encoding: .utf8)
     let bell = stereo + "/bell.wav"
     let a = "tone-48000-mono.wav", b = "tone-44100-stereo.mp3", c = "tone-8000-mono.mp3"
-    func bytes(_ file: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: TestPaths.fixture(file))) }
-    try bytes(a).write(to: URL(fileURLWithPath: bell))
+    try SoundWatching.bytes(a).write(to: URL(fileURLWithPath: bell))
     var setup = DaemonSetup(cues: ["pico": "tone-48000-mono.mp3"], config: config)
     setup.environment = ["XDG_DATA_HOME": data, "XDG_DATA_DIRS": data + "/none"]
     let daemon = try start(setup)
@@ -298,20 +293,20 @@ public enum SoundsAndEvents {
     // Rewritten in place: the same inode, other bytes.
     let handle = try #require(FileHandle(forWritingAtPath: bell))
     try handle.truncate(atOffset: 0)
-    try handle.write(contentsOf: bytes(b))
+    try handle.write(contentsOf: SoundWatching.bytes(b))
     try handle.close()
     try reload(daemon, client)
     try playBell()
     // Replaced: other bytes renamed over it (a new inode).
-    try bytes(c).write(to: URL(fileURLWithPath: bell + ".new"))
+    try SoundWatching.bytes(c).write(to: URL(fileURLWithPath: bell + ".new"))
     #expect(rename(bell + ".new", bell) == 0)
     try reload(daemon, client)
     try playBell()
     // A symlink, then the symlink re-pointed (GNOME's custom theme); this time without a reload.
     let home = data + "/picked"
     try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-    try bytes(a).write(to: URL(fileURLWithPath: home + "/a.wav"))
-    try bytes(b).write(to: URL(fileURLWithPath: home + "/b.mp3"))
+    try SoundWatching.bytes(a).write(to: URL(fileURLWithPath: home + "/a.wav"))
+    try SoundWatching.bytes(b).write(to: URL(fileURLWithPath: home + "/b.mp3"))
     #expect(unlink(bell) == 0 && symlink(home + "/a.wav", bell) == 0)
     try reload(daemon, client)
     try playBell()

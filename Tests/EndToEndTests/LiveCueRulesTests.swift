@@ -4,10 +4,6 @@ import DaemonTestSupport
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The cue rules' bodies (DaemonBehaviours/CueRules.swift), which CueDaemonTests runs in process,
 /// on the real cued: the same body, live, in real time.
 @Suite("Cue rules, live: the in-process bodies on the real cued", .serialized, .liveBehaviours)

@@ -53,9 +53,13 @@ final class LiveChannel: LineChannel {
   func receive(within seconds: Double) throws -> JSONValue? { try raw.receive(within: seconds) }
 
   func send(bytes: [UInt8]) throws { try raw.send(bytes: bytes) }
-  func finishSending() { shutdown(raw.fd.rawValue, Int32(SHUT_WR)) }
+  func finishSending() throws { try shut(Int32(SHUT_WR)) }
   /// Both ways shut: the daemon sees the hang-up as of a close (the descriptor closes with the client).
-  func hangUp() { shutdown(raw.fd.rawValue, Int32(SHUT_RDWR)) }
+  func hangUp() throws { try shut(Int32(SHUT_RDWR)) }
+
+  private func shut(_ how: Int32) throws {
+    guard shutdown(raw.fd.rawValue, how) == 0 else { throw HarnessError("shutdown(\(how)) of the test's connection: errno \(errno)") }
+  }
 }
 
 extension Trait where Self == ConditionTrait {

@@ -4,10 +4,6 @@ import DaemonTestSupport
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The paging bodies (DaemonBehaviours/Paging.swift), which CueDaemonTests runs in process, on the real cued.
 @Suite("Audible paging, live: the in-process bodies on the real cued", .serialized, .liveBehaviours)
 struct LivePagingTests {
