@@ -25,7 +25,7 @@ public enum SoundWatching {
     return try start(setup)
   }
 
-  static func bytes(_ fixture: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: TestPaths.fixture(fixture))) }
+  public static func bytes(_ fixture: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: TestPaths.fixture(fixture))) }
 
   /// The cue names `list` gives.
   static func names(_ client: TestClient) throws -> Set<String> {

@@ -8,8 +8,6 @@ import Testing
 /// `play` with a `file` and `cuectl play --file` through the real daemon, heard in a capture.
 @Suite("Playing a file by its path", .serialized)
 struct FilePlayTests {
-  static func bytes(_ fixture: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: Harness.fixture(fixture))) }
-
   /// What is heard of a file play, and of a replaced file, is a body (DaemonBehaviours/FilePlays.swift,
   /// in process and live): here, what cuectl makes of a relative path.
   @Test func cuectlMakesARelativePathAbsoluteAndTheFileIsHeard() throws {
@@ -18,7 +16,7 @@ struct FilePlayTests {
     try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
     let ding = elsewhere + "/ding.wav"
     let a = "tone-48000-mono.wav"
-    try Self.bytes(a).write(to: URL(fileURLWithPath: ding))
+    try SoundWatching.bytes(a).write(to: URL(fileURLWithPath: ding))
     // cuectl, from the file's directory: a relative path, made absolute against cuectl's own.
     let relative = try run(
       "/bin/sh", ["-c", "cd '\(elsewhere)' && exec '\(TestPaths.cuectl)' play --file ding.wav --json --wait --socket '\(rig.daemon.socket)'"])
@@ -34,7 +32,7 @@ struct FilePlayTests {
     defer { daemon.stop() }
     let dir = Harness.temporaryDirectory()
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    try Self.bytes("not-audio.mp3").write(to: URL(fileURLWithPath: dir + "/broken.mp3"))
+    try SoundWatching.bytes("not-audio.mp3").write(to: URL(fileURLWithPath: dir + "/broken.mp3"))
     let missing = try daemon.cuectl(["play", "--file", dir + "/missing.ogg"])
     #expect(missing.status == 1 && missing.stderr.contains(dir + "/missing.ogg does not exist"), "\(missing)")
     let directory = try daemon.cuectl(["play", "--file", dir])

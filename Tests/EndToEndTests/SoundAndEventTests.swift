@@ -33,7 +33,7 @@ struct SoundAndEventTests {
     #expect(try daemon.cuectl(["list"]).stdout.contains("FLAC (32-bit)"))
     #expect(try daemon.cuectl(["play", "deep", "--wait"]).status == 0)
   }
-  @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme"), "needs sound-theme-freedesktop"))
+  @Test(.enabled(if: SoundsAndEvents.themeInstalled, "needs sound-theme-freedesktop"))
   func aReloadSwitchesTheSoundThemeAndForgetsWhatItDecoded() throws {
     // A theme of the user's own, "mine", with a WAV bell; freedesktop comes after it.
     let dir = Harness.temporaryDirectory()
@@ -68,7 +68,7 @@ struct SoundAndEventTests {
     }
   }
 
-  @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/freedesktop/index.theme"), "needs sound-theme-freedesktop"))
+  @Test(.enabled(if: SoundsAndEvents.themeInstalled, "needs sound-theme-freedesktop"))
   func cuectlPlaysSoundThemeEvents() throws {
     // Pinned: the machine's desktop settings (a distribution's default theme) may name another.
     let (daemon, _) = try DaemonTests.start(["--sound-theme", "freedesktop"])

@@ -1,4 +1,5 @@
 import CueProtocol
+import DaemonBehaviours
 import DaemonTestSupport
 import Foundation
 import Testing
@@ -11,12 +12,10 @@ import Glibc
 @Suite("Watched sound directories", .serialized)
 struct SoundWatchTests {
   /// A daemon on a sound directory of its own holding `pico`; its socket, and the directory.
-  static func start(_ extra: [String] = []) throws -> (DaemonProcess, String) {
-    let (daemon, dir) = try DaemonTests.start(extra, sounds: ["pico": "tone-48000-mono.mp3"])
+  static func start() throws -> (DaemonProcess, String) {
+    let (daemon, dir) = try DaemonTests.start(sounds: ["pico": "tone-48000-mono.mp3"])
     return (daemon, dir + "/sounds")
   }
-
-  static func bytes(_ fixture: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: Harness.fixture(fixture))) }
 
   /// The cue names `list` gives.
   static func names(_ client: ProtocolClient) throws -> Set<String> {
@@ -42,8 +41,8 @@ struct SoundWatchTests {
     let client = try ProtocolClient(socket: daemon.socket)
     let watcher = try ProtocolClient(socket: daemon.socket)
     try watcher.request("subscribe", [("kinds", ["decode-error"])])
-    try Self.bytes("loop-48000-stereo.mp3").write(to: URL(fileURLWithPath: sounds + "/hum.mp3"))
-    try Self.bytes("not-audio.mp3").write(to: URL(fileURLWithPath: sounds + "/broken.mp3"))
+    try SoundWatching.bytes("loop-48000-stereo.mp3").write(to: URL(fileURLWithPath: sounds + "/hum.mp3"))
+    try SoundWatching.bytes("not-audio.mp3").write(to: URL(fileURLWithPath: sounds + "/broken.mp3"))
     #expect(try Self.eventually(client) { $0.contains("hum") }, "hum never appeared in list")
     let listed = try daemon.cuectl(["list"])
     #expect(listed.status == 0 && listed.stdout.contains("hum"), "\(listed)")
